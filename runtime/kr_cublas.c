@@ -1,0 +1,285 @@
+/* kr_cublas.c: the context's cuBLAS handle and row-major GEMM on top of column-major cuBLAS.
+ * Runtime layer (no Lua). Every argument is checked on the host before the device is touched,
+ * so a shape or dtype mistake reads as such and not as CUBLAS_STATUS_INVALID_VALUE. */
+#include "kr_cublas.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The handle with the context it belongs to, so that the destructor can tell whether the
+ * device is still usable. The context is not retained: it owns this, and runs the destructor
+ * before it is freed. */
+typedef struct {
+    cublasHandle_t h;
+    kr_context *ctx;
+} handle_ext;
+
+static void handle_dtor(void *p) {
+    handle_ext *e = p;
+    /* after a sticky error every call fails (or worse); the resources go with the process */
+    if (!kr_context_broken(e->ctx)) cublasDestroy(e->h);
+    free(e);
+}
+
+/* A failed cuBLAS call. cuBLAS says EXECUTION_FAILED when the CUDA context has already died
+ * (a fault in an earlier kernel, not yet seen by a sync); that is reported as the CUDA error,
+ * which marks the context broken. */
+static kr_status cublas_fail(kr_context *ctx, cublasStatus_t st, const char *call, int line) {
+    cudaError_t e = cudaPeekAtLastError();
+    if (e != cudaSuccess) {
+        kr_status s = kr_cuda_check(ctx, (int)e, call, __FILE__, line);
+        if (s == KR_ERR_BROKEN) return s;
+        (void)cudaGetLastError(); /* not sticky: clear it so that later calls do not see it */
+        return kr_set_error(ctx, KR_ERR_CUBLAS, __FILE__, line, "%s: %s (%s; CUDA: %s)", call,
+                            cublasGetStatusName(st), cublasGetStatusString(st),
+                            cudaGetErrorName(e));
+    }
+    return kr_set_error(ctx, KR_ERR_CUBLAS, __FILE__, line, "%s: %s (%s)", call,
+                        cublasGetStatusName(st), cublasGetStatusString(st));
+}
+
+kr_status kr_cublas_handle(kr_context *ctx, void **handle) {
+    *handle = NULL;
+    kr_status s = kr_context_require(ctx);
+    if (s != KR_OK) return s;
+    handle_ext *e = kr_context_ext(ctx, KR_EXT_CUBLAS);
+    if (e) {
+        *handle = e->h;
+        return KR_OK;
+    }
+    e = calloc(1, sizeof *e);
+    if (!e) return KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory");
+    e->ctx = ctx;
+    cublasStatus_t st = cublasCreate(&e->h);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        free(e);
+        return cublas_fail(ctx, st, "cublasCreate", __LINE__);
+    }
+    const char *call = "cublasSetStream";
+    st = cublasSetStream(e->h, (cudaStream_t)kr_context_stream(ctx));
+    /* Set explicitly rather than trusting the defaults, which environment variables and
+     * future cuBLAS versions may change: default math (no TF32, no BF16x9 or fixed-point
+     * emulation) and f16/bf16 split-K partial sums kept in fp32, not rounded to the output
+     * type in between. */
+    if (st == CUBLAS_STATUS_SUCCESS) {
+        call = "cublasSetMathMode";
+        st = cublasSetMathMode(e->h, (cublasMath_t)(CUBLAS_DEFAULT_MATH |
+                                                    CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+    }
+    if (st == CUBLAS_STATUS_SUCCESS) {
+        call = "cublasSetPointerMode";
+        st = cublasSetPointerMode(e->h, CUBLAS_POINTER_MODE_HOST);
+    }
+    if (st == CUBLAS_STATUS_SUCCESS) {
+        call = "cublasSetAtomicsMode"; /* atomics would make results differ run to run */
+        st = cublasSetAtomicsMode(e->h, CUBLAS_ATOMICS_NOT_ALLOWED);
+    }
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        s = cublas_fail(ctx, st, call, __LINE__);
+        cublasDestroy(e->h);
+        free(e);
+        return s;
+    }
+    kr_context_set_ext(ctx, KR_EXT_CUBLAS, e, handle_dtor);
+    *handle = e->h;
+    return KR_OK;
+}
+
+/* ---- argument checks ---- */
+
+/* "4x5", "3x4x5" */
+static const char *dims(char *buf, size_t n, int ndim, const int64_t *shape) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < ndim && used < n; i++) {
+        int w = snprintf(buf + used, n - used, i ? "x%lld" : "%lld", (long long)shape[i]);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
+/* "A is 4x5", or "A^T is 5x4 (A is 4x5)" */
+static const char *describe(char *buf, size_t n, const char *name, const kr_tensor *t,
+                            int trans) {
+    char st[96], op[96];
+    dims(st, sizeof st, t->ndim, t->shape);
+    if (!trans) {
+        snprintf(buf, n, "%s is %s", name, st);
+        return buf;
+    }
+    int64_t sh[KR_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++) sh[i] = t->shape[i];
+    sh[t->ndim - 2] = t->shape[t->ndim - 1];
+    sh[t->ndim - 1] = t->shape[t->ndim - 2];
+    dims(op, sizeof op, t->ndim, sh);
+    snprintf(buf, n, "%s^T is %s (%s is %s)", name, op, name, st);
+    return buf;
+}
+
+static kr_status check_tensor(kr_context *ctx, const kr_tensor *t, const char *name) {
+    if (!kr_tensor_live(t)) return KR_ERROR(ctx, KR_ERR_ARG, "gemm: %s has been freed", name);
+    if (kr_tensor_context(t) != ctx)
+        return KR_ERROR(ctx, KR_ERR_ARG, "gemm: %s belongs to another context", name);
+    if (t->ndim != 2 && t->ndim != 3) {
+        char st[96];
+        return KR_ERROR(ctx, KR_ERR_ARG,
+                        "gemm: %s is %d-D (shape [%s]); gemm takes 2-D matrices or 3-D batches "
+                        "[batch, rows, cols]", name, t->ndim, dims(st, sizeof st, t->ndim, t->shape));
+    }
+    return KR_OK;
+}
+
+static kr_status fits_int(kr_context *ctx, int64_t v, const char *what) {
+    if (v > INT_MAX)
+        return KR_ERROR(ctx, KR_ERR_ARG,
+                        "gemm: %s is %lld, beyond the %d that cuBLAS's int arguments hold", what,
+                        (long long)v, INT_MAX);
+    return KR_OK;
+}
+
+static int overlap(const kr_tensor *x, const kr_tensor *y) {
+    uintptr_t px = (uintptr_t)kr_tensor_data(x), py = (uintptr_t)kr_tensor_data(y);
+    size_t nx = kr_tensor_nbytes(x), ny = kr_tensor_nbytes(y);
+    return nx && ny && px < py + ny && py < px + nx;
+}
+
+static const char *compute_name(cublasComputeType_t c) {
+    switch (c) {
+    case CUBLAS_COMPUTE_64F: return "CUBLAS_COMPUTE_64F";
+    case CUBLAS_COMPUTE_32F: return "CUBLAS_COMPUTE_32F";
+    case CUBLAS_COMPUTE_32F_PEDANTIC: return "CUBLAS_COMPUTE_32F_PEDANTIC";
+    case CUBLAS_COMPUTE_32F_FAST_TF32: return "CUBLAS_COMPUTE_32F_FAST_TF32";
+    default: return "?";
+    }
+}
+
+/* ---- gemm ---- */
+
+kr_status kr_cublas_gemm(kr_context *ctx, kr_tensor *c, const kr_tensor *a, const kr_tensor *b,
+                         const kr_gemm_opts *o) {
+    static const kr_gemm_opts defaults = KR_GEMM_OPTS_DEFAULT;
+    if (!o) o = &defaults;
+    kr_status s;
+    if ((s = check_tensor(ctx, a, "A")) != KR_OK || (s = check_tensor(ctx, b, "B")) != KR_OK ||
+        (s = check_tensor(ctx, c, "C")) != KR_OK)
+        return s;
+    if (a->ndim != b->ndim || a->ndim != c->ndim)
+        return KR_ERROR(ctx, KR_ERR_ARG,
+                        "gemm: A, B and C must all be 2-D or all be 3-D; A is %d-D, B is %d-D, "
+                        "C is %d-D", a->ndim, b->ndim, c->ndim);
+    if (a->dtype != b->dtype || a->dtype != c->dtype)
+        return KR_ERROR(ctx, KR_ERR_ARG,
+                        "gemm: A, B and C must have the same dtype; A is %s, B is %s, C is %s",
+                        kr_dtype_name(a->dtype), kr_dtype_name(b->dtype),
+                        kr_dtype_name(c->dtype));
+    cudaDataType dt;
+    cublasComputeType_t ct;
+    switch (a->dtype) {
+    case KR_F64: dt = CUDA_R_64F; ct = CUBLAS_COMPUTE_64F; break;
+    /* pedantic rather than plain 32F: standard fp32 arithmetic whatever the math mode says */
+    case KR_F32: dt = CUDA_R_32F; ct = o->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                               : CUBLAS_COMPUTE_32F_PEDANTIC; break;
+    case KR_F16: dt = CUDA_R_16F; ct = CUBLAS_COMPUTE_32F; break;
+    case KR_BF16: dt = CUDA_R_16BF; ct = CUBLAS_COMPUTE_32F; break;
+    default:
+        return KR_ERROR(ctx, KR_ERR_ARG, "gemm: dtype %s is not supported (f64, f32, f16, bf16)",
+                        kr_dtype_name(a->dtype));
+    }
+    if (o->tf32 && a->dtype != KR_F32)
+        return KR_ERROR(ctx, KR_ERR_ARG, "gemm: tf32 applies to f32 only, and the tensors are %s",
+                        kr_dtype_name(a->dtype));
+
+    /* op(A) is m x k, op(B) is k x n; the last two dimensions are the matrix */
+    int d = a->ndim - 2;
+    int64_t m = o->trans_a ? a->shape[d + 1] : a->shape[d];
+    int64_t ka = o->trans_a ? a->shape[d] : a->shape[d + 1];
+    int64_t kb = o->trans_b ? b->shape[d + 1] : b->shape[d];
+    int64_t n = o->trans_b ? b->shape[d] : b->shape[d + 1];
+    char da[256], db[256], dc[96], dp[96];
+    if (ka != kb)
+        return KR_ERROR(ctx, KR_ERR_ARG, "gemm: %s but %s: inner sizes %lld and %lld differ",
+                        describe(da, sizeof da, "A", a, o->trans_a),
+                        describe(db, sizeof db, "B", b, o->trans_b), (long long)ka,
+                        (long long)kb);
+    int64_t k = ka;
+    int64_t batch = d ? c->shape[0] : 1, ba = d ? a->shape[0] : 1, bb = d ? b->shape[0] : 1;
+    if (d && ((ba != batch && ba != 1) || (bb != batch && bb != 1) ||
+              batch != (ba > bb ? ba : bb)))
+        return KR_ERROR(ctx, KR_ERR_ARG,
+                        "gemm: batch sizes differ: A is %s, B is %s, C is %s (A or B may have "
+                        "batch 1 to be used for every matrix of C)",
+                        dims(da, sizeof da, a->ndim, a->shape),
+                        dims(db, sizeof db, b->ndim, b->shape),
+                        dims(dc, sizeof dc, c->ndim, c->shape));
+    if (c->shape[d] != m || c->shape[d + 1] != n) {
+        int64_t want[3] = {batch, m, n};
+        return KR_ERROR(ctx, KR_ERR_ARG, "gemm: C is %s but %s @ %s is %s",
+                        dims(dc, sizeof dc, c->ndim, c->shape), o->trans_a ? "A^T" : "A",
+                        o->trans_b ? "B^T" : "B", dims(dp, sizeof dp, c->ndim, want + (1 - d)));
+    }
+    /* Row-major leading dimensions are the stored row lengths. cuBLAS wants at least 1 even
+     * for an empty matrix. */
+    int64_t lda = a->shape[d + 1] > 1 ? a->shape[d + 1] : 1;
+    int64_t ldb = b->shape[d + 1] > 1 ? b->shape[d + 1] : 1;
+    int64_t ldc = n > 1 ? n : 1;
+    if ((s = fits_int(ctx, m, "m (rows of C)")) != KR_OK ||
+        (s = fits_int(ctx, n, "n (columns of C)")) != KR_OK ||
+        (s = fits_int(ctx, k, "k (the inner size)")) != KR_OK ||
+        (s = fits_int(ctx, lda, "the row length of A")) != KR_OK ||
+        (s = fits_int(ctx, ldb, "the row length of B")) != KR_OK ||
+        (s = fits_int(ctx, batch, "the batch size")) != KR_OK)
+        return s;
+    if (overlap(c, a) || overlap(c, b))
+        return KR_ERROR(ctx, KR_ERR_ARG, "gemm: C overlaps %s in memory; cuBLAS needs a separate "
+                        "output", overlap(c, a) ? "A" : "B");
+
+    if ((s = kr_context_require(ctx)) != KR_OK) return s;
+    if (m == 0 || n == 0 || batch == 0) return KR_OK; /* nothing to write */
+    void *hp;
+    if ((s = kr_cublas_handle(ctx, &hp)) != KR_OK) return s;
+    cublasHandle_t h = hp;
+
+    /* Row-major X is column-major X^T, so C^T = op(B)^T op(A)^T is a column-major GEMM with the
+     * operands swapped: B first (n x k), then A (k x m), no layout change at all. */
+    cublasOperation_t opb = o->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t opa = o->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    double alpha64 = o->alpha, beta64 = o->beta;
+    float alpha32 = (float)o->alpha, beta32 = (float)o->beta;
+    const void *alpha = a->dtype == KR_F64 ? (const void *)&alpha64 : (const void *)&alpha32;
+    const void *beta = a->dtype == KR_F64 ? (const void *)&beta64 : (const void *)&beta32;
+    cublasStatus_t st;
+    const char *fn;
+    if (!d) {
+        fn = "cublasGemmEx";
+        st = cublasGemmEx(h, opb, opa, (int)n, (int)m, (int)k, alpha, kr_tensor_data(b), dt,
+                          (int)ldb, kr_tensor_data(a), dt, (int)lda, beta, kr_tensor_data(c), dt,
+                          (int)ldc, ct, CUBLAS_GEMM_DEFAULT);
+    } else {
+        fn = "cublasGemmStridedBatchedEx";
+        long long sa = ba == 1 ? 0 : (long long)(a->shape[1] * a->shape[2]);
+        long long sb = bb == 1 ? 0 : (long long)(b->shape[1] * b->shape[2]);
+        long long sc = (long long)(m * n);
+        st = cublasGemmStridedBatchedEx(h, opb, opa, (int)n, (int)m, (int)k, alpha,
+                                        kr_tensor_data(b), dt, (int)ldb, sb, kr_tensor_data(a),
+                                        dt, (int)lda, sa, beta, kr_tensor_data(c), dt, (int)ldc,
+                                        sc, (int)batch, ct, CUBLAS_GEMM_DEFAULT);
+    }
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        char call[512];
+        snprintf(call, sizeof call,
+                 "%s(%c, %c, n=%lld, m=%lld, k=%lld, ldb=%lld, lda=%lld, ldc=%lld, batch=%lld, "
+                 "%s, %s) for C[%lld,%lld] = %s @ %s",
+                 fn, o->trans_b ? 'T' : 'N', o->trans_a ? 'T' : 'N', (long long)n, (long long)m,
+                 (long long)k, (long long)ldb, (long long)lda, (long long)ldc, (long long)batch,
+                 kr_dtype_name(a->dtype), compute_name(ct), (long long)m, (long long)n,
+                 o->trans_a ? "A^T" : "A", o->trans_b ? "B^T" : "B");
+        return cublas_fail(ctx, st, call, __LINE__);
+    }
+    kr_context_note_launch(ctx, "cublas gemm");
+    return KR_OK;
+}

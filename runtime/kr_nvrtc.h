@@ -1,0 +1,89 @@
+/* kr_nvrtc.h: run-time compilation with NVRTC, the compile cache, and kernel launches.
+ * Runtime layer (no Lua). Compiling needs no GPU (give an explicit arch); loading and launching
+ * do. A program owns its cubin, its kernels' signatures and, once loaded, a CUDA library. */
+#ifndef KR_NVRTC_H
+#define KR_NVRTC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kr_context.h"
+#include "kr_sig.h"
+
+typedef struct kr_program kr_program;
+
+typedef struct {
+    const char *source;               /* CUDA C++ source, required */
+    const char *name;                 /* file name used in compiler messages; "kernel.cu" */
+    const char *const *options;       /* NVRTC options, passed as given */
+    int n_options;
+    const char *arch;                 /* "sm_90"; NULL: the device's own (needs the GPU) */
+    const char *cache_dir;            /* NULL: $KREACH_CACHE_DIR, else $XDG_CACHE_HOME/kreach,
+                                         else ~/.cache/kreach; "": no disk cache */
+    int no_cache;                     /* skip the memory and disk caches altogether */
+    const char *const *instantiate;   /* name expressions of C++ kernels: "scale<float, 4>" */
+    int n_instantiate;
+} kr_build_opts;
+
+typedef enum {
+    KR_CACHE_OFF = 0,  /* compiled; caching disabled */
+    KR_CACHE_MISS,     /* compiled and stored */
+    KR_CACHE_MEMORY,   /* found in this process's memory cache */
+    KR_CACHE_DISK,     /* read from the disk cache */
+    KR_CACHE_REBUILT   /* a corrupt disk entry was found, compiled again and replaced */
+} kr_cache_result;
+
+const char *kr_cache_result_name(kr_cache_result r);
+
+/* Compiles (or fetches from the cache) and returns a new program in *out, owned by the caller.
+ * KR_ERR_COMPILE when the source does not compile: the message carries NVRTC's log, whose
+ * lines read "name(LINE): error: ...". A disk cache that cannot be written is not an error (the
+ * program is still returned; kr_program_cache_note says why). */
+kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **out);
+void kr_program_free(kr_program *p);
+
+const char *kr_program_name(const kr_program *p);
+const char *kr_program_arch(const kr_program *p);
+const char *kr_program_log(const kr_program *p);      /* warnings; "" when none */
+const char *kr_program_key(const kr_program *p);      /* cache key, 32 hex digits */
+const char *kr_program_cache_path(const kr_program *p); /* "" without a disk cache */
+const char *kr_program_cache_note(const kr_program *p); /* why the disk cache was not used */
+kr_cache_result kr_program_cache_result(const kr_program *p);
+double kr_program_compile_ms(const kr_program *p);    /* time spent in build, cache included */
+const void *kr_program_cubin(const kr_program *p, size_t *size);
+
+/* Kernels: extern "C" kernels of the source, the `instantiate` expressions, and the source's
+ * other (C++) kernels, which are matched to their mangled names when the program is loaded. */
+int kr_program_n_kernels(const kr_program *p);
+/* Index of the kernel named `name` (a source name or an instantiate expression), or -1. */
+int kr_program_find(const kr_program *p, const char *name);
+const char *kr_program_kernel_name(const kr_program *p, int i);
+/* The signature; for a C++ kernel not yet loaded it is the one read from the source. */
+const kr_kernel_sig *kr_program_kernel_sig(const kr_program *p, int i);
+
+typedef struct {
+    int num_regs;
+    size_t static_shared_bytes;
+    size_t local_bytes;
+    int max_threads_per_block;   /* for this kernel, given its registers */
+    int binary_version;
+    char mangled[256];
+} kr_kernel_attrs;
+
+/* Loads the program on the device if needed, then the kernel's attributes. */
+kr_status kr_program_kernel_attrs(kr_context *ctx, kr_program *p, int i, kr_kernel_attrs *out);
+
+typedef struct { unsigned x, y, z; } kr_dim3;
+
+/* Launches kernel `i` on the harness stream. `args[j]` points at the value of parameter j, in
+ * the representation of its type (the binding converts and checks them against the signature;
+ * this call checks the count and sizes against the compiled kernel). Checks the configuration
+ * against the device and the kernel (threads per block, grid limits, dynamic shared memory,
+ * raising the kernel's limit above 48 KiB when asked). KR_ERR_LAUNCH with a message naming
+ * the kernel on a bad configuration. */
+kr_status kr_launch(kr_context *ctx, kr_program *p, int i, kr_dim3 grid, kr_dim3 block,
+                    size_t shared_bytes, void **args);
+
+/* ---- internal to the runtime (kr_launch.c): loading ---- */
+kr_status kr_program_load(kr_context *ctx, kr_program *p);
+
+#endif

@@ -1,0 +1,63 @@
+-- kreach.cli: runs `kreach <command> args`. A command is the module kreach.cmd.<name>, which
+-- returns { summary = "...", parser = function(argparse) -> parser, run = function(args) ->
+-- exit status }. Usage errors exit 2; a command that needs a GPU and finds none raises
+-- "no CUDA device: ...", which the binary turns into exit 77.
+local argparse = require "argparse"
+
+local cli = {}
+
+-- The names of the commands: embedded modules, plus files under $KREACH_LUA_DIR when set.
+function cli.commands()
+  local names, seen = {}, {}
+  local function add(n)
+    if not seen[n] then seen[n] = true; names[#names + 1] = n end
+  end
+  for _, m in ipairs(package.loaded["kreach.embedded"] or {}) do
+    local n = m:match("^kreach%.cmd%.([%w_%-]+)$")
+    if n then add(n) end
+  end
+  local dev = os.getenv("KREACH_LUA_DIR")
+  if dev and dev ~= "" then
+    local ok, lfs = pcall(require, "lfs")
+    if ok and lfs.attributes(dev .. "/kreach/cmd", "mode") == "directory" then
+      for f in lfs.dir(dev .. "/kreach/cmd") do
+        local n = f:match("^([%w_%-]+)%.lua$")
+        if n then add(n) end
+      end
+    end
+  end
+  table.sort(names)
+  return names
+end
+
+local function load_command(name)
+  if not name:match("^[%w_%-]+$") then return nil end
+  local modname = "kreach.cmd." .. name
+  for _, searcher in ipairs(package.searchers) do
+    local loader = searcher(modname)
+    if type(loader) == "function" then return require(modname) end
+  end
+  return nil
+end
+cli.load_command = load_command
+
+function cli.main(name, ...)
+  local cmd = load_command(name)
+  if not cmd then
+    io.stderr:write(("kreach: unknown command '%s' (try 'kreach help')\n"):format(name))
+    return 2
+  end
+  local parser = argparse("kreach " .. name, cmd.summary)
+  if cmd.parser then cmd.parser(parser) end
+  local ok, args = parser:pparse({...})
+  if not ok then
+    io.stderr:write(parser:get_usage(), "\n\nkreach ", name, ": ", args, "\n")
+    return 2
+  end
+  local status = cmd.run(args)
+  if status == nil or status == true then return 0 end
+  if status == false then return 1 end
+  return status
+end
+
+return cli
