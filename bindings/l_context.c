@@ -2,10 +2,12 @@
  * synchronisation; plus the helpers every binding file shares (kr_lua.h).
  * Bindings layer. The state's one context lives in the registry as a userdata whose __gc
  * drops the state's reference. */
+#define _POSIX_C_SOURCE 200809L
 #include "kr_lua.h"
 #include "kr_embedded.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include <lfs.h>
 #include <lua-cjson.h>
@@ -264,11 +266,21 @@ static int l_core_device_state(lua_State *L) {
     return 1;
 }
 
+/* executable() -> the path of the running kreach binary (for scripts that start workers) */
+static int l_core_executable(lua_State *L) {
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) return luaL_error(L, "cannot read /proc/self/exe");
+    lua_pushlstring(L, buf, (size_t)n);
+    return 1;
+}
+
 int luaopen_kreach_core(lua_State *L) {
     static const luaL_Reg fns[] = {
         {"device", l_core_device},       {"versions", l_core_versions},
         {"has_device", l_core_has_device}, {"synchronize", l_core_synchronize},
         {"broken", l_core_broken},       {"device_state", l_core_device_state},
+        {"executable", l_core_executable},
         {NULL, NULL}};
     luaL_newlib(L, fns);
     lua_pushstring(L, KREACH_VERSION_STRING);

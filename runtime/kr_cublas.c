@@ -211,8 +211,9 @@ kr_status kr_cublas_gemm(kr_context *ctx, kr_tensor *c, const kr_tensor *a, cons
     if (d && ((ba != batch && ba != 1) || (bb != batch && bb != 1) ||
               batch != (ba > bb ? ba : bb)))
         return KR_ERROR(ctx, KR_ERR_ARG,
-                        "gemm: batch sizes differ: A is %s, B is %s, C is %s (A or B may have "
-                        "batch 1 to be used for every matrix of C)",
+                        "gemm: batch sizes differ: A is %s, B is %s, C is %s (C's batch is the "
+                        "larger of A's and B's; the other may be 1, to be used for every matrix "
+                        "of C)",
                         dims(da, sizeof da, a->ndim, a->shape),
                         dims(db, sizeof db, b->ndim, b->shape),
                         dims(dc, sizeof dc, c->ndim, c->shape));

@@ -97,15 +97,14 @@ static void classify(kr_param *p, kr_elem el, int vec, int nptr, int pconst, int
     if (nptr == 1) p->elem = el, p->vec = el == KR_EL_OTHER ? 1 : vec;
 }
 
-/* Bounded append; a type spelling is descriptive only, so it is cut rather than refused. */
+/* Bounded append. A type spelling is descriptive only (type, elem and vec carry the meaning),
+ * so an overlong one is cut and ends in "..." rather than refused. */
 static void cat(char *dst, const char *src) {
-    size_t n = strlen(dst), m = strlen(src);
-    if (n + m >= KR_SIG_TYPE_MAX) {
-        m = KR_SIG_TYPE_MAX - 1 - n;
-        if (m == 0 && n >= 3) memcpy(dst + n - 3, "...", 3);
-    }
+    size_t n = strlen(dst), m = strlen(src), cut = n + m >= KR_SIG_TYPE_MAX;
+    if (cut) m = KR_SIG_TYPE_MAX - 1 - n;
     memcpy(dst + n, src, m);
     dst[n + m] = 0;
+    if (cut) memcpy(dst + KR_SIG_TYPE_MAX - 4, "...", 3);
 }
 
 /* ---- tokeniser ---- */
@@ -177,7 +176,7 @@ static int lex(const char *src, toks *t) {
         }
         bol = 0;
         q = p;
-        if (isalpha(c) || c == '_' || c == '$' || c >= 0x80) {
+        if (idch(c) && !isdigit(c)) {
             while (idch((unsigned char)*p)) p++;
             if (push(t, T_ID, q, (int)(p - q), line)) return -1;
         } else if (isdigit(c) || (c == '.' && isdigit((unsigned char)p[1]))) {
@@ -213,9 +212,8 @@ static int is(const tok *k, const char *lit) {
 }
 
 static int any(const tok *k, const char *const *set) {
-    for (; *set; set++)
-        if (is(k, *set)) return 1;
-    return 0;
+    while (*set && !is(k, *set)) set++;
+    return *set != NULL;
 }
 
 static const char *const QUALS[] = {"const", "volatile", "__restrict__", "__restrict",
@@ -634,7 +632,6 @@ static int add_sub(dm *d, const dty *x) {
 static int source_name(dm *d, const char **id) {
     long n = 0;
     const char *p = d->p;
-    if (*p == '0') return unsup(d);
     while (isdigit((unsigned char)*p) && n < 100000) n = n * 10 + (*p++ - '0');
     if (n == 0 || n >= 100000) return unsup(d);
     if (strlen(p) < (size_t)n)
@@ -781,6 +778,7 @@ static int name(dm *d, int func, dty *o, char *last, int *has_targs) {
 static int type_in(dm *d, dty *o) {
     char c = *d->p, buf[KR_SIG_TYPE_MAX];
     size_t i;
+    int ht;
     memset(o, 0, sizeof *o);
     o->kind = DK_TYPE, o->el = KR_EL_OTHER, o->vec = 1;
     for (i = 0; i < sizeof BUILTINS / sizeof *BUILTINS; i++)
@@ -847,11 +845,7 @@ static int type_in(dm *d, dty *o) {
         }
         return o->kind == DK_TYPE && *d->p != 'I' ? 0 : unsup(d);
     }
-    if (isdigit((unsigned char)c) || c == 'N') {
-        int ht;
-        return name(d, 0, o, NULL, &ht);
-    }
-    return unsup(d);
+    return isdigit((unsigned char)c) || c == 'N' ? name(d, 0, o, NULL, &ht) : unsup(d);
 }
 
 /* Depth-limited, so a hostile "PPPP..." cannot exhaust the stack. */

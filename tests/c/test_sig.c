@@ -78,6 +78,11 @@ static void scalars(void) {
     CHECK_STR(one("__grid_constant__ const int n").type_text, "const int");
     CHECK_STR(one("int n = 4").name, "n"); /* a default value is ignored */
     CHECK_INT(one("int n = 4").type, KR_PT_I32);
+    CHECK_INT(one("int n = 1 < 2").type, KR_PT_I32);
+    CHECK_INT(parse("__global__ void k(int a = 1 < 2, float *b = nullptr) {}"), 1);
+    CHECK_INT(ks[0].n_params, 2);
+    CHECK_STR(ks[0].params[1].name, "b");
+    CHECK_INT(ks[0].params[1].elem, KR_EL_F32);
 }
 
 static void pointers(void) {
@@ -143,6 +148,18 @@ static void pointers(void) {
     CHECK_STR(one("float * const out").name, "out");
     CHECK_STR(one("float4 *").name, "");
     CHECK_STR(one("Foo<int> f").name, "f");
+    {
+        /* an overlong spelling is cut, never overflowed */
+        char decl[400];
+        kr_param p;
+        snprintf(decl, sizeof decl, "Foo<%0200d> *p", 0);
+        p = one(decl);
+        CHECK_INT(p.type, KR_PT_PTR);
+        CHECK_INT(p.elem, KR_EL_OTHER);
+        CHECK_INT(strlen(p.type_text), KR_SIG_TYPE_MAX - 1);
+        CHECK_STR(p.type_text + KR_SIG_TYPE_MAX - 4, "...");
+        CHECK_STR(p.name, "p");
+    }
 }
 
 static void not_passable(void) {
@@ -264,6 +281,8 @@ static void lexing(void) {
     /* an unterminated literal ends at its line, like a compiler's recovery */
     CHECK_INT(parse("#if 0\nit's\n#endif\n__global__ void k(int a) {}\n"), 1);
     CHECK_INT(ks[0].line, 4);
+    CHECK_INT(parse("// dos\r\n\r\n__global__ void k(int a)\r\n{}\r\n"), 1);
+    CHECK_INT(ks[0].line, 3);
     CHECK_INT(parse(""), 0);
     CHECK_INT(parse("int main() { return 0; }"), 0);
 }
@@ -405,6 +424,7 @@ static void demangle(void) {
 
     CHECK_INT(dm("_Z5scaleIfLi4EEvPT_i"), 0);
     CHECK_STR(dsig.name, "scale");
+    CHECK_INT(dsig.is_template, 0); /* an instantiation: its types are concrete */
     CHECK_INT(dsig.n_params, 2);
     check_dparam(0, KR_PT_PTR, KR_EL_F32, 1, 0, "float *");
     check_dparam(1, KR_PT_I32, KR_EL_NONE, 1, 0, "int");

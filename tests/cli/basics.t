@@ -1,0 +1,45 @@
+# The binary itself: version, help, scripts like lua, exit statuses. Needs no GPU.
+$ kreach --version
+~ ^kreach %d+%.%d+%.%d+ %(.+%)$
+$ kreach help
+~ ^commands:
+~ ^  info +Show the GPU
+~ ^  help +List the commands
+$ kreach
+~ ^commands:
+$ kreach help info
+~ %-%-json
+$ kreach nosuchcommand
+? 2
+= kreach: unknown command 'nosuchcommand' (try 'kreach help')
+$ kreach --bogus
+? 2
+~ unknown option '%-%-bogus'
+$ kreach --device x info
+? 2
+= kreach: --device takes a device number
+$ kreach info --bogus
+? 2
+~ unknown option '%-%-bogus'
+$ kreach -e 'print(1 + 1)'
+= 2
+$ kreach -e 'error("boom")'
+? 1
+~ boom
+~ stack traceback
+$ kreach -e 'os.exit(5)'
+? 5
+$ kreach /nonexistent/script.lua
+? 3
+~ cannot open /nonexistent/script.lua
+$ d=$(mktemp -d) && printf 'x = = 1\n' > $d/bad.lua && kreach $d/bad.lua
+? 3
+~ bad%.lua:1:
+$ d=$(mktemp -d) && printf '#!/usr/bin/env kreach\nprint(arg[0]:match("[^/]*$"), arg[1], arg[2], select("#", ...))\n' > $d/s.lua && kreach $d/s.lua one two
+= s.lua	one	two	2
+$ kreach -e 'print(require("cjson").encode({a = 1}), require("lfs").currentdir() ~= nil, require("argparse") ~= nil)'
+= {"a":1}	true	true
+$ kreach -e 'print(package.path:find("/usr/share/lua") == nil, package.cpath)'
+= true	
+$ KREACH_LUA_DIR=/nonexistent kreach -e 'print(require("kreach").version ~= nil)'
+= true

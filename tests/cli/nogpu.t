@@ -1,0 +1,19 @@
+# nogpu: what a machine without a GPU does. Skipped where there is one.
+$ kreach info
+? 77
+~ ^versions: driver none, runtime %d+%.%d+, NVRTC %d+%.%d+, cuBLAS
+~ ^kreach: no CUDA device: .+
+$ kreach info --json
+? 77
+~ "device":null
+~ "error":"no CUDA device: 
+$ kreach -e 'require("kreach").empty({4})'
+? 77
+~ ^kreach: no CUDA device: 
+$ kreach -e 'print(require("kreach").has_device())'
+~ ^false	.+
+$ KREACH_DEVICE=abc kreach -e 'print(require("kreach").has_device())'
+= false	KREACH_DEVICE='abc' is not a device number
+$ kreach -e 'local k = require("kreach"); print(k.build{source = "extern \"C\" __global__ void f() {}"})'
+? 77
+~ give an explicit arch such as sm_90

@@ -1,0 +1,31 @@
+-- The kreach module itself: what it exposes, and argument checks that need no GPU.
+local kreach = require "kreach"
+
+describe("kreach", function()
+  it("has a version and the dtype list", function()
+    assert.matches("^%d+%.%d+%.%d+ %(", kreach.version)
+    assert.same({ "f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u8", "bool" }, kreach.dtypes)
+    assert.equals(2, kreach.dtype_size("bf16"))
+    assert.equals(4, kreach.dtype_size("float32"))
+    assert.has_error(function() kreach.dtype_size("f8") end)
+  end)
+
+  it("checks shapes and dtypes before it touches the device", function()
+    local ok, err = pcall(kreach.empty, { 2, -1 })
+    assert.matches("size 2 of the shape is not a non%-negative integer", err)
+    ok, err = pcall(kreach.empty, { 1, 2, 3, 4, 5, 6, 7, 8, 9 })
+    assert.matches("9 dimensions %(at most 8%)", err)
+    ok, err = pcall(kreach.empty, { 2 }, "f8")
+    assert.matches("unknown dtype 'f8'", err)
+    ok, err = pcall(kreach.from_table, { 1, 2, 3 }, { shape = { 2, 2 } })
+    assert.matches("3 values for a shape of 4 elements", err)
+    ok, err = pcall(kreach.from_table, { 1 }, { shap = { 1 } })
+    assert.matches("unknown option 'shap'", err)
+  end)
+
+  it("versions need no GPU", function()
+    local v = kreach.versions()
+    assert.matches("^%d+%.%d+$", v.runtime)
+    assert.matches("^%d+%.%d+$", v.nvrtc)
+  end)
+end)
