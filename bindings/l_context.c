@@ -7,6 +7,7 @@
 #include "kr_embedded.h"
 
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <lfs.h>
@@ -275,12 +276,20 @@ static int l_core_executable(lua_State *L) {
     return 1;
 }
 
+/* now() -> seconds on a monotonic clock, for host-side timing */
+static int l_core_now(lua_State *L) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
+    return 1;
+}
+
 int luaopen_kreach_core(lua_State *L) {
     static const luaL_Reg fns[] = {
         {"device", l_core_device},       {"versions", l_core_versions},
         {"has_device", l_core_has_device}, {"synchronize", l_core_synchronize},
         {"broken", l_core_broken},       {"device_state", l_core_device_state},
-        {"executable", l_core_executable},
+        {"executable", l_core_executable}, {"now", l_core_now},
         {NULL, NULL}};
     luaL_newlib(L, fns);
     lua_pushstring(L, KREACH_VERSION_STRING);

@@ -147,15 +147,15 @@ kr_status kr_launch(kr_context *ctx, kr_program *p, int i, kr_dim3 grid, kr_dim3
         return KR_ERROR(ctx, KR_ERR_LAUNCH, "%s: launch of '%s' with an empty grid {%u, %u, %u} "
                         "or block {%u, %u, %u}", p->name, k->name, grid.x, grid.y, grid.z,
                         block.x, block.y, block.z);
+    if (threads > (unsigned long long)k->attrs.max_threads_per_block)
+        return KR_ERROR(ctx, KR_ERR_LAUNCH, "%s: too many threads per block for '%s': %llu, "
+                        "the most it can run is %d (%d registers per thread)", p->name, k->name,
+                        threads, k->attrs.max_threads_per_block, k->attrs.num_regs);
     if (block.x > (unsigned)d.max_block[0] || block.y > (unsigned)d.max_block[1] ||
         block.z > (unsigned)d.max_block[2])
         return KR_ERROR(ctx, KR_ERR_LAUNCH, "%s: block {%u, %u, %u} for '%s' exceeds the "
                         "device's {%d, %d, %d}", p->name, block.x, block.y, block.z, k->name,
                         d.max_block[0], d.max_block[1], d.max_block[2]);
-    if (threads > (unsigned long long)k->attrs.max_threads_per_block)
-        return KR_ERROR(ctx, KR_ERR_LAUNCH, "%s: too many threads per block for '%s': %llu, "
-                        "the most it can run is %d (%d registers per thread)", p->name, k->name,
-                        threads, k->attrs.max_threads_per_block, k->attrs.num_regs);
     if (grid.x > (unsigned)d.max_grid[0] || grid.y > (unsigned)d.max_grid[1] ||
         grid.z > (unsigned)d.max_grid[2])
         return KR_ERROR(ctx, KR_ERR_LAUNCH, "%s: grid {%u, %u, %u} for '%s' exceeds the device's "

@@ -223,6 +223,7 @@ kr_status kr_tensor_copy(kr_context *ctx, kr_tensor *dst, const kr_tensor *src) 
     }
     if (kr_tensor_data(dst) == kr_tensor_data(src))
         return KR_ERROR(ctx, KR_ERR_ARG, "an in-place conversion needs a separate destination");
+    kr_context_note_launch(ctx, "kreach convert");
     return KR_CUDA(ctx, krk_convert(kr_tensor_data(dst), dst->dtype, kr_tensor_data(src),
                                     src->dtype, n, st));
 }
@@ -232,6 +233,7 @@ kr_status kr_tensor_fill(kr_context *ctx, kr_tensor *t, double value) {
     if (s != KR_OK) return s;
     unsigned char pat[8];
     kr_host_set(pat, t->dtype, 0, value);
+    kr_context_note_launch(ctx, "kreach fill");
     return KR_CUDA(ctx, krk_fill_pattern(kr_tensor_data(t), kr_tensor_numel(t),
                                          (int)kr_dtype_size(t->dtype), pat,
                                          kr_context_stream(ctx)));
@@ -242,6 +244,7 @@ kr_status kr_tensor_fill_i64(kr_context *ctx, kr_tensor *t, int64_t value) {
     if (s != KR_OK) return s;
     unsigned char pat[8];
     kr_host_set_i64(pat, t->dtype, 0, value);
+    kr_context_note_launch(ctx, "kreach fill");
     return KR_CUDA(ctx, krk_fill_pattern(kr_tensor_data(t), kr_tensor_numel(t),
                                          (int)kr_dtype_size(t->dtype), pat,
                                          kr_context_stream(ctx)));
@@ -252,6 +255,7 @@ kr_status kr_tensor_poison(kr_context *ctx, kr_tensor *t) {
     if (s != KR_OK) return s;
     unsigned char pat[8];
     kr_dtype_poison_bits(t->dtype, pat);
+    kr_context_note_launch(ctx, "kreach fill");
     return KR_CUDA(ctx, krk_fill_pattern(kr_tensor_data(t), kr_tensor_numel(t),
                                          (int)kr_dtype_size(t->dtype), pat,
                                          kr_context_stream(ctx)));
@@ -285,6 +289,7 @@ kr_status kr_tensor_uniform(kr_context *ctx, kr_tensor *t, double lo, double hi,
                         kr_dtype_name(t->dtype));
     if (!(lo < hi))
         return KR_ERROR(ctx, KR_ERR_ARG, "uniform needs lo < hi, got [%g, %g)", lo, hi);
+    kr_context_note_launch(ctx, "kreach uniform");
     return KR_CUDA(ctx, krk_random_float(kr_tensor_data(t), t->dtype, kr_tensor_numel(t), 0,
                                          lo, hi, seed, kr_context_stream(ctx)));
 }
@@ -298,6 +303,7 @@ kr_status kr_tensor_normal(kr_context *ctx, kr_tensor *t, double mean, double st
                         kr_dtype_name(t->dtype));
     if (!(std >= 0))
         return KR_ERROR(ctx, KR_ERR_ARG, "normal needs std >= 0, got %g", std);
+    kr_context_note_launch(ctx, "kreach normal");
     return KR_CUDA(ctx, krk_random_float(kr_tensor_data(t), t->dtype, kr_tensor_numel(t), 1,
                                          mean, std, seed, kr_context_stream(ctx)));
 }
@@ -314,6 +320,7 @@ kr_status kr_tensor_randint(kr_context *ctx, kr_tensor *t, int64_t lo, int64_t h
         return KR_ERROR(ctx, KR_ERR_ARG, "randint [%lld, %lld) does not fit in %s ([%lld, %lld])",
                         (long long)lo, (long long)hi, kr_dtype_name(t->dtype), (long long)mn,
                         (long long)mx);
+    kr_context_note_launch(ctx, "kreach randint");
     return KR_CUDA(ctx, krk_randint(kr_tensor_data(t), t->dtype, kr_tensor_numel(t), lo, hi,
                                     seed, kr_context_stream(ctx)));
 }

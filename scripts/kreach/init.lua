@@ -23,6 +23,7 @@ kreach.has_device = core.has_device   -- true, or false and the reason; never ra
 kreach.synchronize = core.synchronize -- waits for the harness stream; reports faults
 kreach.broken = core.broken           -- true and the message after a sticky CUDA error
 kreach.executable = core.executable   -- path of the running kreach binary
+kreach.now = core.now                 -- monotonic seconds, for host-side timing
 
 -- Raises "no CUDA device: ..." unless a GPU is usable, so that a command that needs one exits
 -- with status 77 (main.c turns such an uncaught error into a skip).
