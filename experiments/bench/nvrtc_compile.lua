@@ -46,7 +46,7 @@ extern "C" __global__ void row_softmax(const float *__restrict__ x, float *__res
   if (r >= rows) return;
   const float *xr = x + (size_t)r * cols;
   float *yr = y + (size_t)r * cols;
-  float m = -INFINITY;
+  float m = __int_as_float(0xff800000); // -infinity
   for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, xr[c]);
   for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
   float s = 0.0f;

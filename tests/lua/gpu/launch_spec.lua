@@ -113,7 +113,7 @@ describe("launch", function()
     assert.matches("argument 1 %(double %* out%): f64 tensor expected, got f32 tensor",
       try(1, kreach.empty({ 15 }, "f32")))
     local ok, err = pcall(p.scalars{ grid = 1, block = 1 }, out, 1)
-    assert.matches("kernel 'scalars' takes 15 arguments %(double %* out, int a, .*%), got 2", err)
+    assert.matches("kernel 'scalars' takes 16 arguments %(double %* out, int a, .*%), got 2", err)
     local dead = kreach.empty({ 15 }, "f64"); dead:free()
     assert.matches("has been freed", try(1, dead))
   end)
