@@ -1,0 +1,20 @@
+#!/bin/sh
+# build.sh: the two entry points of the README.
+#   ./build.sh run    install the Debian packages, build, and run the main job (kreach info)
+#   ./build.sh test   install the Debian packages, build, and run every test (ctest); GPU tests
+#                     are skipped (exit 77) where there is no GPU
+# The build goes to build/ (BUILD_DIR overrides). Warnings are errors when $CI is set.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+build="${BUILD_DIR:-$here/build}"
+jobs=$(nproc 2>/dev/null || echo 2)
+
+"$here/tools/install-deps"
+cmake -S "$here" -B "$build" >/dev/null
+cmake --build "$build" -j "$jobs"
+
+case "${1:-run}" in
+run)  exec "$build/kreach" info ;;
+test) cd "$build" && exec ctest --output-on-failure -j "$jobs" ;;
+*)    echo "usage: ./build.sh run|test" >&2; exit 2 ;;
+esac
