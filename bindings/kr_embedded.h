@@ -15,8 +15,6 @@ typedef struct {
 /* Ends with an entry whose name is NULL. */
 extern const kr_embedded_file kr_embedded_files[];
 
-#ifndef KREACH_VERSION_STRING
-#define KREACH_VERSION_STRING "unknown"
-#endif
+#include "kr_version.h" /* generated at build time by cmake/version.cmake */
 
 #endif

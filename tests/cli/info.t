@@ -8,3 +8,5 @@ $ kreach info --json
 $ kreach --device 99 info
 ? 77
 ~ device 99 asked for, but the driver reports
+$ kreach experiments/examples/add.lua
+= true
