@@ -78,4 +78,30 @@ function kreach.time_ms(fn, ...)
   return ms
 end
 
+-- ---- problems (docs/scripting.md, "Problems") ----
+
+local problem = require "kreach.problem"
+kreach.problem = problem.define        -- a problem file returns kreach.problem{...}
+kreach.input = problem.input           -- input(name, shape, {dtype=, dist=, domain=})
+kreach.param = problem.param           -- param(name, shape, {init=, dtype=})
+kreach.scalar = problem.scalar         -- scalar(name, value, {type=})
+kreach.output = problem.output         -- output(name, shape, {dtype=})
+
+-- load_problem(path_or_id, {sizes =, dtype =}) -> a problem; :instantiate() uses these options
+-- unless it is given others.
+function kreach.load_problem(what, opts)
+  return problem.load(problem.resolve(what), opts)
+end
+kreach.load_suite = problem.load_suite
+kreach.suites = problem.suites
+
+-- kreach.ops: the reference operator library, loaded on first use
+setmetatable(kreach, { __index = function(t, k)
+  if k == "ops" then
+    local ops = require("kreach.ops").get(false)
+    rawset(t, "ops", ops)
+    return ops
+  end
+end })
+
 return kreach

@@ -1,0 +1,152 @@
+-- kreach.ops: the reference operator library that problems' `reference` functions call.
+--
+-- One implementation serves both paths of a problem: called on tensors of the problem's dtype
+-- it is the *baseline* (what candidates are timed against), called on f64 tensors it is the
+-- *oracle* (the ground truth for correctness). Kernels are CUDA templates compiled by NVRTC
+-- for the dtype they are called with; float, half and bfloat16 accumulate in fp32, double in
+-- fp64. Matrix products go to cuBLAS (TF32 off).
+--
+-- The same functions also run on shape-only tensors (kreach.meta): then they check shapes and
+-- dtypes and record which outputs were written, and launch nothing. That is how a problem is
+-- validated without a GPU.
+--
+-- Each family of operators is a module kreach.ops.<family> returning install(lib, K), which
+-- adds its functions to `lib` using the kit K below. Adding a family or an operator needs no
+-- rebuild of the binary when KREACH_LUA_DIR points at a source tree.
+local meta = require "kreach.meta"
+
+local M = {}
+
+M.families = { "elementwise", "matmul", "reduce", "norm", "pool", "scan", "loss", "attention",
+               "compare" }
+
+local CTYPE = {
+  f64 = "double", f32 = "float", f16 = "__half", bf16 = "__nv_bfloat16", i64 = "long long",
+  i32 = "int", i16 = "short", i8 = "signed char", u8 = "unsigned char", bool = "bool",
+}
+local FLOAT = { f64 = true, f32 = true, f16 = true, bf16 = true }
+
+-- ---- the kit shared by the families ----
+
+local function shape_str(s) return "{" .. table.concat(s, ", ") .. "}" end
+
+local function same(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
+end
+
+local function new_kit(lib)
+  local K = { meta = lib.meta, ctype = CTYPE, is_float = FLOAT, shape_str = shape_str,
+              same_shape = same }
+  local programs = {}
+
+  -- Raises "op: message" at the caller of the operator (the problem's reference).
+  function K.fail(op, fmt, ...)
+    error(op .. ": " .. fmt:format(...), 3)
+  end
+
+  function K.check_tensor(op, t, what)
+    if not (meta.is_meta(t) or require("kreach.core.tensor").is_tensor(t)) then
+      error(("%s: %s is %s, not a tensor"):format(op, what, type(t)), 3)
+    end
+  end
+
+  function K.check_float(op, t, what)
+    K.check_tensor(op, t, what)
+    if not FLOAT[t.dtype] then
+      error(("%s: %s is %s, a floating dtype is needed"):format(op, what, t.dtype), 3)
+    end
+  end
+
+  function K.check_same(op, a, b, what_a, what_b)
+    if not same(a.shape, b.shape) then
+      error(("%s: %s is %s but %s is %s"):format(op, what_b, shape_str(b.shape), what_a,
+        shape_str(a.shape)), 3)
+    end
+    if a.dtype ~= b.dtype then
+      error(("%s: %s is %s but %s is %s"):format(op, what_b, b.dtype, what_a, a.dtype), 3)
+    end
+  end
+
+  function K.check_shape(op, t, shape, what)
+    if not same(t.shape, shape) then
+      error(("%s: %s is %s, expected %s"):format(op, what, shape_str(t.shape), shape_str(shape)), 3)
+    end
+  end
+
+  function K.check_dtype(op, t, dtype, what)
+    if t.dtype ~= dtype then
+      error(("%s: %s is %s, expected %s"):format(op, what, t.dtype, dtype), 3)
+    end
+  end
+
+  -- Marks an output written (meta mode); returns true when the caller should launch.
+  function K.writes(...)
+    if not lib.meta then return true end
+    for _, t in ipairs({ ... }) do t:mark_written() end
+    return false
+  end
+
+  -- The compiled program for a family's source at one dtype: `instantiate(ctype)` lists the
+  -- template instantiations to make launchable. Compiled once per (family, dtype, key).
+  function K.program(family, source, dtype, instantiate, key)
+    local k = family .. "\0" .. dtype .. "\0" .. (key or "")
+    local p = programs[k]
+    if p then return p end
+    local kreach = require "kreach"
+    local prelude = require "kreach.ops.cuda"
+    local inst = instantiate(CTYPE[dtype], dtype)
+    local prog, err = kreach.build{ source = prelude .. "\n" .. source,
+                                    name = "kreach_ops_" .. family .. ".cu", instantiate = inst,
+                                    options = { "-std=c++17" } }
+    if not prog then error("kreach.ops." .. family .. ": the operator source does not compile:\n" .. err, 0) end
+    programs[k] = prog
+    return prog
+  end
+
+  -- Blocks for a 1-D launch of n items, `per` items a thread.
+  function K.blocks(n, threads, per)
+    local b = (n + threads * per - 1) // (threads * per)
+    return b < 1 and 1 or b
+  end
+
+  -- Temporary device memory for an operator (or a shape-only stand-in in meta mode).
+  function K.empty(shape, dtype)
+    if lib.meta then return meta.new(shape, dtype, "scratch") end
+    return require("kreach").empty(shape, dtype)
+  end
+
+  function K.aligned(t, bytes)
+    if lib.meta then return true end
+    return t:data_ptr() % bytes == 0
+  end
+
+  return K
+end
+
+-- A library: lib.meta tells which kind. Families are installed lazily on first use.
+function M.library(opts)
+  local lib = { meta = opts and opts.meta or false }
+  local K = new_kit(lib)
+  lib.kit = K
+  for _, fam in ipairs(M.families) do
+    local ok, install = pcall(require, "kreach.ops." .. fam)
+    if ok then
+      install(lib, K)
+    elseif not tostring(install):find("module 'kreach.ops." .. fam .. "' not found", 1, true) then
+      error(install, 0)
+    end
+  end
+  return lib
+end
+
+local libs = {}
+-- The shared instances: ops.get() for real tensors, ops.get(true) for meta tensors.
+function M.get(is_meta)
+  local k = is_meta and "meta" or "real"
+  if not libs[k] then libs[k] = M.library{ meta = is_meta } end
+  return libs[k]
+end
+
+return M

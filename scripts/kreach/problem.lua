@@ -1,0 +1,576 @@
+-- kreach.problem: the problem DSL. A problem file returns kreach.problem{...}: what a kernel
+-- must compute (arguments with shapes, dtypes and input distributions; a reference written
+-- with kreach.ops), its arithmetic and compulsory memory traffic, and the equivalent PyTorch
+-- code. docs/scripting.md ("Problems") is the contract; this file checks it and instantiates
+-- problems at a dtype and sizes.
+local meta = require "kreach.meta"
+
+local M = {}
+
+local FIELDS = {
+  id = "number", name = "string", suite = "string", category = "string",
+  description = "string", sizes = "table", args = "table", reference = "function",
+  flops = "function", bytes = "function", domain = "table", torch = "table", notes = "string",
+}
+local REQUIRED = { "id", "name", "suite", "category", "description", "args", "reference", "flops", "torch" }
+local CATEGORIES = { matmul = true, activation = true, elementwise = true, normalization = true,
+  pooling = true, reduction = true, scan = true, loss = true, attention = true,
+  convolution = true, embedding = true, other = true }
+-- the input domains a problem may declare (used to draw extra test inputs)
+M.DOMAINS = { real = true, positive = true, nonnegative = true, unit = true,
+  probabilities = true, indices = true, mask = true, sign = true, symmetric = true,
+  upper_triangular = true, lower_triangular = true }
+local DTYPES = { f32 = true, bf16 = true, f16 = true }
+local GENERATORS = { uniform = 2, normal = 2, randint = 2, sign = 0, bool = 0 }
+local TRANSFORMS = { symmetric = 0, triu = 0, tril = 0, scale_rand = 0, softmax = 0 }
+local INITS = { ones = 0, zeros = 0, uniform = 2, kaiming_uniform = 1 }
+
+-- ---- errors: every message names the problem (and, through load, its file) and the field ----
+
+local function problem_error(where, fmt, ...)
+  error(where .. ": " .. fmt:format(...), 0)
+end
+M.error = problem_error
+
+-- Levenshtein distance, for "did you mean" on misspelt fields
+local function distance(a, b)
+  local prev = {}
+  for j = 0, #b do prev[j] = j end
+  for i = 1, #a do
+    local cur = { [0] = i }
+    for j = 1, #b do
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a:sub(i, i) == b:sub(j, j) and 0 or 1))
+    end
+    prev = cur
+  end
+  return prev[#b]
+end
+
+local function suggest(word, known)
+  local best, bd = nil, 3
+  for k in pairs(known) do
+    local d = distance(word, k)
+    if d < bd then best, bd = k, d end
+  end
+  return best and (" (did you mean '%s'?)"):format(best) or ""
+end
+
+-- ---- distributions: "uniform", "uniform(-1, 1)", "randint(0, 4096)", "uniform | triu" ----
+
+local function parse_call(s, where, table_of, what)
+  local name, argstr = s:match("^%s*([%a_][%w_]*)%s*(.-)%s*$")
+  if not name then problem_error(where, "cannot read %s '%s'", what, s) end
+  local args = {}
+  if argstr ~= "" then
+    local inner = argstr:match("^%((.*)%)$")
+    if not inner then problem_error(where, "cannot read %s '%s'", what, s) end
+    for a in inner:gmatch("[^,]+") do
+      local v = tonumber(a:match("^%s*(.-)%s*$"))
+      if not v then problem_error(where, "%s '%s': '%s' is not a number", what, s, a) end
+      args[#args + 1] = v
+    end
+  end
+  local want = table_of[name]
+  if not want then
+    local names = {}
+    for k in pairs(table_of) do names[#names + 1] = k end
+    table.sort(names)
+    problem_error(where, "unknown %s '%s'%s (known: %s)", what, name, suggest(name, table_of),
+      table.concat(names, ", "))
+  end
+  if #args ~= 0 and #args ~= want then
+    problem_error(where, "%s '%s' takes %d numbers, got %d", what, name, want, #args)
+  end
+  return name, args
+end
+
+function M.parse_dist(s, where)
+  where = where or "dist"
+  if type(s) ~= "string" then problem_error(where, "a distribution is a string, got %s", type(s)) end
+  local parts = {}
+  for p in (s .. "|"):gmatch("([^|]*)|") do parts[#parts + 1] = p end
+  local gen, args = parse_call(parts[1], where, GENERATORS, "distribution")
+  local d = { text = s, gen = gen, args = args, transforms = {} }
+  if gen == "uniform" and #args == 0 then d.args = { 0, 1 } end
+  if gen == "normal" and #args == 0 then d.args = { 0, 1 } end
+  if gen == "randint" and #args == 0 then problem_error(where, "randint needs (lo, hi)") end
+  if (gen == "uniform" or gen == "randint") and not (d.args[1] < d.args[2]) then
+    problem_error(where, "distribution '%s' needs lo < hi", s)
+  end
+  for i = 2, #parts do
+    local t = parse_call(parts[i], where, TRANSFORMS, "transform")
+    d.transforms[#d.transforms + 1] = t
+  end
+  return d
+end
+
+-- ---- argument constructors ----
+
+local function arg_ctor(kind)
+  return function(name, a, b)
+    local spec = { kind = kind, name = name }
+    local opts
+    if kind == "scalar" then
+      spec.value = a
+      opts = b or {}
+    else
+      spec.shape = a
+      opts = b or {}
+    end
+    if type(opts) ~= "table" then
+      error(("%s '%s': options must be a table"):format(kind, tostring(name)), 2)
+    end
+    for k, v in pairs(opts) do spec[k] = v end
+    spec._opts = opts
+    return spec
+  end
+end
+M.input = arg_ctor("input")
+M.param = arg_ctor("param")
+M.scalar = arg_ctor("scalar")
+M.output = arg_ctor("output")
+
+local ARG_KEYS = {
+  input = { kind = 1, name = 1, shape = 1, dtype = 1, dist = 1, domain = 1, _opts = 1 },
+  param = { kind = 1, name = 1, shape = 1, dtype = 1, init = 1, _opts = 1 },
+  scalar = { kind = 1, name = 1, value = 1, type = 1, _opts = 1 },
+  output = { kind = 1, name = 1, shape = 1, dtype = 1, _opts = 1 },
+}
+local ORDER = { input = 1, param = 2, scalar = 3, output = 4 }
+
+-- A shape entry is an integer, the name of a size, or the whole shape is function(sizes).
+local function resolve_shape(shape, sizes, where)
+  if type(shape) == "function" then
+    local ok, r = pcall(shape, sizes)
+    if not ok then problem_error(where, "the shape function failed: %s", tostring(r)) end
+    shape = r
+  end
+  if type(shape) ~= "table" then problem_error(where, "shape must be a table or a function, got %s", type(shape)) end
+  if #shape > 8 then problem_error(where, "shape has %d dimensions (at most 8)", #shape) end
+  local out = {}
+  for i, s in ipairs(shape) do
+    local v = s
+    if type(s) == "string" then
+      v = sizes[s]
+      if v == nil then problem_error(where, "shape entry %d names the size '%s', which is not in sizes%s", i, s, suggest(s, sizes)) end
+    end
+    if math.type(v) ~= "integer" or v < 0 then
+      problem_error(where, "shape entry %d is %s, not a non-negative integer", i, tostring(v))
+    end
+    out[i] = v
+  end
+  return out
+end
+
+local function check_arg(a, i, where0, sizes, names)
+  local where = ("%s: field 'args': entry %d"):format(where0, i)
+  if type(a) ~= "table" then problem_error(where, "is a %s, not an argument (use kreach.input, kreach.param, kreach.scalar or kreach.output)", type(a)) end
+  local keys = ARG_KEYS[a.kind]
+  if not keys then problem_error(where, "unknown kind '%s'", tostring(a.kind)) end
+  if type(a.name) ~= "string" or not a.name:match("^[%a_][%w_]*$") then
+    problem_error(where, "needs a name that is an identifier, got %s", tostring(a.name))
+  end
+  where = ("%s: field 'args': %s '%s'"):format(where0, a.kind, a.name)
+  if names[a.name] then problem_error(where, "the name is used twice") end
+  names[a.name] = true
+  for k in pairs(a._opts or {}) do
+    if not keys[k] then problem_error(where, "unknown option '%s'%s", tostring(k), suggest(tostring(k), keys)) end
+  end
+  if a.kind ~= "scalar" then resolve_shape(a.shape, sizes, where) end
+  if a.dtype ~= nil then
+    local ok = pcall(require("kreach.core.tensor").dtype_size, a.dtype)
+    if not ok then problem_error(where, "unknown dtype '%s'", tostring(a.dtype)) end
+  end
+  if a.kind == "input" then
+    M.parse_dist(a.dist or "uniform", where .. ": dist")
+    if a.domain ~= nil and not M.DOMAINS[a.domain] then
+      problem_error(where, "unknown domain '%s'%s", tostring(a.domain), suggest(tostring(a.domain), M.DOMAINS))
+    end
+  elseif a.kind == "param" then
+    if a.init == nil then problem_error(where, "a parameter needs an init rule ('ones', 'zeros', 'uniform(lo, hi)', 'kaiming_uniform(fan_in)')") end
+    if type(a.init) == "string" then parse_call(a.init, where .. ": init", INITS, "init rule") end
+  elseif a.kind == "scalar" then
+    if type(a.value) ~= "number" and type(a.value) ~= "boolean" then
+      problem_error(where, "a scalar needs a number value, got %s", type(a.value))
+    end
+  end
+end
+
+-- ---- the Problem object ----
+
+local Problem = {}
+Problem.__index = Problem
+M.Problem = Problem
+
+function M.define(def)
+  if type(def) ~= "table" then problem_error("problem", "kreach.problem takes a table, got %s", type(def)) end
+  local where = ("problem '%s'"):format(tostring(def.name or def.id or "?"))
+  for k, v in pairs(def) do
+    local want = FIELDS[k]
+    if not want then problem_error(where, "unknown field '%s'%s", tostring(k), suggest(tostring(k), FIELDS)) end
+    if type(v) ~= want then problem_error(where, "field '%s' must be a %s, got %s", k, want, type(v)) end
+  end
+  for _, k in ipairs(REQUIRED) do
+    if def[k] == nil then problem_error(where, "missing field '%s'", k) end
+  end
+  if math.type(def.id) ~= "integer" then problem_error(where, "field 'id' must be an integer") end
+  if not CATEGORIES[def.category] then
+    problem_error(where, "field 'category': unknown category '%s'%s", def.category, suggest(def.category, CATEGORIES))
+  end
+  local sizes = def.sizes or {}
+  for k, v in pairs(sizes) do
+    if type(k) ~= "string" or math.type(v) ~= "integer" then
+      problem_error(where, "field 'sizes': %s = %s is not a name and an integer", tostring(k), tostring(v))
+    end
+  end
+  local names, last = {}, 0
+  for i, a in ipairs(def.args) do
+    check_arg(a, i, where, sizes, names)
+    if ORDER[a.kind] < last then
+      problem_error(("%s: field 'args': %s '%s'"):format(where, a.kind, a.name),
+        "arguments go in the order inputs, parameters, scalars, outputs")
+    end
+    last = ORDER[a.kind]
+  end
+  if last ~= 4 then problem_error(where, "field 'args': a problem needs at least one output") end
+  if type(def.torch.model) ~= "string" then
+    problem_error(where, "field 'torch': needs 'model', the Python source of class Model")
+  end
+  for k in pairs(def.torch) do
+    if k ~= "model" and k ~= "init" then problem_error(where, "field 'torch': unknown key '%s' (model, init)", tostring(k)) end
+  end
+  if def.domain then
+    for k, v in pairs(def.domain) do
+      if not names[k] then problem_error(where, "field 'domain': '%s' is not an argument", tostring(k)) end
+      if not M.DOMAINS[v] then problem_error(where, "field 'domain': unknown domain '%s'%s", tostring(v), suggest(tostring(v), M.DOMAINS)) end
+    end
+  end
+  return setmetatable({ def = def, id = def.id, name = def.name, suite = def.suite,
+                        category = def.category, description = def.description,
+                        sizes = sizes, path = nil }, Problem)
+end
+
+-- An instance: the problem at a dtype and sizes, with every shape resolved.
+local Instance = {}
+Instance.__index = Instance
+
+function Problem:instantiate(opts)
+  opts = opts or {}
+  local lo = self.load_opts or {}
+  if opts.dtype == nil then opts = setmetatable({ dtype = lo.dtype }, { __index = opts }) end
+  if opts.sizes == nil and lo.sizes then opts = setmetatable({ sizes = lo.sizes }, { __index = opts }) end
+  local def = self.def
+  local where = ("problem '%s'"):format(self.name)
+  local dtype = opts.dtype or "f32"
+  if not DTYPES[dtype] then problem_error(where, "dtype '%s': a problem runs at f32, bf16 or f16", tostring(dtype)) end
+  local sizes = {}
+  for k, v in pairs(self.sizes) do sizes[k] = v end
+  for k, v in pairs(opts.sizes or {}) do
+    if self.sizes[k] == nil then problem_error(where, "no size named '%s'%s", tostring(k), suggest(tostring(k), self.sizes)) end
+    if math.type(v) ~= "integer" or v < 0 then problem_error(where, "size '%s' = %s is not a non-negative integer", k, tostring(v)) end
+    sizes[k] = v
+  end
+  local inst = setmetatable({ problem = self, dtype = dtype, sizes = sizes, args = {} }, Instance)
+  local dsize = require("kreach.core.tensor").dtype_size
+  local bytes = 0
+  for i, a in ipairs(def.args) do
+    local w = ("%s: %s '%s'"):format(where, a.kind, a.name)
+    local r = { kind = a.kind, name = a.name, index = i }
+    if a.kind == "scalar" then
+      r.value = a.value
+      r.type = a.type or "float"
+    else
+      r.shape = resolve_shape(a.shape, sizes, w)
+      r.dtype = a.dtype or dtype
+      local n = 1
+      for _, s in ipairs(r.shape) do n = n * s end
+      r.numel = n
+      r.nbytes = n * dsize(r.dtype)
+      bytes = bytes + r.nbytes
+      if a.kind == "input" then
+        r.dist = M.parse_dist(a.dist or "uniform", w)
+        r.domain = a.domain or (def.domain and def.domain[a.name])
+      elseif a.kind == "param" then
+        r.init = a.init
+      end
+    end
+    inst.args[i] = r
+  end
+  local function call(f, what, ...)
+    local ok, v = pcall(f, ...)
+    if not ok then problem_error(where, "field '%s' failed: %s", what, tostring(v)) end
+    if type(v) ~= "number" or v < 0 then problem_error(where, "field '%s' returned %s, not a non-negative number", what, tostring(v)) end
+    return v
+  end
+  inst.flops = call(def.flops, "flops", sizes, dtype)
+  inst.bytes = def.bytes and call(def.bytes, "bytes", sizes, dsize(dtype)) or bytes
+  return inst
+end
+
+-- The names of the arguments of each kind, in order.
+function Instance:names(kind)
+  local r = {}
+  for _, a in ipairs(self.args) do if a.kind == kind then r[#r + 1] = a.name end end
+  return r
+end
+
+-- Runs the reference on shape-only tensors: every operator checks its arguments, and every
+-- declared output must be written. Needs no GPU. Raises a problem error on a mismatch.
+function Instance:validate()
+  local lib = require("kreach.ops").get(true)
+  local vals = {}
+  for i, a in ipairs(self.args) do
+    if a.kind == "scalar" then vals[i] = a.value else vals[i] = meta.new(a.shape, a.dtype, a.name) end
+  end
+  local where = ("problem '%s': reference"):format(self.problem.name)
+  local ok, err = xpcall(self.problem.def.reference, debug.traceback, lib, table.unpack(vals, 1, #self.args))
+  if not ok then problem_error(where, "%s", tostring(err):gsub("\nstack traceback:.*", "")) end
+  for i, a in ipairs(self.args) do
+    if a.kind == "output" and not vals[i]:written() then
+      problem_error(where, "does not write output '%s'", a.name)
+    end
+    if a.kind ~= "output" and a.kind ~= "scalar" and vals[i]:written() then
+      problem_error(where, "writes %s '%s', which it must only read", a.kind, a.name)
+    end
+  end
+  return true
+end
+
+-- ---- on the GPU: arguments, the reference, the oracle ----
+
+local function arg_seed(seed, i) return seed * 1000003 + i * 7919 end
+
+-- Draws one input: in f32 from its generator, transformed in f32, then rounded to its dtype
+-- (integer and bool inputs are drawn directly).
+local function draw(kreach, lib, a, seed)
+  local d = a.dist
+  if d.gen == "randint" or d.gen == "bool" then
+    local t = kreach.empty(a.shape, a.dtype)
+    if d.gen == "bool" then t:randint(0, 2, seed) else t:randint(math.tointeger(d.args[1]), math.tointeger(d.args[2]), seed) end
+    return t
+  end
+  local x = kreach.empty(a.shape, "f32")
+  if d.gen == "uniform" then x:uniform(d.args[1], d.args[2], seed)
+  elseif d.gen == "normal" then x:normal(d.args[1], d.args[2], seed)
+  elseif d.gen == "sign" then x:randint(0, 2, seed); lib.affine(x, x, 2, -1)
+  end
+  for _, t in ipairs(d.transforms) do
+    if t == "symmetric" then
+      local y = kreach.empty(a.shape, "f32")
+      lib.symmetrize(x, y)
+      x:free()
+      x = y
+    elseif t == "triu" then lib.triu(x, x)
+    elseif t == "tril" then lib.tril(x, x)
+    elseif t == "scale_rand" then
+      -- one U[0, 1) scalar, drawn from the input's own seed stream
+      local s = kreach.empty({ 1 }, "f32"):uniform(0, 1, seed + 1):item()
+      lib.scale(x, x, s)
+    elseif t == "softmax" then
+      lib.softmax(x, x, -1)
+    end
+  end
+  if a.dtype == "f32" then return x end
+  local r = x:to(a.dtype)
+  x:free()
+  return r
+end
+
+local function init_param(kreach, a, seed)
+  local t = kreach.empty(a.shape, a.dtype)
+  local rule = a.init
+  if type(rule) == "function" then rule = rule(a.shape) end
+  local name, args = parse_call(rule, "param '" .. a.name .. "'", INITS, "init rule")
+  if name == "ones" then t:fill(1)
+  elseif name == "zeros" then t:fill(0)
+  elseif name == "uniform" then
+    local x = kreach.empty(a.shape, "f32"):uniform(args[1], args[2], seed)
+    t:copy_from(x); x:free()
+  elseif name == "kaiming_uniform" then
+    -- PyTorch's default for conv and linear weights: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+    local b = 1 / math.sqrt(args[1])
+    local x = kreach.empty(a.shape, "f32"):uniform(-b, b, seed)
+    t:copy_from(x); x:free()
+  end
+  return t
+end
+
+-- Makes every argument: inputs drawn from `seed`, parameters initialised, scalars as values,
+-- outputs allocated and poisoned. Returns the list, in declared order.
+function Instance:make_args(seed)
+  local kreach = require "kreach"
+  local lib = require("kreach.ops").get(false)
+  local vals = {}
+  for i, a in ipairs(self.args) do
+    if a.kind == "input" then vals[i] = draw(kreach, lib, a, arg_seed(seed, i))
+    elseif a.kind == "param" then vals[i] = init_param(kreach, a, arg_seed(seed, i))
+    elseif a.kind == "scalar" then vals[i] = a.value
+    else vals[i] = kreach.empty(a.shape, a.dtype):poison()
+    end
+  end
+  return vals
+end
+
+-- The same arguments for the oracle: float inputs and parameters converted to f64 (exactly:
+-- the oracle sees the rounded values the baseline saw), integer ones shared, f64 outputs.
+function Instance:oracle_args(vals)
+  local kreach = require "kreach"
+  local r = {}
+  for i, a in ipairs(self.args) do
+    local v = vals[i]
+    if a.kind == "scalar" then r[i] = v
+    elseif a.kind == "output" then
+      r[i] = kreach.empty(a.shape, (a.dtype == "f32" or a.dtype == "bf16" or a.dtype == "f16") and "f64" or a.dtype):poison()
+    elseif a.dtype == "f32" or a.dtype == "bf16" or a.dtype == "f16" then r[i] = v:to("f64")
+    else r[i] = v
+    end
+  end
+  return r
+end
+
+-- Runs the reference on real tensors; every output element must have been written.
+function Instance:run_reference(vals)
+  local lib = require("kreach.ops").get(false)
+  self.problem.def.reference(lib, table.unpack(vals, 1, #self.args))
+  for i, a in ipairs(self.args) do
+    if a.kind == "output" then
+      local left = vals[i]:count_poisoned()
+      if left > 0 then
+        problem_error(("problem '%s': reference"):format(self.problem.name),
+          "left %d of the %d elements of output '%s' unwritten", left, vals[i]:numel(), a.name)
+      end
+    end
+  end
+end
+
+function Instance:free(vals)
+  for i, a in ipairs(self.args) do
+    local v = vals[i]
+    if a.kind ~= "scalar" and v and v:is_live() then v:free() end
+  end
+end
+
+-- ---- loading problems and suites ----
+
+local function dir_exists(p)
+  local lfs = require "lfs"
+  return lfs.attributes(p, "mode") == "directory"
+end
+
+-- Where problem files are looked for: $KREACH_PROBLEMS (a colon-separated list), ./problems,
+-- and problems/ beside or above the binary's directory (a build tree inside the repository).
+function M.roots()
+  local roots = {}
+  local env = os.getenv("KREACH_PROBLEMS")
+  if env and env ~= "" then
+    for p in env:gmatch("[^:]+") do roots[#roots + 1] = p end
+  end
+  if dir_exists("problems") then roots[#roots + 1] = "problems" end
+  local ok, exe = pcall(require("kreach.core").executable)
+  if ok then
+    local dir = exe:match("^(.*)/[^/]*$") or "."
+    for _, up in ipairs({ "/problems", "/../problems", "/../../problems" }) do
+      if dir_exists(dir .. up) then roots[#roots + 1] = dir .. up end
+    end
+  end
+  return roots
+end
+
+-- Loads a problem file. opts.sizes and opts.dtype are kept for instantiate. Errors name the
+-- file: a syntax error with its line, a bad field with its name.
+function M.load(path, opts)
+  -- strict globals: a problem file reads the standard library and assigns no globals
+  local env = setmetatable({}, { __index = _G, __newindex = function(_, k)
+    error(("assignment to undeclared global '%s'"):format(tostring(k)), 2)
+  end })
+  local chunk, err = loadfile(path, "t", env)
+  if not chunk then error(err, 0) end
+  local ok, p = pcall(chunk)
+  if not ok then
+    local msg = tostring(p)
+    if not msg:find(path, 1, true) then msg = path .. ": " .. msg end
+    error(msg, 0)
+  end
+  if getmetatable(p) ~= Problem then
+    error(("%s: the file must return kreach.problem{...}, it returned %s"):format(path, type(p)), 0)
+  end
+  p.path = path
+  p.load_opts = opts
+  return p
+end
+
+-- Suites: problems/<...>/suites/<name>.lua returns { name =, description =, dir =, ids = {...},
+-- pending = {...} } (ids listed upstream whose port arrives later).
+function M.find_suite(name)
+  local lfs = require "lfs"
+  for _, root in ipairs(M.roots()) do
+    for sub in lfs.dir(root) do
+      local p = ("%s/%s/suites/%s.lua"):format(root, sub, name)
+      if sub:sub(1, 1) ~= "." and lfs.attributes(p, "mode") == "file" then return p, root end
+    end
+  end
+  return nil
+end
+
+function M.suites()
+  local lfs = require "lfs"
+  local r, seen = {}, {}
+  for _, root in ipairs(M.roots()) do
+    for sub in lfs.dir(root) do
+      local d = ("%s/%s/suites"):format(root, sub)
+      if sub:sub(1, 1) ~= "." and dir_exists(d) then
+        for f in lfs.dir(d) do
+          local n = f:match("^(.+)%.lua$")
+          if n and not seen[n] then seen[n] = true; r[#r + 1] = n end
+        end
+      end
+    end
+  end
+  table.sort(r)
+  return r
+end
+
+-- A suite's problem files in id order, and the ids still to come.
+function M.load_suite(name)
+  local path, root = M.find_suite(name)
+  if not path then error(("no suite '%s' (suites: %s)"):format(name, table.concat(M.suites(), ", ")), 0) end
+  local ok, s = pcall(dofile, path)
+  if not ok then error(tostring(s), 0) end
+  if type(s) ~= "table" or type(s.ids) ~= "table" or type(s.dir) ~= "string" then
+    error(path .. ": a suite returns { name =, description =, dir =, ids = {...} }", 0)
+  end
+  local lfs = require "lfs"
+  local dir = root .. "/" .. s.dir
+  local files = {}
+  for f in lfs.dir(dir) do
+    local id = tonumber(f:match("^(%d+)_.*%.lua$") or "")
+    if id then files[id] = dir .. "/" .. f end
+  end
+  local list = {}
+  for _, id in ipairs(s.ids) do
+    if not files[id] then error(("%s: problem %d has no file in %s"):format(path, id, dir), 0) end
+    list[#list + 1] = files[id]
+  end
+  return { name = s.name or name, description = s.description, path = path, files = list,
+           ids = s.ids, pending = s.pending or {} }
+end
+
+-- Resolves what a user typed: a path, a suite's problem by id ("19", "019"), or by name
+-- ("19_ReLU"). Searches the suite `suite` (default: every suite).
+function M.resolve(what, suite)
+  local lfs = require "lfs"
+  if lfs.attributes(what, "mode") == "file" then return what end
+  local names = suite and { suite } or M.suites()
+  local id = tonumber(what)
+  for _, sn in ipairs(names) do
+    local s = M.load_suite(sn)
+    for i, f in ipairs(s.files) do
+      local base = f:match("([^/]+)%.lua$")
+      local plain = base:gsub("^0+(%d)", "%1")
+      if (id and s.ids[i] == id) or base == what or plain == what then return f end
+    end
+  end
+  error(("no problem '%s' (a path, an id or a name from a suite)"):format(what), 0)
+end
+
+return M
