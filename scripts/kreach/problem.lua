@@ -236,8 +236,11 @@ function M.define(def)
   if type(def.torch.model) ~= "string" then
     problem_error(where, "field 'torch': needs 'model', the Python source of class Model")
   end
-  for k in pairs(def.torch) do
-    if k ~= "model" and k ~= "init" then problem_error(where, "field 'torch': unknown key '%s' (model, init)", tostring(k)) end
+  for k, v in pairs(def.torch) do
+    if k ~= "model" and k ~= "init" and k ~= "inputs" then
+      problem_error(where, "field 'torch': unknown key '%s' (model, init, inputs)", tostring(k))
+    end
+    if type(v) ~= "string" then problem_error(where, "field 'torch': '%s' must be a string of Python", tostring(k)) end
   end
   if def.domain then
     for k, v in pairs(def.domain) do

@@ -43,7 +43,7 @@ __global__ void int_mismatch(const T *__restrict__ y, const T *__restrict__ r, i
 }
 ]==]
 
-return function(lib, K)
+local function install(lib, K)
   -- compare(y, ref) -> { n, rel_l2, max_abs, max_ref, nonfinite, mean_ref } for a float output
   -- against its f64 reference; for integer outputs { n, mismatches }.
   function lib.compare(y, ref)
@@ -61,7 +61,7 @@ return function(lib, K)
     local blocks = math.max(1, math.min(sms * 8, (n + 255) // 256))
     if not K.is_float[y.dtype] then
       K.check_dtype(op, ref, y.dtype, "ref")
-      local p = K.program("compare", SRC, y.dtype, function(T) return { ("int_mismatch<%s>"):format(T) } end)
+      local p = K.program("compare", SRC, y.dtype, function(T) return { ("int_mismatch<%s>"):format(T) } end, "int")
       p[("int_mismatch<%s>"):format(K.ctype[y.dtype])]{ grid = blocks, block = 256 }(y, ref, n, acc)
       local r = acc:to_table()
       acc:free()
@@ -83,3 +83,10 @@ return function(lib, K)
     }
   end
 end
+
+return {
+  install = install,
+  sources = { { name = "compare", source = SRC, instantiate = function(T)
+    return { ("diff_stats<%s, double>"):format(T), ("diff_stats<%s, %s>"):format(T, T) }
+  end } },
+}

@@ -91,22 +91,24 @@ local UNARY = { relu = 0, leaky_relu = 1, sigmoid = 2, tanh = 3, swish = 4, gelu
   hardtanh = 12, scale = 13, affine = 14 }
 local THREADS = 256
 
-return function(lib, K)
+local function instantiate(T)
+  local inst = {}
+  for _, code in pairs(UNARY) do
+    inst[#inst + 1] = ("unary<%s, %d, true>"):format(T, code)
+    inst[#inst + 1] = ("unary<%s, %d, false>"):format(T, code)
+  end
+  table.sort(inst)
+  for _, v in ipairs({ "true", "false" }) do
+    inst[#inst + 1] = ("row_scale<%s, %s>"):format(T, v)
+    inst[#inst + 1] = ("tri_mask<%s, %s>"):format(T, v)
+  end
+  inst[#inst + 1] = ("symmetrize<%s>"):format(T)
+  return inst
+end
+
+local function install(lib, K)
   local function prog(dtype)
-    return K.program("elementwise", SRC, dtype, function(T)
-      local inst = {}
-      for _, code in pairs(UNARY) do
-        inst[#inst + 1] = ("unary<%s, %d, true>"):format(T, code)
-        inst[#inst + 1] = ("unary<%s, %d, false>"):format(T, code)
-      end
-      table.sort(inst)
-      for _, v in ipairs({ "true", "false" }) do
-        inst[#inst + 1] = ("row_scale<%s, %s>"):format(T, v)
-        inst[#inst + 1] = ("tri_mask<%s, %s>"):format(T, v)
-      end
-      inst[#inst + 1] = ("symmetrize<%s>"):format(T)
-      return inst
-    end)
+    return K.program("elementwise", SRC, dtype, instantiate)
   end
 
   local function unary(op, x, y, a, b)
@@ -193,3 +195,5 @@ return function(lib, K)
     return y
   end
 end
+
+return { install = install, sources = { { name = "elementwise", source = SRC, instantiate = instantiate } } }

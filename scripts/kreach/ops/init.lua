@@ -10,9 +10,12 @@
 -- dtypes and record which outputs were written, and launch nothing. That is how a problem is
 -- validated without a GPU.
 --
--- Each family of operators is a module kreach.ops.<family> returning install(lib, K), which
--- adds its functions to `lib` using the kit K below. Adding a family or an operator needs no
--- rebuild of the binary when KREACH_LUA_DIR points at a source tree.
+-- Each family of operators is a module kreach.ops.<family> returning
+--   { install = function(lib, K) ... end,      -- adds its functions to lib, using the kit K
+--     sources = { { name =, source =, instantiate = function(ctype, dtype) -> {...} } } }
+-- `sources` lists every CUDA source the family compiles and the template instantiations it
+-- needs at each dtype, so that tests compile them all without a GPU. Adding a family or an
+-- operator needs no rebuild of the binary when KREACH_LUA_DIR points at a source tree.
 local meta = require "kreach.meta"
 
 local M = {}
@@ -20,11 +23,14 @@ local M = {}
 M.families = { "elementwise", "matmul", "reduce", "norm", "pool", "scan", "loss", "attention",
                "compare" }
 
+M.OPTIONS = { "-std=c++17" }
+
 local CTYPE = {
   f64 = "double", f32 = "float", f16 = "__half", bf16 = "__nv_bfloat16", i64 = "long long",
   i32 = "int", i16 = "short", i8 = "signed char", u8 = "unsigned char", bool = "bool",
 }
 local FLOAT = { f64 = true, f32 = true, f16 = true, bf16 = true }
+M.CTYPE = CTYPE
 
 -- ---- the kit shared by the families ----
 
@@ -95,11 +101,10 @@ local function new_kit(lib)
     local p = programs[k]
     if p then return p end
     local kreach = require "kreach"
-    local prelude = require "kreach.ops.cuda"
     local inst = instantiate(CTYPE[dtype], dtype)
-    local prog, err = kreach.build{ source = prelude .. "\n" .. source,
+    local prog, err = kreach.build{ source = M.compile_source(family, source),
                                     name = "kreach_ops_" .. family .. ".cu", instantiate = inst,
-                                    options = { "-std=c++17" } }
+                                    options = M.OPTIONS }
     if not prog then error("kreach.ops." .. family .. ": the operator source does not compile:\n" .. err, 0) end
     programs[k] = prog
     return prog
@@ -131,14 +136,25 @@ function M.library(opts)
   local K = new_kit(lib)
   lib.kit = K
   for _, fam in ipairs(M.families) do
-    local ok, install = pcall(require, "kreach.ops." .. fam)
-    if ok then
-      install(lib, K)
-    elseif not tostring(install):find("module 'kreach.ops." .. fam .. "' not found", 1, true) then
-      error(install, 0)
-    end
+    local mod = M.family(fam)
+    if mod then mod.install(lib, K) end
   end
   return lib
+end
+
+-- The module of a family, or nil when it does not exist (yet).
+function M.family(fam)
+  local ok, mod = pcall(require, "kreach.ops." .. fam)
+  if ok then return mod end
+  if not tostring(mod):find("module 'kreach.ops." .. fam .. "' not found", 1, true) then
+    error(mod, 0)
+  end
+  return nil
+end
+
+-- The source and instantiations a family compiles at a dtype, for K.program.
+function M.compile_source(family, source)
+  return require("kreach.ops.cuda") .. "\n" .. source
 end
 
 local libs = {}

@@ -2,7 +2,7 @@
 -- accumulate in fp32; f64 is DGEMM, the oracle). Shapes follow torch.matmul for the cases the
 -- suites use: 2-D @ 2-D, batched 3-D @ 3-D, and N-D @ 2-D (the leading dimensions of A are
 -- flattened into rows, which is exact for contiguous tensors).
-return function(lib, K)
+local function install(lib, K)
   -- c = op(a) @ op(b); opts: trans_a, trans_b (the last two dimensions), alpha, beta
   function lib.matmul(a, b, c, opts)
     local op = "matmul"
@@ -58,3 +58,5 @@ return function(lib, K)
     return c
   end
 end
+
+return { install = install, sources = {} }
