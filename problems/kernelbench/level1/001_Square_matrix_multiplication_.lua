@@ -12,7 +12,7 @@ return kreach.problem{
     output("C", { "N", "N" }),
   },
   reference = function(ops, A, B, C) ops.matmul(A, B, C) end,
-  flops = function(s) return 2 * s.N ^ 3 end,
+  flops = function(s) return 2 * s.N * s.N * s.N end,
   torch = {
     model = [[
 class Model(nn.Module):

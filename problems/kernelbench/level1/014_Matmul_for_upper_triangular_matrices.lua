@@ -17,7 +17,7 @@ return kreach.problem{
     ops.triu(C, C)
   end,
   -- what the model computes: a dense product (the triangles are not exploited)
-  flops = function(s) return 2 * s.N ^ 3 end,
+  flops = function(s) return 2 * s.N * s.N * s.N end,
   torch = {
     model = [[
 class Model(nn.Module):

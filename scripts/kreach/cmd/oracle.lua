@@ -1,0 +1,45 @@
+-- kreach oracle <problem> [--dtype D] [--seed N] [--size name=value ...]: runs the problem's
+-- baseline and its f64 oracle once and prints their relative L2 and maximum errors.
+local kreach = require "kreach"
+
+return {
+  summary = "Run a problem's baseline and fp64 oracle; print their errors (needs a GPU).",
+  parser = function(p)
+    p:argument("problem", "A problem file, id or name.")
+    p:option("--dtype", "The problem's dtype: f32, bf16 or f16.", "f32")
+    p:option("--seed", "Seed of the inputs.", "1"):convert(tonumber)
+    p:option("--size", "Override a size: name=value.", nil):count("*")
+    p:flag("--json", "Print one JSON object.")
+  end,
+  run = function(args)
+    local sizes = {}
+    for _, s in ipairs(args.size) do
+      local k, v = s:match("^([%w_]+)=(%d+)$")
+      if not k then
+        io.stderr:write(("kreach oracle: --size takes name=value, got '%s'\n"):format(s))
+        return 2
+      end
+      sizes[k] = math.tointeger(tonumber(v))
+    end
+    local p = kreach.load_problem(args.problem)
+    local inst = p:instantiate{ dtype = args.dtype, sizes = sizes }
+    inst:validate()
+    kreach.require_device()
+    local r = require("kreach.oracle").check(inst, { seed = args.seed })
+    if args.json then
+      io.write(require("cjson").encode({ problem = p.name, dtype = inst.dtype, seed = args.seed,
+        outputs = r.outputs }), "\n")
+      return 0
+    end
+    io.write(("%s at %s (seed %d)\n"):format(p.name, inst.dtype, args.seed))
+    for _, o in ipairs(r.outputs) do
+      if o.mismatches then
+        io.write(("  %-10s %d of %d elements differ from the oracle\n"):format(o.name, o.mismatches, o.n))
+      else
+        io.write(("  %-10s relative L2 %.3e  max abs %.3e  (max |oracle| %.3e)%s\n"):format(o.name,
+          o.rel_l2, o.max_abs, o.max_ref, o.nonfinite > 0 and ("  %d non-finite"):format(o.nonfinite) or ""))
+      end
+    end
+    return 0
+  end,
+}
