@@ -113,7 +113,7 @@ static void push_arg_table(lua_State *L, char **argv, int argc, int script_at) {
 
 static int report(lua_State *L, int status, int code_if_error) {
     if (status == LUA_OK) return 0;
-    const char *msg = lua_tostring(L, -1);
+    const char *msg = luaL_tolstring(L, -1, NULL); /* error objects may have __tostring */
     kr_context *ctx = kr_lua_ctx(L);
     /* A failure whose cause is the missing GPU is a skip, not an error. */
     if (kr_context_state(ctx) == -1 && msg && strstr(msg, "no CUDA device")) {

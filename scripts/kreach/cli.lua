@@ -54,7 +54,19 @@ function cli.main(name, ...)
     io.stderr:write(parser:get_usage(), "\n\nkreach ", name, ": ", args, "\n")
     return 2
   end
-  local status = cmd.run(args)
+  -- a problem or suite that does not load is a clean error (status 3); anything else that
+  -- escapes a command is a bug, reported with its traceback (status 99, by the binary)
+  local ok, status = xpcall(cmd.run, function(e)
+    if require("kreach.problem").is_error(e) then return e end
+    return debug.traceback(tostring(e), 2)
+  end, args)
+  if not ok then
+    if require("kreach.problem").is_error(status) then
+      io.stderr:write("kreach ", name, ": ", tostring(status), "\n")
+      return 3
+    end
+    error(status, 0)
+  end
   if status == nil or status == true then return 0 end
   if status == false then return 1 end
   return status

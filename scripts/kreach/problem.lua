@@ -27,10 +27,22 @@ local INITS = { ones = 0, zeros = 0, uniform = 2, kaiming_uniform = 1 }
 
 -- ---- errors: every message names the problem (and, through load, its file) and the field ----
 
+-- Problem errors are objects, so that commands can tell a bad problem file (exit status 3,
+-- a clean message) from a bug (a traceback); tostring gives the message.
+local ProblemError = { __tostring = function(e) return e.msg end }
+M.ProblemError = ProblemError
+
+local function raise(msg)
+  error(setmetatable({ msg = msg }, ProblemError), 0)
+end
+M.raise = raise
+
 local function problem_error(where, fmt, ...)
-  error(where .. ": " .. fmt:format(...), 0)
+  raise(where .. ": " .. fmt:format(...))
 end
 M.error = problem_error
+
+function M.is_error(e) return getmetatable(e) == ProblemError end
 
 -- Levenshtein distance, for "did you mean" on misspelt fields
 local function distance(a, b)
@@ -487,15 +499,15 @@ function M.load(path, opts)
     error(("assignment to undeclared global '%s'"):format(tostring(k)), 2)
   end })
   local chunk, err = loadfile(path, "t", env)
-  if not chunk then error(err, 0) end
+  if not chunk then raise(err) end
   local ok, p = pcall(chunk)
   if not ok then
     local msg = tostring(p)
     if not msg:find(path, 1, true) then msg = path .. ": " .. msg end
-    error(msg, 0)
+    raise(msg)
   end
   if getmetatable(p) ~= Problem then
-    error(("%s: the file must return kreach.problem{...}, it returned %s"):format(path, type(p)), 0)
+    raise(("%s: the file must return kreach.problem{...}, it returned %s"):format(path, type(p)))
   end
   p.path = path
   p.load_opts = opts
@@ -536,11 +548,11 @@ end
 -- A suite's problem files in id order, and the ids still to come.
 function M.load_suite(name)
   local path, root = M.find_suite(name)
-  if not path then error(("no suite '%s' (suites: %s)"):format(name, table.concat(M.suites(), ", ")), 0) end
+  if not path then raise(("no suite '%s' (suites: %s)"):format(name, table.concat(M.suites(), ", "))) end
   local ok, s = pcall(dofile, path)
-  if not ok then error(tostring(s), 0) end
+  if not ok then raise(tostring(s)) end
   if type(s) ~= "table" or type(s.ids) ~= "table" or type(s.dir) ~= "string" then
-    error(path .. ": a suite returns { name =, description =, dir =, ids = {...} }", 0)
+    raise(path .. ": a suite returns { name =, description =, dir =, ids = {...} }")
   end
   local lfs = require "lfs"
   local dir = root .. "/" .. s.dir
@@ -551,7 +563,7 @@ function M.load_suite(name)
   end
   local list = {}
   for _, id in ipairs(s.ids) do
-    if not files[id] then error(("%s: problem %d has no file in %s"):format(path, id, dir), 0) end
+    if not files[id] then raise(("%s: problem %d has no file in %s"):format(path, id, dir)) end
     list[#list + 1] = files[id]
   end
   return { name = s.name or name, description = s.description, path = path, files = list,
@@ -573,7 +585,7 @@ function M.resolve(what, suite)
       if (id and s.ids[i] == id) or base == what or plain == what then return f end
     end
   end
-  error(("no problem '%s' (a path, an id or a name from a suite)"):format(what), 0)
+  raise(("no problem '%s' (a path, an id or a name from a suite)"):format(what))
 end
 
 return M

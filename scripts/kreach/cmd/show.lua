@@ -1,0 +1,61 @@
+-- kreach show <problem>: its arguments with shapes, dtypes and distributions, its sizes, the
+-- bytes and flops of its speed-of-light bound, and the PyTorch code.
+local kreach = require "kreach"
+
+return {
+  summary = "Show a problem: arguments, shapes, bytes, flops and the PyTorch code.",
+  parser = function(p)
+    p:argument("problem", "A problem file, id or name.")
+    p:option("--dtype", "The problem's dtype: f32, bf16 or f16.", "f32")
+    p:option("--size", "Override a size: name=value.", nil):count("*")
+    p:flag("--json", "Print JSON.")
+  end,
+  run = function(args)
+    local sizes = {}
+    for _, s in ipairs(args.size) do
+      local k, v = s:match("^([%w_]+)=(%d+)$")
+      if not k then
+        io.stderr:write(("kreach show: --size takes name=value, got '%s'\n"):format(s))
+        return 2
+      end
+      sizes[k] = math.tointeger(tonumber(v))
+    end
+    local p = kreach.load_problem(args.problem)
+    local inst = p:instantiate{ dtype = args.dtype, sizes = sizes }
+    inst:validate()
+    if args.json then
+      local a = {}
+      for i, x in ipairs(inst.args) do
+        a[i] = { kind = x.kind, name = x.name, shape = x.shape, dtype = x.dtype, value = x.value,
+                 dist = x.dist and x.dist.text, domain = x.domain, init = type(x.init) == "string" and x.init or nil }
+      end
+      io.write(require("cjson").encode({ id = p.id, name = p.name, path = p.path, category = p.category,
+        description = p.description, dtype = inst.dtype, sizes = inst.sizes, args = a,
+        bytes = inst.bytes, flops = inst.flops, torch = p.def.torch }), "\n")
+      return 0
+    end
+    io.write(("%s (%s, problem %d of %s)\n%s\nfile: %s\n\n"):format(p.name, p.category, p.id, p.suite,
+      p.description, p.path))
+    local names = {}
+    for k in pairs(inst.sizes) do names[#names + 1] = k end
+    table.sort(names)
+    local sz = {}
+    for _, k in ipairs(names) do sz[#sz + 1] = k .. " = " .. inst.sizes[k] end
+    io.write("sizes: ", table.concat(sz, ", "), "\n\narguments at ", inst.dtype, ":\n")
+    for _, a in ipairs(inst.args) do
+      if a.kind == "scalar" then
+        io.write(("  %-7s %-16s = %s\n"):format(a.kind, a.name, tostring(a.value)))
+      else
+        local extra = a.dist and ("  %s"):format(a.dist.text) or (type(a.init) == "string" and "  init " .. a.init or "")
+        if a.domain then extra = extra .. ("  (domain: %s)"):format(a.domain) end
+        io.write(("  %-7s %-16s %-5s {%s}  %.3f GB%s\n"):format(a.kind, a.name, a.dtype,
+          table.concat(a.shape, ", "), a.nbytes / 1e9, extra))
+      end
+    end
+    io.write(("\nbytes (compulsory traffic): %d (%.3f GB)\nflops: %.6g\narithmetic intensity: %.3g flop/byte\n"):format(
+      inst.bytes, inst.bytes / 1e9, inst.flops, inst.flops / math.max(inst.bytes, 1)))
+    io.write("\nPyTorch:\n", p.def.torch.model)
+    if p.def.torch.init then io.write("init: ", p.def.torch.init, "\n") end
+    return 0
+  end,
+}

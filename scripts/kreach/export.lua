@@ -1,0 +1,95 @@
+-- kreach.export: writes a problem as a KernelBench-format Python file (class Model,
+-- get_inputs, get_init_inputs) with kreach's semantics: the sizes and scalars as module-level
+-- constants, each input drawn from its distribution exactly as kreach draws it (in float32,
+-- then cast to the problem's dtype), the problem's Model, and its init arguments.
+local M = {}
+
+local TORCH_DTYPE = { f32 = "torch.float32", bf16 = "torch.bfloat16", f16 = "torch.float16",
+  f64 = "torch.float64", i64 = "torch.int64", i32 = "torch.int32", i16 = "torch.int16",
+  i8 = "torch.int8", u8 = "torch.uint8", bool = "torch.bool" }
+
+local function py_num(v)
+  if math.type(v) == "integer" then return tostring(v) end
+  if v == math.floor(v) and math.abs(v) < 2 ^ 53 then return ("%.1f"):format(v) end
+  return ("%.17g"):format(v)
+end
+
+-- The Python expression of a shape: size names where the problem used names.
+local function py_shape(spec_shape, resolved)
+  local parts = {}
+  if type(spec_shape) == "table" then
+    for i, s in ipairs(spec_shape) do parts[i] = type(s) == "string" and s or tostring(resolved[i]) end
+  else
+    for i, s in ipairs(resolved) do parts[i] = tostring(s) end
+  end
+  if #parts == 1 then return "(" .. parts[1] .. ",)" end
+  return "(" .. table.concat(parts, ", ") .. ")"
+end
+
+local function draw_expr(a, shape, problem_dtype)
+  local d = a.dist
+  local e
+  if d.gen == "uniform" then
+    e = ("torch.rand(%s)"):format(shape)
+    if d.args[1] ~= 0 or d.args[2] ~= 1 then
+      e = ("(%s * %s + %s)"):format(e, py_num(d.args[2] - d.args[1]), py_num(d.args[1]))
+    end
+  elseif d.gen == "normal" then
+    e = ("(torch.randn(%s) * %s + %s)"):format(shape, py_num(d.args[2]), py_num(d.args[1]))
+  elseif d.gen == "randint" then
+    e = ("torch.randint(%s, %s, %s)"):format(py_num(d.args[1]), py_num(d.args[2]), shape)
+  elseif d.gen == "bool" then
+    e = ("torch.randint(0, 2, %s).bool()"):format(shape)
+  elseif d.gen == "sign" then
+    e = ("(torch.randint(0, 2, %s).float() * 2 - 1)"):format(shape)
+  end
+  for _, t in ipairs(d.transforms) do
+    if t == "symmetric" then e = ("((lambda m: (m + m.T) / 2)(%s))"):format(e)
+    elseif t == "triu" then e = ("torch.triu(%s)"):format(e)
+    elseif t == "tril" then e = ("torch.tril(%s)"):format(e)
+    elseif t == "scale_rand" then e = ("(%s * torch.rand(()))"):format(e)
+    elseif t == "softmax" then e = ("%s.softmax(dim=-1)"):format(e)
+    end
+  end
+  local dt = a.dtype
+  if (d.gen == "randint" and dt ~= "i64") or (d.gen ~= "randint" and d.gen ~= "bool" and dt ~= "f32") then
+    e = ("%s.to(%s)"):format(e, TORCH_DTYPE[dt])
+  end
+  return e
+end
+
+-- Returns the Python source for an instance of a problem.
+function M.kernelbench(inst)
+  local p = inst.problem
+  local def = p.def
+  local out = {}
+  local function w(s) out[#out + 1] = s end
+  w(("# %s: exported by kreach from %s\n"):format(p.name, p.path or "?"))
+  w(("# %s\n"):format(p.description))
+  w(("# dtype %s. Inputs are drawn as kreach draws them: in float32, then cast.\n"):format(inst.dtype))
+  w("import math\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n")
+  local names = {}
+  for k in pairs(inst.sizes) do names[#names + 1] = k end
+  table.sort(names)
+  for _, k in ipairs(names) do w(("%s = %d\n"):format(k, inst.sizes[k])) end
+  for _, a in ipairs(inst.args) do
+    if a.kind == "scalar" then w(("%s = %s\n"):format(a.name, py_num(a.value))) end
+  end
+  w("\n\n")
+  w(def.torch.model)
+  if not def.torch.model:match("\n$") then w("\n") end
+  w("\n\ndef get_inputs():\n")
+  local ins = {}
+  for i, a in ipairs(inst.args) do
+    if a.kind == "input" then
+      w(("    %s = %s\n"):format(a.name, draw_expr(a, py_shape(def.args[i].shape, a.shape), inst.dtype)))
+      ins[#ins + 1] = a.name
+    end
+  end
+  w(("    return %s\n"):format(def.torch.inputs or ("[" .. table.concat(ins, ", ") .. "]")))
+  w("\n\ndef get_init_inputs():\n")
+  w(("    return %s\n"):format(def.torch.init or "[]"))
+  return table.concat(out)
+end
+
+return M

@@ -1,0 +1,169 @@
+-- Problems without a GPU: every shipped problem loads and validates at its full size (its
+-- reference runs on shape-only tensors), reports bytes and flops, and exports to Python that
+-- compiles; the suites list what they should; the DSL's errors name the file and the field.
+local kreach = require "kreach"
+local problem = require "kreach.problem"
+local lfs = require "lfs"
+
+local DIR = "problems/kernelbench/level1"
+
+local function files()
+  local r = {}
+  for f in lfs.dir(DIR) do if f:match("^%d+_.*%.lua$") then r[#r + 1] = DIR .. "/" .. f end end
+  table.sort(r)
+  return r
+end
+
+local function tmpdir()
+  local p = os.tmpname(); os.remove(p); assert(lfs.mkdir(p)); return p
+end
+
+local function write(dir, name, text)
+  local path = dir .. "/" .. name
+  local f = assert(io.open(path, "w")); f:write(text); f:close()
+  return path
+end
+
+local function load_error(path)
+  local ok, err = pcall(problem.load, path)
+  assert.is_false(ok)
+  return tostring(err)
+end
+
+local have_python = os.execute("python3 -c 'pass' >/dev/null 2>&1")
+
+describe("the KernelBench level-1 problems", function()
+  local out = tmpdir()
+  for _, f in ipairs(files()) do
+    it("load, validate and export: " .. f:match("[^/]+$"), function()
+      local p = problem.load(f)
+      local id = tonumber(f:match("/(%d+)_"))
+      assert.equals(id, p.id)
+      assert.matches("^" .. id .. "_", p.name)
+      assert.equals(f:match("/%d+_(.*)%.lua$"), p.name:match("^%d+_(.*)$"))
+      for _, dt in ipairs({ "f32", "bf16", "f16" }) do
+        local inst = p:instantiate{ dtype = dt }
+        assert.is_true(inst:validate())
+        assert.is_true(inst.bytes > 0)
+        assert.is_true(inst.flops > 0)
+      end
+      local inst = p:instantiate()
+      local py = require("kreach.export").kernelbench(inst)
+      assert.matches("class Model%(nn%.Module%)", py)
+      assert.matches("\ndef get_inputs%(%):\n", py)
+      assert.matches("\ndef get_init_inputs%(%):\n", py)
+      if have_python then
+        local path = write(out, p.name .. ".py", py)
+        assert.is_true(os.execute("python3 -m py_compile '" .. path .. "'"), "exported Python does not compile")
+      end
+    end)
+  end
+
+  it("are listed by the suites", function()
+    local s = kreach.load_suite("kernelbench-l1")
+    assert.equals(65, #s.files)
+    assert.equals(35, #s.pending)
+    local r = kreach.load_suite("kernelbench-l1-repr")
+    assert.same({ 1, 3, 6, 18, 23, 26, 33, 36, 40, 42, 48 }, r.ids)
+    assert.same({ 54, 57, 65, 77, 82, 86, 87 }, r.pending)
+  end)
+
+  it("resolve by id, by padded id and by name", function()
+    local a = problem.resolve("19")
+    assert.equals(a, problem.resolve("019"))
+    assert.equals(a, problem.resolve("19_ReLU"))
+    assert.matches("019_ReLU%.lua$", a)
+    local ok, err = pcall(problem.resolve, "no_such_problem")
+    assert.matches("no problem 'no_such_problem'", tostring(err))
+  end)
+
+  it("take size overrides, and refuse unknown sizes", function()
+    local p = problem.load(DIR .. "/001_Square_matrix_multiplication_.lua")
+    local inst = p:instantiate{ sizes = { N = 64 } }
+    assert.same({ 64, 64 }, inst.args[1].shape)
+    assert.equals(2 * 64 ^ 3, inst.flops)
+    assert.equals(3 * 64 * 64 * 4, inst.bytes)
+    local ok, err = pcall(p.instantiate, p, { sizes = { n = 64 } })
+    assert.matches("no size named 'n' %(did you mean 'N'%?%)", tostring(err))
+    ok, err = pcall(p.instantiate, p, { dtype = "i32" })
+    assert.matches("a problem runs at f32, bf16 or f16", tostring(err))
+  end)
+end)
+
+describe("a malformed problem file", function()
+  local dir = tmpdir()
+  local GOOD = [[
+local kreach = require "kreach"
+return kreach.problem{
+  id = 1, name = "t", suite = "test", category = "activation", description = "d",
+  sizes = { n = 8 },
+  args = { kreach.input("x", { "n" }), kreach.output("y", { "n" }) },
+  reference = function(ops, x, y) ops.relu(x, y) end,
+  flops = function(s) return s.n end,
+  torch = { model = "class Model: pass" },
+}
+]]
+  local function variant(from, to)
+    local text, n = GOOD:gsub(from, to)
+    assert(n == 1, "pattern not found: " .. from)
+    return write(dir, "p.lua", text)
+  end
+
+  it("loads when it is well formed", function()
+    assert.is_true(problem.load(write(dir, "ok.lua", GOOD)):instantiate():validate())
+  end)
+
+  it("with a syntax error names the file and the line", function()
+    assert.matches("p%.lua:5:", load_error(variant("sizes = { n = 8 },", "sizes = { n = = 8 },")))
+  end)
+
+  it("with a missing field names it", function()
+    assert.matches("p%.lua: problem 't': missing field 'flops'", load_error(variant("  flops = function%(s%) return s.n end,\n", "")))
+  end)
+
+  it("with a misspelt field suggests the right one", function()
+    assert.matches("unknown field 'refrence' %(did you mean 'reference'%?%)",
+      load_error(variant("reference =", "refrence =")))
+  end)
+
+  it("with an unknown dtype, distribution or domain names the argument", function()
+    assert.matches("input 'x': unknown dtype 'f8'", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dtype = "f8" })')))
+    assert.matches("input 'x': dist: unknown distribution 'gauss' %(known: bool, normal, randint, sign, uniform%)",
+      load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dist = "gauss" })')))
+    assert.matches("unknown transform 'sorted'", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dist = "uniform | sorted" })')))
+    assert.matches("unknown domain 'reals' %(did you mean 'real'%?%)", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { domain = "reals" })')))
+    assert.matches("input 'x': unknown option 'dsit' %(did you mean 'dist'%?%)", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dsit = "uniform" })')))
+  end)
+
+  it("with a shape naming an unknown size names it", function()
+    assert.matches("output 'y': shape entry 1 names the size 'm', which is not in sizes",
+      load_error(variant('kreach.output%("y", { "n" }%)', 'kreach.output("y", { "m" })')))
+  end)
+
+  it("whose output shape disagrees with what the reference writes fails validation", function()
+    local p = problem.load(variant('kreach.output%("y", { "n" }%)', 'kreach.output("y", { "n", 2 })'))
+    local ok, err = pcall(p.instantiate(p).validate, p:instantiate())
+    assert.is_false(ok)
+    assert.matches("problem 't': reference: .*relu: y is {8, 2} but x is {8}", tostring(err))
+  end)
+
+  it("whose reference does not write an output fails validation", function()
+    local p = problem.load(variant("ops.relu%(x, y%)", "local _ = x"))
+    local ok, err = pcall(function() return p:instantiate():validate() end)
+    assert.matches("does not write output 'y'", tostring(err))
+  end)
+
+  it("whose reference writes an input fails validation", function()
+    local p = problem.load(variant("ops.relu%(x, y%)", "ops.relu(x, y); ops.relu(y, x)"))
+    local ok, err = pcall(function() return p:instantiate():validate() end)
+    assert.matches("writes input 'x', which it must only read", tostring(err))
+  end)
+
+  it("that assigns a global is refused", function()
+    assert.matches("assignment to undeclared global 'oops'", load_error(variant("local kreach", "oops = 1\nlocal kreach")))
+  end)
+
+  it("that returns something else says so", function()
+    assert.matches("must return kreach.problem", load_error(write(dir, "q.lua", "return 42\n")))
+  end)
+end)
