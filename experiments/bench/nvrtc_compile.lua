@@ -54,6 +54,11 @@ extern "C" __global__ void row_softmax(const float *__restrict__ x, float *__res
   for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
   for (int c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = __expf(xr[c] - m) / s;
 }
+
+extern "C" __global__ void scale_add(float *y, const float *x, float a, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
 ]]
 local lines = select(2, SRC:gsub("\n", ""))
 

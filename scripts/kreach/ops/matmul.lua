@@ -2,6 +2,39 @@
 -- accumulate in fp32; f64 is DGEMM, the oracle). Shapes follow torch.matmul for the cases the
 -- suites use: 2-D @ 2-D, batched 3-D @ 3-D, and N-D @ 2-D (the leading dimensions of A are
 -- flattened into rows, which is exact for contiguous tensors).
+-- Matrix-vector products (N = 1) are memory-bound: a dedicated kernel streams A once with
+-- 16-byte loads, a block per row, where a GEMM would tile for reuse that is not there.
+local GEMV = [==[
+template <typename T, bool VEC>
+__global__ void __launch_bounds__(256) gemv(const T *__restrict__ A, const T *__restrict__ x,
+                                            T *__restrict__ y, i64 K) {
+  typedef typename Acc<T>::type Ac;
+  __shared__ Ac scratch[32];
+  const T *row = A + (i64)blockIdx.x * K;
+  Ac acc = 0;
+  if (VEC) {
+    const int N = Pack<T>::N;
+    const i64 np = K / N;
+    const Pack<T> *ra = reinterpret_cast<const Pack<T> *>(row);
+    const Pack<T> *rx = reinterpret_cast<const Pack<T> *>(x);
+    for (i64 p = threadIdx.x; p < np; p += blockDim.x) {
+      Pack<T> a = ra[p], b = rx[p];
+#pragma unroll
+      for (int k = 0; k < N; k++) acc += ld(a.v[k]) * ld(b.v[k]);
+    }
+    for (i64 k = np * N + threadIdx.x; k < K; k += blockDim.x) acc += ld(row[k]) * ld(x[k]);
+  } else {
+    for (i64 k = threadIdx.x; k < K; k += blockDim.x) acc += ld(row[k]) * ld(x[k]);
+  }
+  acc = block_sum(acc, scratch);
+  if (threadIdx.x == 0) y[blockIdx.x] = st<T>(acc);
+}
+]==]
+
+local function gemv_instantiate(T)
+  return { ("gemv<%s, true>"):format(T), ("gemv<%s, false>"):format(T) }
+end
+
 local function install(lib, K)
   -- c = op(a) @ op(b); opts: trans_a, trans_b (the last two dimensions), alpha, beta
   function lib.matmul(a, b, c, opts)
@@ -53,10 +86,17 @@ local function install(lib, K)
     end
     K.check_shape(op, c, want, "C")
     if not K.writes(c) then return c end
+    if n == 1 and A:dim() == 2 and not ta and not opts.alpha and not opts.beta then
+      local es = require("kreach").dtype_size(a.dtype)
+      local vec = ka % (16 // es) == 0 and K.aligned(A, 16) and K.aligned(B, 16)
+      local p = K.program("gemv", GEMV, a.dtype, gemv_instantiate)
+      p[("gemv<%s, %s>"):format(K.ctype[a.dtype], vec and "true" or "false")]{ grid = m, block = 256 }(A, B, C, ka)
+      return c
+    end
     require("kreach").cublas.gemm(C, A, B, { trans_a = ta, trans_b = tb, alpha = opts.alpha,
                                             beta = opts.beta })
     return c
   end
 end
 
-return { install = install, sources = {} }
+return { install = install, sources = { { name = "gemv", source = GEMV, instantiate = gemv_instantiate } } }
