@@ -1,0 +1,36 @@
+-- KernelBench level 1, problem 52: torch.argmin(x, dim=reduce_dim) (int64 indices) over a batch_size x dim1 x dim2 tensor, reduce_dim = 1 (the middle one).
+local kreach = require "kreach"
+local input, output = kreach.input, kreach.output
+
+-- x's shape with the reduced dimension (reduce_dim, 0-based as in PyTorch) removed
+local function reduced(s)
+  local shape = { s.batch_size, s.dim1, s.dim2 }
+  table.remove(shape, s.reduce_dim + 1)
+  return shape
+end
+
+return kreach.problem{
+  id = 52, name = "52_Argmin_over_a_dimension", suite = "kernelbench-l1", category = "reduction",
+  description = "torch.argmin(x, dim=reduce_dim) (int64 indices) over a batch_size x dim1 x dim2 tensor, reduce_dim = 1 (the middle one)",
+  sizes = { batch_size = 128, dim1 = 4096, dim2 = 4095, reduce_dim = 1 },
+  args = {
+    input("x", { "batch_size", "dim1", "dim2" }, { domain = "real" }),
+    output("y", reduced, { dtype = "i64" }),
+  },
+  -- the reduced dimension is read back from the shapes, which reduce_dim decides
+  reference = function(ops, x, y) ops.argmin(x, y, ops.reduced_dim(x, y)) end,
+  -- one comparison per element
+  flops = function(s) return s.batch_size * s.dim1 * s.dim2 end,
+  torch = {
+    model = [[
+class Model(nn.Module):
+    def __init__(self, dim: int):
+        super(Model, self).__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.argmin(x, dim=self.dim)
+]],
+    init = "[reduce_dim]",
+  },
+}
