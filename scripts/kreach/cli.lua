@@ -41,6 +41,23 @@ local function load_command(name)
 end
 cli.load_command = load_command
 
+-- The options every problem command shares: --dtype and repeated --size name=value.
+function cli.problem_options(p)
+  p:option("--dtype", "The problem's dtype: f32, bf16 or f16.", "f32")
+  p:option("--size", "Override a size: name=value.", nil):count("*")
+end
+
+-- The --size overrides as a table, or nil and a message for a malformed one.
+function cli.sizes(list)
+  local sizes = {}
+  for _, s in ipairs(list or {}) do
+    local k, v = s:match("^([%w_]+)=(%d+)$")
+    if not k then return nil, ("--size takes name=value, got '%s'"):format(s) end
+    sizes[k] = math.tointeger(tonumber(v))
+  end
+  return sizes
+end
+
 function cli.main(name, ...)
   local cmd = load_command(name)
   if not cmd then

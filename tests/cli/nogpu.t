@@ -17,3 +17,6 @@ $ KREACH_DEVICE=abc kreach -e 'print(require("kreach").has_device())'
 $ kreach -e 'local k = require("kreach"); print(k.build{source = "extern \"C\" __global__ void f() {}"})'
 ? 77
 ~ give an explicit arch such as sm_90
+$ kreach oracle 19
+? 77
+~ ^kreach: no CUDA device: 

@@ -6,20 +6,15 @@ return {
   summary = "Run a problem's baseline and fp64 oracle; print their errors (needs a GPU).",
   parser = function(p)
     p:argument("problem", "A problem file, id or name.")
-    p:option("--dtype", "The problem's dtype: f32, bf16 or f16.", "f32")
     p:option("--seed", "Seed of the inputs.", "1"):convert(tonumber)
-    p:option("--size", "Override a size: name=value.", nil):count("*")
+    require("kreach.cli").problem_options(p)
     p:flag("--json", "Print one JSON object.")
   end,
   run = function(args)
-    local sizes = {}
-    for _, s in ipairs(args.size) do
-      local k, v = s:match("^([%w_]+)=(%d+)$")
-      if not k then
-        io.stderr:write(("kreach oracle: --size takes name=value, got '%s'\n"):format(s))
-        return 2
-      end
-      sizes[k] = math.tointeger(tonumber(v))
+    local sizes, err = require("kreach.cli").sizes(args.size)
+    if not sizes then
+      io.stderr:write("kreach oracle: ", err, "\n")
+      return 2
     end
     local p = kreach.load_problem(args.problem)
     local inst = p:instantiate{ dtype = args.dtype, sizes = sizes }

@@ -1,0 +1,44 @@
+# The problem commands that need no GPU: list, show, export; their errors and exit statuses.
+$ kreach list
+~ ^kernelbench%-l1 +65 problems %(%+35 to come%)
+~ ^kernelbench%-l1%-repr +11 problems %(%+7 to come%)
+$ kreach list kernelbench-l1
+~ ^  19  19_ReLU +activation +12%.885  4096x393216$
+~ ^ 100  100_HingeLoss
+~ ^to come: 50, 54, 55
+$ kreach list kernelbench-l1 --json
+~ "pending":%[50,54,
+$ kreach list nosuchsuite
+? 3
+~ no suite 'nosuchsuite' %(suites: kernelbench%-l1, kernelbench%-l1%-repr%)
+$ kreach show 12
+~ ^12_Matmul_with_diagonal_matrices_ %(matmul, problem 12 of kernelbench%-l1%)
+~ ^  input   A +f32   {4096}
+~ ^bytes %(compulsory traffic%): 134234112
+~ A%.unsqueeze%(1%) %* B
+$ kreach show 19_ReLU --dtype bf16 --size dim=1024
+~ ^  input   x +bf16  {4096, 1024}
+$ kreach show 19 --size nope=3
+? 3
+~ no size named 'nope'
+$ kreach show 19 --size dim
+? 2
+= kreach show: --size takes name=value, got 'dim'
+$ kreach show nosuchproblem
+? 3
+~ no problem 'nosuchproblem'
+$ kreach show 23 --json
+~ "name":"23_Softmax"
+$ d=$(mktemp -d) && kreach export --format kernelbench kernelbench-l1 -o $d > /dev/null && ls $d | wc -l
+= 65
+$ d=$(mktemp -d) && kreach export 5 -o $d --dtype bf16 && cat $d/5_Matrix_scalar_multiplication.py
+~ ^s = 3%.14
+~ ^    A = torch%.rand%(%(M, N%)%)%.to%(torch%.bfloat16%)
+~ ^    return %[A, s%]
+~ ^def get_init_inputs%(%):
+$ kreach export 5
+? 2
+~ %-o DIR is required
+$ d=$(mktemp -d) && printf 'return 1\n' > $d/bad.lua && kreach show $d/bad.lua
+? 3
+~ bad%.lua: the file must return kreach%.problem
