@@ -42,3 +42,12 @@ $ kreach export 5
 $ d=$(mktemp -d) && printf 'return 1\n' > $d/bad.lua && kreach show $d/bad.lua
 ? 3
 ~ bad%.lua: the file must return kreach%.problem
+$ kreach lint 19 tests/candidates/019_relu.lua --size batch_size=3 --size dim=1001
+~ ^tests/candidates/019_relu%.lua: ok %(dry run: 2 launches of relu4, relu_tail; compiled for sm_%d+%)
+$ kreach lint 19 tests/candidates/bad_io.lua
+? 1
+~ ^tests/candidates/bad_io%.lua: invalid_candidate
+~ bad_io%.lua:5: attempt to index a nil value %(global 'io'%)
+$ kreach lint 19 tests/candidates/bad_compile.lua --json
+? 1
+~ "verdict":"compile_error"

@@ -1,0 +1,346 @@
+-- kreach.candidate: loading candidate files and running their `forward` in a sandbox.
+--
+-- A candidate is a Lua file returning { source = "...CUDA...", options = {...}, forward =
+-- function(k, ...) ... end } (docs/candidates.md). Everything here treats the file as hostile:
+-- it runs with only the sandbox's globals, under a step limit, sees tensors as metadata-only
+-- handles, and reaches the GPU only through its own compiled kernels and scratch memory.
+-- Every failure is a candidate error whose message names the file (and the line where Lua
+-- knows it), so that it becomes the verdict `invalid_candidate`.
+local M = {}
+
+local CandidateError = { __tostring = function(e) return e.msg end }
+M.CandidateError = CandidateError
+
+local function fail(kind, msg)
+  error(setmetatable({ kind = kind, msg = msg }, CandidateError), 0)
+end
+M.fail = fail
+
+function M.is_error(e) return getmetatable(e) == CandidateError end
+
+-- ---- NVRTC options: an allow-list. What is not known to be harmless is refused. ----
+
+local function toolkit_include()
+  for _, v in ipairs({ os.getenv("CUDA_HOME"), os.getenv("CUDA_PATH"), "/usr/local/cuda" }) do
+    if v and v ~= "" then return (v:gsub("/+$", "")) .. "/include" end
+  end
+end
+
+local FLAG_OPTIONS = {
+  ["--use_fast_math"] = true, ["-use_fast_math"] = true,
+  ["--extra-device-vectorization"] = true, ["-extra-device-vectorization"] = true,
+  ["--restrict"] = true, ["-restrict"] = true,
+  ["--generate-line-info"] = true, ["-lineinfo"] = true,
+  ["--disable-warnings"] = true, ["-w"] = true,
+  ["--no-source-include"] = true, ["-no-source-include"] = true,
+}
+local function bool(v) return v == "true" or v == "false" end
+local VALUE_OPTIONS = { -- name -> a check of its value
+  ["--fmad"] = bool, ["--ftz"] = bool, ["--prec-div"] = bool, ["--prec-sqrt"] = bool,
+  ["--std"] = function(v) return v:match("^c%+%+%d%d$") ~= nil end,
+  ["-std"] = function(v) return v:match("^c%+%+%d%d$") ~= nil end,
+  ["--maxrregcount"] = function(v) return v:match("^%d+$") ~= nil end,
+  ["-maxrregcount"] = function(v) return v:match("^%d+$") ~= nil end,
+  ["--dopt"] = function(v) return v == "on" or v == "off" end,
+}
+
+-- Returns the options as given, or raises a candidate error naming the first refused one.
+function M.check_options(opts, where)
+  where = where or "candidate"
+  if opts == nil then return {} end
+  if type(opts) ~= "table" then fail("invalid", ("%s: 'options' must be a table of strings, got %s"):format(where, type(opts))) end
+  local out = {}
+  for i, o in ipairs(opts) do
+    if type(o) ~= "string" then fail("invalid", ("%s: option %d is a %s, not a string"):format(where, i, type(o))) end
+    local name, value = o:match("^(%-%-?[%w%-_]+)=(.*)$")
+    local ok, why = false, nil
+    if FLAG_OPTIONS[o] then
+      ok = true
+    elseif name and VALUE_OPTIONS[name] then
+      ok = VALUE_OPTIONS[name](value)
+      why = ok and nil or ("'%s' is not a valid value for %s"):format(value, name)
+    elseif o:match("^%-D[%a_][%w_]*=?.*$") then
+      ok = not o:find("[%c]")
+    elseif o:match("^%-I") or o:match("^%-%-include%-path") then
+      -- headers from the CUDA toolkit only: no reading of arbitrary files at compile time
+      local dir = o:match("^%-I(.+)$") or o:match("^%-%-include%-path=(.+)$") or ""
+      local inc = toolkit_include()
+      dir = dir:gsub("/+$", "")
+      ok = inc ~= nil and (dir == inc or dir:sub(1, #inc + 1) == inc .. "/") and not dir:find("%.%.")
+      why = ok and nil or ("include paths outside the CUDA toolkit (%s) are not allowed"):format(inc or "?")
+    elseif o:match("^%-rdc") or o:match("^%-%-relocatable%-device%-code") or o == "-dc" or o == "--device-c" then
+      why = "relocatable device code (and so device-side launches) is not allowed"
+    elseif o:match("^%-arch") or o:match("^%-%-gpu%-architecture") then
+      why = "the harness chooses the architecture"
+    end
+    if not ok then
+      fail("invalid", ("%s: NVRTC option '%s' refused%s"):format(where, o,
+        why and (": " .. why) or " (not on the list of allowed options; see docs/candidates.md)"))
+    end
+    out[#out + 1] = o
+  end
+  return out
+end
+
+-- ---- the sandbox ----
+
+local SAFE_BASE = { "assert", "error", "ipairs", "next", "pairs", "select", "tonumber",
+  "tostring", "type", "rawequal", "rawlen" }
+
+local function copy_lib(lib, drop)
+  local t = {}
+  for k, v in pairs(lib) do if not (drop and drop[k]) then t[k] = v end end
+  return t
+end
+
+-- A fresh environment: only what a forward function needs to compute launch configurations.
+-- No io, os, debug, load, require, package, collectgarbage, coroutine (a coroutine would run
+-- outside the step limit), pcall (it could swallow the step limit), metatables (finalizers
+-- would run outside the sandbox), print (stdout belongs to the harness).
+function M.environment()
+  local env = {}
+  for _, k in ipairs(SAFE_BASE) do env[k] = _G[k] end
+  env.math = copy_lib(math, { random = true, randomseed = true })
+  env.string = copy_lib(string, { dump = true })
+  env.table = copy_lib(table)
+  env.utf8 = copy_lib(utf8)
+  env._G = env
+  env._VERSION = _VERSION
+  return setmetatable(env, { __metatable = false })
+end
+
+-- Runs fn(...) with at most `steps` Lua instructions (counted in blocks of 1000, harness code
+-- called from it included). Once the limit is hit, every instruction of the chunk `source`
+-- (the candidate file) raises, so no loop of the candidate's can swallow the error, while the
+-- harness's own code runs on to report it.
+function M.run_limited(steps, source, fn, ...)
+  local count = 0
+  local tripped, where = false, nil
+  local function every()
+    local info = debug.getinfo(2, "Sl")
+    if info and info.source == source then
+      where = where or info.currentline
+      error("step limit", 0)
+    end
+  end
+  local function hook()
+    count = count + 1000
+    if count > steps then
+      tripped = true
+      debug.sethook(every, "", 1)
+      every()
+    end
+  end
+  debug.sethook(hook, "", 1000)
+  local res = table.pack(pcall(fn, ...))
+  debug.sethook()
+  if tripped then
+    return false, ("%s:%s: ran past its step limit (%d Lua instructions)"):format(source:sub(2),
+      tostring(where or "?"), steps)
+  end
+  return table.unpack(res, 1, res.n)
+end
+
+-- ---- loading ----
+
+local FIELDS = { source = "string", options = "table", forward = "function", name = "string",
+  origin = "table", notes = "string" }
+
+-- Loads a candidate file. Returns { path, source, options, forward, name, origin }; raises a
+-- candidate error for a file that does not load or is not a candidate.
+function M.load(path, opts)
+  opts = opts or {}
+  local f, err = io.open(path, "r")
+  if not f then fail("invalid", ("%s: cannot open the candidate: %s"):format(path, err)) end
+  local text = f:read("a")
+  f:close()
+  local env = M.environment()
+  local chunk, lerr = load(text, "@" .. path, "t", env)
+  if not chunk then fail("invalid", lerr) end
+  local ok, c = M.run_limited(opts.load_steps or 10000000, "@" .. path, chunk)
+  if not ok then
+    local msg = tostring(c)
+    if not msg:find(path, 1, true) then msg = path .. ": " .. msg end
+    fail("invalid", msg)
+  end
+  if type(c) ~= "table" then fail("invalid", ("%s: a candidate file returns a table, not %s"):format(path, type(c))) end
+  for k, v in pairs(c) do
+    local want = FIELDS[k]
+    if not want then fail("invalid", ("%s: unknown field '%s' (fields: source, options, forward, name, origin, notes)"):format(path, tostring(k))) end
+    if type(v) ~= want then fail("invalid", ("%s: field '%s' must be a %s, got %s"):format(path, k, want, type(v))) end
+  end
+  if not c.source then fail("invalid", path .. ": missing field 'source' (the CUDA C++ source)") end
+  if not c.forward then fail("invalid", path .. ": missing field 'forward' (function(k, ...))") end
+  local info = debug.getinfo(c.forward, "S")
+  if info.what ~= "Lua" or info.source ~= "@" .. path then
+    fail("invalid", path .. ": 'forward' must be a function defined in the candidate file")
+  end
+  return { path = path, source = c.source, options = M.check_options(c.options, path),
+           forward = c.forward, name = c.name, origin = c.origin, line = info.linedefined }
+end
+
+-- ---- what forward sees ----
+
+-- Tensors reach forward as handles with metadata only; the real tensor stays in a table the
+-- candidate cannot reach.
+local Handle = { __metatable = false }
+Handle.__index = function(h, k)
+  local t = Handle.real[h]
+  if k == "shape" then return t.shape end
+  if k == "dtype" then return t.dtype end
+  if k == "numel" then return function() return t:numel() end end
+  if k == "dim" then return function() return t:dim() end end
+  if k == "size" then return function(_, i) return t:size(i) end end
+  error(("a tensor handle has shape, dtype, numel, size and dim only (not '%s')"):format(tostring(k)), 2)
+end
+Handle.__newindex = function() error("tensor handles are read-only", 2) end
+Handle.__tostring = function(h) return "tensor(" .. Handle.real[h].dtype .. ", {" .. table.concat(Handle.real[h].shape, ", ") .. "})" end
+Handle.real = setmetatable({}, { __mode = "k" })
+
+function M.handle(t)
+  local h = setmetatable({}, Handle)
+  Handle.real[h] = t
+  return h
+end
+
+function M.unwrap(v)
+  local t = type(v) == "table" and Handle.real[v]
+  return t or v
+end
+
+-- The `k` object: k.<kernel>{grid=, block=, shared=}(args...) launches one of the candidate's
+-- kernels on the harness stream; k:scratch(shape, dtype) gives temporary device memory (freed
+-- after the call). `prog` is the compiled program; `record`, when given, receives each launch
+-- instead of running it (a dry run on shape-only tensors).
+function M.kit(prog, opts)
+  opts = opts or {}
+  local scratch = {}
+  local launches = 0
+  local k = {}
+  local kernels = {}
+  for _, name in ipairs(prog.kernels) do kernels[name] = true end
+  local function launcher(name)
+    return function(cfg)
+      if type(cfg) ~= "table" then error(("k.%s takes a launch configuration {grid =, block =, shared =}"):format(name), 2) end
+      return function(...)
+        local args = table.pack(...)
+        for i = 1, args.n do args[i] = M.unwrap(args[i]) end
+        launches = launches + 1
+        if opts.record then
+          opts.record(name, cfg, args)
+        else
+          prog:kernel(name)(cfg)(table.unpack(args, 1, args.n))
+        end
+      end
+    end
+  end
+  setmetatable(k, {
+    __metatable = false,
+    __index = function(_, name)
+      if name == "scratch" then
+        return function(_, shape, dtype)
+          local t
+          if opts.record then t = require("kreach.meta").new(shape, dtype or "f32", "scratch")
+          else t = require("kreach").empty(shape, dtype or "f32") end
+          scratch[#scratch + 1] = t
+          return M.handle(t)
+        end
+      end
+      if not kernels[name] then
+        local names = {}
+        for n in pairs(kernels) do names[#names + 1] = n end
+        table.sort(names)
+        error(("the candidate has no kernel '%s' (kernels: %s)"):format(tostring(name), table.concat(names, ", ")), 2)
+      end
+      return launcher(name)
+    end,
+    __newindex = function() error("k is read-only", 2) end,
+  })
+  local function release()
+    for _, t in ipairs(scratch) do if t.is_live and t:is_live() and t.free then t:free() end end
+    scratch = {}
+  end
+  return k, { release = release, launches = function() return launches end }
+end
+
+-- Calls the candidate's forward with handles for the tensors (numbers pass as they are).
+-- Returns true, or false and a message naming the file and line.
+function M.call_forward(cand, k, vals, opts)
+  opts = opts or {}
+  local args = {}
+  for i, v in ipairs(vals) do args[i] = (type(v) == "number" or type(v) == "boolean") and v or M.handle(v) end
+  local ok, r = M.run_limited(opts.steps or 10000000, "@" .. cand.path, cand.forward, k, table.unpack(args, 1, #vals))
+  if not ok then
+    local msg = tostring(r)
+    if M.is_error(r) then msg = r.msg end
+    if not msg:find(cand.path, 1, true) then msg = cand.path .. ": " .. msg end
+    return false, msg
+  end
+  if r ~= nil then
+    return false, ("%s:%d: forward returned a value; candidates write the outputs they are given and return nothing"):format(cand.path, cand.line)
+  end
+  return true
+end
+
+-- ---- before the GPU: compile and a dry run on shape-only tensors ----
+
+local ELEM_DTYPE = { f64 = "f64", f32 = "f32", f16 = "f16", bf16 = "bf16", i64 = "i64", u64 = "i64",
+  i32 = "i32", u32 = "i32", i16 = "i16", u16 = "i16", i8 = "i8", u8 = "u8", bool = "bool" }
+
+-- Checks one recorded launch against the kernel's declared parameters: the count, tensors for
+-- pointers (of the pointer's dtype), numbers for scalars. The launch binding checks the same
+-- and more (ranges, alignment) on the GPU; this is what can be known without one.
+local function check_launch(prog, name, cfg, args)
+  local params = prog:kernel(name).params
+  if args.n ~= #params then
+    error(("kernel '%s' takes %d arguments, got %d"):format(name, #params, args.n), 0)
+  end
+  for i, pa in ipairs(params) do
+    local a = args[i]
+    local is_tensor = require("kreach.meta").is_meta(a)
+    if pa.kind == "ptr" then
+      if not is_tensor then
+        error(("kernel '%s' argument %d (%s %s): tensor expected, got %s"):format(name, i, pa.type, pa.name, type(a)), 0)
+      end
+      local want = ELEM_DTYPE[pa.elem]
+      if want and a.dtype ~= want then
+        error(("kernel '%s' argument %d (%s %s): %s tensor expected, got %s tensor"):format(name, i, pa.type, pa.name, want, a.dtype), 0)
+      end
+    elseif is_tensor or (type(a) ~= "number" and type(a) ~= "boolean") then
+      error(("kernel '%s' argument %d (%s %s): a number expected, got %s"):format(name, i, pa.type, pa.name, is_tensor and "a tensor" or type(a)), 0)
+    end
+  end
+  if type(cfg.grid) ~= "number" and type(cfg.grid) ~= "table" or type(cfg.block) ~= "number" and type(cfg.block) ~= "table" then
+    error(("kernel '%s': the launch needs grid and block"):format(name), 0)
+  end
+end
+
+-- lint(inst, path, {arch =}) -> verdict or nil, and a report { launches =, kernels = }:
+-- everything that can be judged without running the candidate on a GPU: the file, its
+-- options, the compile, and forward on shape-only tensors.
+function M.lint(inst, path, opts)
+  opts = opts or {}
+  local verdict = require "kreach.verdict"
+  local ok, cand = pcall(M.load, path)
+  if not ok then return verdict.from_candidate_error(cand) end
+  local kreach = require "kreach"
+  local prog, err = kreach.build{ source = cand.source, name = (path:match("([^/]+)%.lua$") or "candidate") .. ".cu",
+                                  options = cand.options, arch = opts.arch }
+  if not prog then return verdict.new("compile_error", err) end
+  local record = function(name, cfg, args) check_launch(prog, name, cfg, args) end
+  local k, ctl = M.kit(prog, { record = record })
+  local meta = require "kreach.meta"
+  local vals = {}
+  for i, a in ipairs(inst.args) do
+    if a.kind == "scalar" then vals[i] = a.value else vals[i] = meta.new(a.shape, a.dtype, a.name) end
+  end
+  local fok, ferr = M.call_forward(cand, k, vals, opts)
+  ctl.release()
+  if not fok then return verdict.from_candidate_error(ferr) end
+  if ctl.launches() == 0 then
+    return verdict.new("invalid_candidate", path .. ": forward launched no kernel")
+  end
+  return nil, { launches = ctl.launches(), kernels = prog.kernels, arch = prog.arch }
+end
+
+return M

@@ -1,0 +1,177 @@
+-- Candidates without a GPU: loading and its errors, the sandbox, the step limit, NVRTC option
+-- filtering, the dry run (kreach lint) and verdict bookkeeping. tests/candidates/ holds the files.
+local kreach = require "kreach"
+local candidate = require "kreach.candidate"
+local verdict = require "kreach.verdict"
+local meta = require "kreach.meta"
+
+local DIR = "tests/candidates/"
+local function relu_inst(n, b) return kreach.load_problem("19"):instantiate{ sizes = { batch_size = b or 4, dim = n or 1000 } } end
+
+local function load_err(path)
+  local ok, e = pcall(candidate.load, path)
+  assert.is_false(ok)
+  assert.is_true(candidate.is_error(e))
+  return tostring(e)
+end
+
+describe("a candidate file", function()
+  it("loads: source, options, forward and where forward is defined", function()
+    local c = candidate.load(DIR .. "019_relu.lua")
+    assert.matches("relu4", c.source)
+    assert.same({ "--use_fast_math" }, c.options)
+    assert.equals("function", type(c.forward))
+    assert.equals("relu_float4", c.name)
+    assert.is_true(c.line > 1)
+  end)
+
+  it("that is malformed is invalid, with file and line", function()
+    assert.matches("bad_syntax%.lua:6: '%)' expected", load_err(DIR .. "bad_syntax.lua"))
+    assert.matches("cannot open", load_err(DIR .. "no_such_file.lua"))
+  end)
+
+  it("must return a table with source and forward and nothing unknown", function()
+    local tmp = os.tmpname()
+    local function with(text)
+      local f = assert(io.open(tmp, "w")); f:write(text); f:close()
+      return load_err(tmp)
+    end
+    assert.matches("returns a table, not number", with("return 1"))
+    assert.matches("missing field 'source'", with("return { forward = function() end }"))
+    assert.matches("missing field 'forward'", with("return { source = '' }"))
+    assert.matches("unknown field 'fowrard'", with("return { source = '', fowrard = function() end }"))
+    assert.matches("field 'options' must be a table", with("return { source = '', options = '-O3', forward = function() end }"))
+    assert.matches("forward' must be a function defined in the candidate file", with("return { source = '', forward = print or error }"))
+    assert.matches("attempt to index a nil value %(global 'os'%)", with("os.execute('true'); return {}"))
+    assert.matches("step limit", with("while true do end"))
+    os.remove(tmp)
+  end)
+end)
+
+describe("the sandbox", function()
+  it("holds only what forward needs", function()
+    local env = candidate.environment()
+    for _, name in ipairs({ "io", "os", "debug", "load", "loadfile", "dofile", "require", "package",
+                            "collectgarbage", "coroutine", "pcall", "xpcall", "setmetatable",
+                            "getmetatable", "rawget", "rawset", "print", "kreach" }) do
+      assert.is_nil(env[name], name)
+    end
+    assert.is_nil(env.string.dump)
+    assert.is_nil(env.math.random)
+    assert.equals(math.floor, env.math.floor)
+    assert.equals("function", type(env.string.format))
+    assert.equals("function", type(env.table.concat))
+    -- changing the sandbox's libraries does not change the harness's
+    env.string.format = nil
+    assert.equals("function", type(string.format))
+  end)
+
+  it("gives forward tensor handles with metadata only", function()
+    local h = candidate.handle(meta.new({ 3, 4 }, "bf16"))
+    assert.same({ 3, 4 }, h.shape)
+    assert.equals("bf16", h.dtype)
+    assert.equals(12, h:numel())
+    assert.equals(2, h:dim())
+    assert.equals(4, h:size(2))
+    assert.has_error(function() return h.to_table end)
+    assert.has_error(function() h.shape = {} end)
+    assert.matches("tensor%(bf16, {3, 4}%)", tostring(h))
+  end)
+
+  it("stops a runaway loop, even one that calls back into itself through the library", function()
+    local src = "@" .. DIR .. "fake.lua"
+    local f = load("return function() while true do string.gsub('aaaa', 'a', function() local x = 0 while true do x = x + 1 end end) end end", src)()
+    local ok, err = candidate.run_limited(100000, src, f)
+    assert.is_false(ok)
+    assert.matches("fake%.lua:1: ran past its step limit %(100000 Lua instructions%)", err)
+    -- and the harness goes on working afterwards
+    assert.equals(3, #("abc"))
+    local ok2, v = candidate.run_limited(100000, src, function() return 42 end)
+    assert.is_true(ok2)
+    assert.equals(42, v)
+  end)
+end)
+
+describe("NVRTC options", function()
+  it("are allowed from a list", function()
+    local inc = (os.getenv("CUDA_HOME") or "/usr/local/cuda") .. "/include"
+    local ok = { "--use_fast_math", "-use_fast_math", "--fmad=false", "--ftz=true", "--prec-div=false",
+      "--std=c++17", "-std=c++20", "--maxrregcount=64", "-DTILE=32", "-DFAST", "-I" .. inc,
+      "-I" .. inc .. "/cuda", "--extra-device-vectorization", "-lineinfo", "--restrict" }
+    assert.same(ok, candidate.check_options(ok))
+    assert.same({}, candidate.check_options(nil))
+  end)
+
+  it("that could escape the harness or the sandbox are refused", function()
+    local function refused(o)
+      local okk, e = pcall(candidate.check_options, { o })
+      assert.is_false(okk, o)
+      return tostring(e)
+    end
+    assert.matches("relocatable device code", refused("-rdc=true"))
+    assert.matches("relocatable device code", refused("--relocatable-device-code=true"))
+    assert.matches("relocatable device code", refused("-dc"))
+    assert.matches("the harness chooses the architecture", refused("-arch=sm_80"))
+    assert.matches("the harness chooses the architecture", refused("--gpu-architecture=compute_90"))
+    assert.matches("include paths outside the CUDA toolkit", refused("-I/etc"))
+    assert.matches("include paths outside the CUDA toolkit", refused("-I/usr/local/cuda/include/../../../etc"))
+    assert.matches("not on the list", refused("--pre-include=/etc/passwd"))
+    assert.matches("not on the list", refused("-include"))
+    assert.matches("'maybe' is not a valid value for %-%-fmad", refused("--fmad=maybe"))
+    assert.matches("option 1 is a number", tostring(select(2, pcall(candidate.check_options, { 3 }))))
+  end)
+end)
+
+describe("kreach lint", function()
+  local cases = {
+    { "019_relu.lua", nil },
+    { "bad_compile.lua", "compile_error", "bad_compile%.cu%(2%): error: identifier \"undefined_name\" is undefined" },
+    { "bad_escape.lua", "invalid_candidate", "bad_escape%.lua:5: a tensor handle has shape, dtype, numel, size and dim only %(not 'fill'%)" },
+    { "bad_io.lua", "invalid_candidate", "bad_io%.lua:5: attempt to index a nil value %(global 'io'%)" },
+    { "bad_loop.lua", "invalid_candidate", "bad_loop%.lua:%d+: ran past its step limit" },
+    { "bad_rdc.lua", "invalid_candidate", "NVRTC option '%-rdc=true' refused" },
+    { "bad_return.lua", "invalid_candidate", "bad_return%.lua:4: forward returned a value" },
+    { "bad_syntax.lua", "invalid_candidate", "bad_syntax%.lua:6:" },
+  }
+  for _, c in ipairs(cases) do
+    it(("gives %s the verdict %s"):format(c[1], c[2] or "ok"), function()
+      local v, report = candidate.lint(relu_inst(), DIR .. c[1], { arch = "sm_90" })
+      if c[2] == nil then
+        assert.is_nil(v)
+        assert.equals(1, report.launches)
+      else
+        assert.equals(c[2], v.verdict)
+        assert.matches(c[3], v.reason)
+      end
+    end)
+  end
+
+  it("launches the tail kernel when the size is not a multiple of four, and checks its arguments", function()
+    local _, report = candidate.lint(relu_inst(1001, 3), DIR .. "019_relu.lua", { arch = "sm_90" })
+    assert.equals(2, report.launches)
+    local _, r2 = candidate.lint(relu_inst(1000), DIR .. "019_relu.lua", { arch = "sm_90" })
+    assert.equals(1, r2.launches)
+    -- the relu candidate declares float pointers: at bf16 its launch is refused
+    local inst = kreach.load_problem("19"):instantiate{ dtype = "bf16", sizes = { batch_size = 4, dim = 8 } }
+    local v = candidate.lint(inst, DIR .. "019_relu.lua", { arch = "sm_90" })
+    assert.equals("invalid_candidate", v.verdict)
+    assert.matches("f32 tensor expected, got bf16 tensor", v.reason)
+  end)
+end)
+
+describe("verdicts", function()
+  it("are one of a fixed set, with a reason where one is needed", function()
+    assert.same({ verdict = "correct" }, verdict.correct())
+    assert.equals("wrong_values", verdict.new("incorrect", "wrong_values", { rel_l2 = 0.5 }).reason)
+    assert.has_error(function() verdict.new("incorrect", "bad_vibes") end)
+    assert.has_error(function() verdict.new("incorrect") end)
+    assert.has_error(function() verdict.new("correct", "because") end)
+    assert.has_error(function() verdict.new("almost_correct", "x") end)
+    assert.equals("timeout", verdict.new("timeout", "forward phase took over 60 s").verdict)
+    local v = verdict.from_candidate_error(select(2, pcall(candidate.load, DIR .. "bad_syntax.lua")))
+    assert.equals("invalid_candidate", v.verdict)
+    assert.matches("bad_syntax%.lua:6:", v.reason)
+    assert.equals('{"verdict":"incorrect","reason":"non_finite"}',
+      require("cjson").encode(verdict.new("incorrect", "non_finite")))
+  end)
+end)
