@@ -57,6 +57,7 @@ int luaopen_kreach_tensor(lua_State *L);
 int luaopen_kreach_nvrtc(lua_State *L);
 int luaopen_kreach_cublas(lua_State *L);
 int luaopen_kreach_event(lua_State *L);
+int luaopen_kreach_proc(lua_State *L);
 void kr_lua_openlibs(lua_State *L);
 
 #endif

@@ -301,7 +301,8 @@ void kr_lua_openlibs(lua_State *L) {
     static const luaL_Reg mods[] = {
         {"kreach.core", luaopen_kreach_core},     {"kreach.core.tensor", luaopen_kreach_tensor},
         {"kreach.core.nvrtc", luaopen_kreach_nvrtc}, {"kreach.core.cublas", luaopen_kreach_cublas},
-        {"kreach.core.event", luaopen_kreach_event}, {"lfs", luaopen_lfs},
+        {"kreach.core.event", luaopen_kreach_event}, {"kreach.core.proc", luaopen_kreach_proc},
+        {"lfs", luaopen_lfs},
         {"cjson", luaopen_cjson},                 {"cjson.safe", luaopen_cjson_safe},
         {NULL, NULL}};
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);

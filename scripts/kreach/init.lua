@@ -6,12 +6,14 @@ local tensor = require "kreach.core.tensor"
 local nvrtc = require "kreach.core.nvrtc"
 local cublas = require "kreach.core.cublas"
 local event = require "kreach.core.event"
+local proc = require "kreach.core.proc"
 
 local kreach = {
   version = core.version,
   tensor = tensor,
   nvrtc = nvrtc,
   cublas = cublas,
+  proc = proc,     -- proc.spawn(argv) -> a worker: read_line(timeout_s), kill, wait, stderr
   dtypes = tensor.dtypes(),
 }
 

@@ -1,0 +1,123 @@
+/* l_proc.c: Lua binding of kr_proc (module "kreach.core.proc"): worker processes.
+ * Bindings layer. A worker is a userdata; __gc and __close kill and reap it. */
+#define _GNU_SOURCE
+#include "kr_lua.h"
+#include "kr_proc.h"
+
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+
+#define KR_PROC_MT "kreach.Proc"
+
+typedef struct { kr_proc *p; } lproc;
+
+static lproc *checkproc(lua_State *L, int idx) {
+    lproc *u = luaL_checkudata(L, idx, KR_PROC_MT);
+    if (!u->p) luaL_argerror(L, idx, "worker has been freed");
+    return u;
+}
+
+/* spawn({"prog", "arg", ...}) -> worker, or nil and a message */
+static int l_proc_spawn(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    int n = (int)luaL_len(L, 1);
+    if (n < 1) return luaL_argerror(L, 1, "argv needs at least the program");
+    const char **argv = lua_newuserdatauv(L, sizeof(char *) * (size_t)(n + 1), 0);
+    for (int i = 0; i < n; i++) {
+        if (lua_geti(L, 1, i + 1) != LUA_TSTRING)
+            return luaL_argerror(L, 1, lua_pushfstring(L, "argv[%d] is not a string", i + 1));
+        argv[i] = lua_tostring(L, -1); /* anchored by the table */
+        lua_pop(L, 1);
+    }
+    argv[n] = NULL;
+    lproc *u = lua_newuserdatauv(L, sizeof *u, 0);
+    u->p = NULL;
+    luaL_setmetatable(L, KR_PROC_MT);
+    char err[512];
+    u->p = kr_proc_spawn(argv, err, sizeof err);
+    if (!u->p) {
+        luaL_pushfail(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    return 1;
+}
+
+/* w:read_line([timeout_s]) -> line | nil, "timeout" | nil, "eof" */
+static int l_proc_read_line(lua_State *L) {
+    lproc *u = checkproc(L, 1);
+    lua_Number t = luaL_optnumber(L, 2, -1);
+    int ms = t < 0 ? -1 : (int)fmin(t * 1000.0, 2147483647.0);
+    const char *line;
+    size_t len;
+    int r = kr_proc_read_line(u->p, ms, &line, &len);
+    if (r == 1) {
+        lua_pushlstring(L, line, len);
+        return 1;
+    }
+    luaL_pushfail(L);
+    lua_pushstring(L, r == 0 ? "eof" : "timeout");
+    return 2;
+}
+
+static int l_proc_kill(lua_State *L) {
+    kr_proc_kill(checkproc(L, 1)->p);
+    return 0;
+}
+
+/* w:wait() -> "exited", code | "signaled", signal number, signal name */
+static int l_proc_wait(lua_State *L) {
+    int code = 0;
+    kr_proc_state s = kr_proc_wait(checkproc(L, 1)->p, &code);
+    if (s == KR_PROC_SIGNALED) {
+        lua_pushliteral(L, "signaled");
+        lua_pushinteger(L, code);
+        const char *name = sigabbrev_np(code);
+        lua_pushfstring(L, "SIG%s", name ? name : "?");
+        return 3;
+    }
+    lua_pushliteral(L, "exited");
+    lua_pushinteger(L, code);
+    return 2;
+}
+
+static int l_proc_stderr(lua_State *L) {
+    size_t n;
+    const char *s = kr_proc_stderr(checkproc(L, 1)->p, &n);
+    lua_pushlstring(L, s, n);
+    return 1;
+}
+
+static int l_proc_pid(lua_State *L) {
+    lua_pushinteger(L, kr_proc_pid(checkproc(L, 1)->p));
+    return 1;
+}
+
+static int l_proc_free(lua_State *L) {
+    lproc *u = luaL_checkudata(L, 1, KR_PROC_MT);
+    kr_proc_free(u->p);
+    u->p = NULL;
+    return 0;
+}
+
+int luaopen_kreach_proc(lua_State *L) {
+    static const luaL_Reg methods[] = {
+        {"read_line", l_proc_read_line}, {"kill", l_proc_kill}, {"wait", l_proc_wait},
+        {"stderr", l_proc_stderr},       {"pid", l_proc_pid},   {"free", l_proc_free},
+        {NULL, NULL}};
+    if (luaL_newmetatable(L, KR_PROC_MT)) {
+        luaL_newlib(L, methods);
+        lua_setfield(L, -2, "__index");
+        lua_pushcfunction(L, l_proc_free);
+        lua_setfield(L, -2, "__gc");
+        lua_pushcfunction(L, l_proc_free);
+        lua_setfield(L, -2, "__close");
+        lua_pushboolean(L, 0);
+        lua_setfield(L, -2, "__metatable");
+    }
+    lua_pop(L, 1);
+    static const luaL_Reg fns[] = {{"spawn", l_proc_spawn}, {NULL, NULL}};
+    luaL_newlib(L, fns);
+    return 1;
+}

@@ -1,0 +1,227 @@
+/* kr_proc.c: worker processes: spawn, line-by-line output with time limits, kill, reap.
+ * Runtime layer (no Lua, no GPU). posix_spawn, pipes and poll: the harness never runs
+ * candidate code in its own process, and a hung or crashed worker becomes a status here. */
+#define _GNU_SOURCE
+#include "kr_proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define ERR_KEEP (64 * 1024)
+
+struct kr_proc {
+    pid_t pid;
+    int out, err;           /* read ends; -1 once closed */
+    char *buf;              /* stdout bytes not yet returned as lines */
+    size_t len, cap, start; /* valid bytes are buf[start, len) */
+    char *line;             /* the line handed out last */
+    size_t line_cap;
+    char *errbuf;
+    size_t errlen;
+    int reaped;
+    kr_proc_state state;
+    int code;
+};
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+kr_proc *kr_proc_spawn(const char *const *argv, char *err, size_t errlen) {
+    int po[2] = {-1, -1}, pe[2] = {-1, -1};
+    kr_proc *p = calloc(1, sizeof *p);
+    if (!p) { snprintf(err, errlen, "out of memory"); return NULL; }
+    p->errbuf = malloc(ERR_KEEP + 1);
+    if (!p->errbuf || pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "cannot create pipes: %s", strerror(errno));
+        goto fail;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, po[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+    posix_spawnattr_init(&at);
+    /* a group of its own, so that a kill also ends what the worker started */
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setpgroup(&at, 0);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &all);
+    int rc = posix_spawnp(&p->pid, argv[0], &fa, &at, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    close(po[1]);
+    close(pe[1]);
+    po[1] = pe[1] = -1;
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot start %s: %s", argv[0], strerror(rc));
+        goto fail;
+    }
+    p->out = po[0];
+    p->err = pe[0];
+    return p;
+fail:
+    for (int i = 0; i < 2; i++) {
+        if (po[i] >= 0) close(po[i]);
+        if (pe[i] >= 0) close(pe[i]);
+    }
+    free(p->errbuf);
+    free(p);
+    return NULL;
+}
+
+static void keep_err(kr_proc *p, const char *d, size_t n) {
+    if (n >= ERR_KEEP) {
+        memcpy(p->errbuf, d + n - ERR_KEEP, ERR_KEEP);
+        p->errlen = ERR_KEEP;
+    } else {
+        if (p->errlen + n > ERR_KEEP) {
+            size_t drop = p->errlen + n - ERR_KEEP;
+            memmove(p->errbuf, p->errbuf + drop, p->errlen - drop);
+            p->errlen -= drop;
+        }
+        memcpy(p->errbuf + p->errlen, d, n);
+        p->errlen += n;
+    }
+    p->errbuf[p->errlen] = 0;
+}
+
+/* Hands out buf[start, end) as the current line. */
+static int give_line(kr_proc *p, size_t end, size_t skip, const char **line, size_t *len) {
+    size_t n = end - p->start;
+    if (n + 1 > p->line_cap) {
+        char *l = realloc(p->line, n + 1);
+        if (!l) return 0;
+        p->line = l;
+        p->line_cap = n + 1;
+    }
+    memcpy(p->line, p->buf + p->start, n);
+    p->line[n] = 0;
+    p->start = end + skip;
+    *line = p->line;
+    *len = n;
+    return 1;
+}
+
+static void append_out(kr_proc *p, const char *d, size_t n) {
+    if (p->start > 0) { /* compact: the returned lines are no longer needed */
+        memmove(p->buf, p->buf + p->start, p->len - p->start);
+        p->len -= p->start;
+        p->start = 0;
+    }
+    if (p->len + n > p->cap) {
+        size_t c = p->cap ? p->cap : 65536;
+        while (c < p->len + n) c *= 2;
+        char *b = realloc(p->buf, c);
+        if (!b) return; /* out of memory: the bytes are dropped, the worker goes on */
+        p->buf = b;
+        p->cap = c;
+    }
+    memcpy(p->buf + p->len, d, n);
+    p->len += n;
+}
+
+/* Waits up to wait_ms (< 0: forever) for either pipe and takes what is there. Returns 0 on
+ * time-out, 1 otherwise (data or an end of a pipe). */
+static int pump(kr_proc *p, int wait_ms) {
+    struct pollfd fds[2];
+    int fd_of[2], nf = 0;
+    if (p->out >= 0) { fds[nf] = (struct pollfd){p->out, POLLIN, 0}; fd_of[nf++] = 0; }
+    if (p->err >= 0) { fds[nf] = (struct pollfd){p->err, POLLIN, 0}; fd_of[nf++] = 1; }
+    if (nf == 0) return 1;
+    int r = poll(fds, (nfds_t)nf, wait_ms);
+    if (r < 0) return errno == EINTR ? 1 : 0;
+    if (r == 0) return 0;
+    char tmp[65536];
+    for (int i = 0; i < nf; i++) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        int *fd = fd_of[i] == 0 ? &p->out : &p->err;
+        ssize_t n = read(*fd, tmp, sizeof tmp);
+        if (n > 0) {
+            if (fd_of[i] == 0) append_out(p, tmp, (size_t)n);
+            else keep_err(p, tmp, (size_t)n);
+        } else if (n == 0 || errno != EINTR) {
+            close(*fd);
+            *fd = -1;
+        }
+    }
+    return 1;
+}
+
+int kr_proc_read_line(kr_proc *p, int timeout_ms, const char **line, size_t *len) {
+    double deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    for (;;) {
+        char *nl = p->len > p->start ? memchr(p->buf + p->start, '\n', p->len - p->start) : NULL;
+        if (nl) return give_line(p, (size_t)(nl - p->buf), 1, line, len);
+        if (p->out < 0) {
+            if (p->len > p->start) return give_line(p, p->len, 0, line, len); /* last, unended */
+            return 0;
+        }
+        int wait = -1;
+        if (deadline >= 0) {
+            double left = deadline - now_ms();
+            if (left <= 0) return -1;
+            wait = (int)left + 1;
+        }
+        if (!pump(p, wait)) return -1;
+    }
+}
+
+void kr_proc_kill(kr_proc *p) {
+    if (!p->reaped && p->pid > 0) kill(-p->pid, SIGKILL);
+}
+
+kr_proc_state kr_proc_wait(kr_proc *p, int *code) {
+    if (!p->reaped) {
+        /* drain both pipes, so that a worker blocked writing to one can finish; what it
+         * wrote to standard output stays readable as lines */
+        while (p->out >= 0 || p->err >= 0) pump(p, -1);
+        int st = 0;
+        while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR) {}
+        p->reaped = 1;
+        if (WIFSIGNALED(st)) { p->state = KR_PROC_SIGNALED; p->code = WTERMSIG(st); }
+        else { p->state = KR_PROC_EXITED; p->code = WEXITSTATUS(st); }
+    }
+    if (code) *code = p->code;
+    return p->state;
+}
+
+const char *kr_proc_stderr(kr_proc *p, size_t *len) {
+    *len = p->errlen;
+    return p->errbuf;
+}
+
+pid_t kr_proc_pid(const kr_proc *p) { return p->pid; }
+
+void kr_proc_free(kr_proc *p) {
+    if (!p) return;
+    if (!p->reaped) {
+        kr_proc_kill(p);
+        if (p->out >= 0) { close(p->out); p->out = -1; }
+        kr_proc_wait(p, NULL);
+    }
+    if (p->out >= 0) close(p->out);
+    if (p->err >= 0) close(p->err);
+    free(p->buf);
+    free(p->line);
+    free(p->errbuf);
+    free(p);
+}

@@ -1,0 +1,37 @@
+/* kr_proc.h: worker processes, for running untrusted candidates away from the harness.
+ * Runtime layer (no Lua, no GPU). A worker is a child process whose standard output is read
+ * line by line with a time limit, whose standard error is collected, and which can be killed;
+ * its end is reported as an exit status, a signal, or a kill by the harness. */
+#ifndef KR_PROC_H
+#define KR_PROC_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct kr_proc kr_proc;
+
+typedef enum { KR_PROC_RUNNING = 0, KR_PROC_EXITED, KR_PROC_SIGNALED } kr_proc_state;
+
+/* Starts argv[0] (looked up on PATH) with argv, standard input from /dev/null, in a process
+ * group of its own (so that a kill reaches everything it started). Returns NULL with a message
+ * in err on failure. The caller owns the result: kr_proc_free kills and reaps it if needed. */
+kr_proc *kr_proc_spawn(const char *const *argv, char *err, size_t errlen);
+
+/* Waits up to timeout_ms (< 0: forever) for one line of standard output. Returns 1 with the
+ * line (without its newline) in *line, valid until the next call; 0 at the end of output; -1
+ * on time-out. Standard error is collected meanwhile. */
+int kr_proc_read_line(kr_proc *p, int timeout_ms, const char **line, size_t *len);
+
+/* Kills the process group with SIGKILL. */
+void kr_proc_kill(kr_proc *p);
+
+/* Waits for the process to end (after its output has ended or it was killed). */
+kr_proc_state kr_proc_wait(kr_proc *p, int *code_or_signal);
+
+/* What it wrote to standard error so far (at most the last 64 KiB). */
+const char *kr_proc_stderr(kr_proc *p, size_t *len);
+pid_t kr_proc_pid(const kr_proc *p);
+
+void kr_proc_free(kr_proc *p);
+
+#endif

@@ -1,0 +1,48 @@
+-- Worker processes through Lua: a kreach worker's lines, a hung worker killed at its time
+-- limit, a crash reported as a signal. This is the mechanism candidates will run under.
+local kreach = require "kreach"
+
+describe("kreach.proc", function()
+  local bin = kreach.executable()
+
+  it("reads a worker's lines and its exit status", function()
+    local w = assert(kreach.proc.spawn({ bin, "-e", "print('phase load'); print('phase run'); io.stderr:write('note'); os.exit(3)" }))
+    assert.equals("phase load", w:read_line(10))
+    assert.equals("phase run", w:read_line(10))
+    local line, why = w:read_line(10)
+    assert.is_nil(line)
+    assert.equals("eof", why)
+    assert.same({ "exited", 3 }, { w:wait() })
+    assert.equals("note", w:stderr())
+    w:free()
+  end)
+
+  it("times out on a hung worker, which a kill ends", function()
+    local w <close> = assert(kreach.proc.spawn({ bin, "-e", "print('started'); while true do end" }))
+    assert.equals("started", w:read_line(10))
+    local t0 = kreach.now()
+    local line, why = w:read_line(0.3)
+    assert.is_nil(line)
+    assert.equals("timeout", why)
+    assert.is_true(kreach.now() - t0 < 5)
+    w:kill()
+    local how, sig, name = w:wait()
+    assert.equals("signaled", how)
+    assert.equals("SIGKILL", name)
+  end)
+
+  it("reports a crash as its signal", function()
+    local w = assert(kreach.proc.spawn({ "sh", "-c", "kill -ABRT $$" }))
+    assert.is_nil(w:read_line(10))
+    local how, _, name = w:wait()
+    assert.equals("signaled", how)
+    assert.equals("SIGABRT", name)
+  end)
+
+  it("says why a worker does not start", function()
+    local w, err = kreach.proc.spawn({ "/nonexistent/worker" })
+    assert.is_nil(w)
+    assert.matches("cannot start /nonexistent/worker", err)
+    assert.has_error(function() kreach.proc.spawn({}) end)
+  end)
+end)
