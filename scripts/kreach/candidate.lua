@@ -320,10 +320,13 @@ end
 -- options, the compile, and forward on shape-only tensors.
 function M.lint(inst, path, opts)
   opts = opts or {}
+  local phase = opts.phase or function() end
   local verdict = require "kreach.verdict"
+  phase("load")
   local ok, cand = pcall(M.load, path)
   if not ok then return verdict.from_candidate_error(cand) end
   local kreach = require "kreach"
+  phase("compile")
   local prog, err = kreach.build{ source = cand.source, name = (path:match("([^/]+)%.lua$") or "candidate") .. ".cu",
                                   options = cand.options, arch = opts.arch }
   if not prog then return verdict.new("compile_error", err) end
@@ -334,6 +337,7 @@ function M.lint(inst, path, opts)
   for i, a in ipairs(inst.args) do
     if a.kind == "scalar" then vals[i] = a.value else vals[i] = meta.new(a.shape, a.dtype, a.name) end
   end
+  phase("forward")
   local fok, ferr = M.call_forward(cand, k, vals, opts)
   ctl.release()
   if not fok then return verdict.from_candidate_error(ferr) end

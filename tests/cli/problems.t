@@ -51,3 +51,9 @@ $ kreach lint 19 tests/candidates/bad_io.lua
 $ kreach lint 19 tests/candidates/bad_compile.lua --json
 ? 1
 ~ "verdict":"compile_error"
+$ kreach lint 19 tests/candidates/bad_hang.lua --timeout 1
+? 1
+~ ^tests/candidates/bad_hang%.lua: timeout
+~ phase 'forward' ran past its limit of 1 s
+$ kreach help
+! worker

@@ -33,7 +33,9 @@ commands:
     for _, n in ipairs(names) do
       local ok, cmd = pcall(cli.load_command, n)
       local summary = ok and cmd and cmd.summary or "(does not load: " .. tostring(cmd) .. ")"
-      io.write(("  %-" .. width .. "s  %s\n"):format(n, summary))
+      if not (ok and cmd and cmd.hidden) then
+        io.write(("  %-" .. width .. "s  %s\n"):format(n, summary))
+      end
     end
     io.write("\n'kreach help <command>' shows a command's options.\n")
     return 0

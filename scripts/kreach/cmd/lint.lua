@@ -2,6 +2,9 @@
 -- the file loads in the sandbox, its NVRTC options are allowed, its source compiles, and its
 -- forward, run on shape-only tensors, launches its own kernels with arguments that fit their
 -- declarations. Prints the verdict it would get (invalid_candidate, compile_error) or "ok".
+-- The candidate's file is hostile: the work runs in a worker process with a time limit per
+-- phase, so a hang (in the compiler, or in a library call the step limit cannot interrupt)
+-- is the verdict `timeout` and a crash is `runtime_error`.
 local kreach = require "kreach"
 
 return {
@@ -11,6 +14,7 @@ return {
     p:argument("candidate", "The candidate file.")
     require("kreach.cli").problem_options(p)
     p:option("--arch", "Compile for this architecture (default: the GPU's; sm_90 without one).")
+    p:option("--timeout", "Seconds each phase may take.", tostring(require("kreach.worker").DEFAULT_TIMEOUT_S)):convert(tonumber)
     p:flag("--json", "Print one JSON object.")
   end,
   run = function(args)
@@ -19,10 +23,21 @@ return {
       io.stderr:write("kreach lint: ", err, "\n")
       return 2
     end
+    -- the problem is checked here, so that a bad problem is its own error, not the candidate's
     local inst = kreach.load_problem(args.problem):instantiate{ dtype = args.dtype, sizes = sizes }
     inst:validate()
     local arch = args.arch or (not kreach.has_device() and "sm_90" or nil)
-    local v, report = require("kreach.candidate").lint(inst, args.candidate, { arch = arch })
+    local argv = { kreach.executable(), "worker", "lint", inst.problem.path, args.candidate,
+                   "--dtype", inst.dtype }
+    for _, s in ipairs(args.size) do argv[#argv + 1] = "--size"; argv[#argv + 1] = s end
+    if arch then argv[#argv + 1] = "--arch"; argv[#argv + 1] = arch end
+    local res, failed = require("kreach.worker").run(argv, { timeout_s = args.timeout })
+    local v, report = failed, nil
+    if res then
+      local cjson = require "cjson"
+      v = res.verdict ~= cjson.null and res.verdict or nil
+      report = res.report ~= cjson.null and res.report or nil
+    end
     if args.json then
       io.write(require("cjson").encode({ problem = inst.problem.name, candidate = args.candidate,
         verdict = v or require("cjson").null, report = report or require("cjson").null }), "\n")
