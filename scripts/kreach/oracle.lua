@@ -7,7 +7,7 @@ local M = {}
 function M.check(inst, opts)
   opts = opts or {}
   local kreach = require "kreach"
-  local lib = kreach.ops
+  local lib = inst:ops(kreach.ops)
   local seed = opts.seed or 1
   local vals = inst:make_args(seed)
   inst:run_reference(vals)
@@ -38,7 +38,7 @@ function M.time_ms(inst, opts)
   local kreach = require "kreach"
   local vals = inst:make_args(opts.seed or 1)
   local ref = inst.problem.def.reference
-  local lib = kreach.ops
+  local lib = inst:ops(kreach.ops)
   local n = #inst.args
   local call = function() ref(lib, table.unpack(vals, 1, n)) end
   for _ = 1, opts.warmup or 3 do call() end

@@ -322,6 +322,18 @@ function Problem:instantiate(opts)
   return inst
 end
 
+-- The operator library as a reference sees it: the library, plus `sizes` (this instance's
+-- sizes, overrides included) and `dtype`, so that constructor arguments such as a pooling
+-- window can be sizes that users override.
+function Instance:ops(lib)
+  local view = rawget(self, "_ops_" .. tostring(lib.meta))
+  if not view then
+    view = setmetatable({ sizes = self.sizes, dtype = self.dtype }, { __index = lib })
+    rawset(self, "_ops_" .. tostring(lib.meta), view)
+  end
+  return view
+end
+
 -- The names of the arguments of each kind, in order.
 function Instance:names(kind)
   local r = {}
@@ -338,7 +350,7 @@ function Instance:validate()
     if a.kind == "scalar" then vals[i] = a.value else vals[i] = meta.new(a.shape, a.dtype, a.name) end
   end
   local where = ("problem '%s': reference"):format(self.problem.name)
-  local ok, err = xpcall(self.problem.def.reference, debug.traceback, lib, table.unpack(vals, 1, #self.args))
+  local ok, err = xpcall(self.problem.def.reference, debug.traceback, self:ops(lib), table.unpack(vals, 1, #self.args))
   if not ok then problem_error(where, "%s", tostring(err):gsub("\nstack traceback:.*", "")) end
   for i, a in ipairs(self.args) do
     if a.kind == "output" and not vals[i]:written() then
@@ -446,7 +458,7 @@ end
 -- Runs the reference on real tensors; every output element must have been written.
 function Instance:run_reference(vals)
   local lib = require("kreach.ops").get(false)
-  self.problem.def.reference(lib, table.unpack(vals, 1, #self.args))
+  self.problem.def.reference(self:ops(lib), table.unpack(vals, 1, #self.args))
   for i, a in ipairs(self.args) do
     if a.kind == "output" then
       local left = vals[i]:count_poisoned()

@@ -77,6 +77,23 @@ describe("the KernelBench level-1 problems", function()
     assert.matches("no problem 'no_such_problem'", tostring(err))
   end)
 
+  it("pass their sizes to the reference, so constructor arguments can be overridden", function()
+    local p = problem.load(DIR .. "/041_Max_Pooling_1D.lua")
+    local inst = p:instantiate{ sizes = { batch_size = 2, features = 3, sequence_length = 100, kernel_size = 4, padding = 2, dilation = 1 } }
+    -- (100 + 2*2 - 1*(4-1) - 1) // 1 + 1 = 101
+    assert.same({ 2, 3, 101 }, inst.args[2].shape)
+    assert.is_true(inst:validate())
+    -- and the operator's own checks apply to overridden values
+    local bad = p:instantiate{ sizes = { batch_size = 2, features = 3, sequence_length = 100, kernel_size = 4 } }
+    local ok, err = pcall(bad.validate, bad)
+    assert.matches("pad should be at most half of the kernel size", tostring(err))
+    local g = problem.load(DIR .. "/035_GroupNorm_.lua"):instantiate{ sizes = { batch_size = 2, features = 12, num_groups = 3, dim1 = 4, dim2 = 4 } }
+    assert.is_true(g:validate())
+    local r = problem.load(DIR .. "/048_Mean_reduction_over_a_dimension.lua"):instantiate{ sizes = { batch_size = 5, dim1 = 6, dim2 = 6, reduce_dim = 2 } }
+    assert.same({ 5, 6 }, r.args[2].shape)
+    assert.is_true(r:validate())
+  end)
+
   it("take size overrides, and refuse unknown sizes", function()
     local p = problem.load(DIR .. "/001_Square_matrix_multiplication_.lua")
     local inst = p:instantiate{ sizes = { N = 64 } }

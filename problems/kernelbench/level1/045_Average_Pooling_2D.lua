@@ -3,21 +3,14 @@
 -- the padding is 0: the 11 x 11 windows tile the image without overlap (186 x 186 outputs of a
 -- 2048 x 2048 image; the last 2 rows and columns are never read).
 --
--- kernel_size is a size (it is the constructor argument, in torch.init), but a reference
--- receives tensors, not sizes, so it uses the shipped value below; the output's shape function
--- refuses an override of it instead of letting the reference compute with another value than
--- the model's.
+-- kernel_size is a size (the constructor argument, in torch.init): the reference reads it from
+-- ops.sizes, so an override changes the model and the reference alike.
 local kreach = require "kreach"
 local input, output = kreach.input, kreach.output
 
 local KERNEL = 11
 
 local function out_len(s, n)
-  if s.kernel_size ~= KERNEL then
-    error(("kernel_size = %d: the pooling parameters are fixed at the shipped values "
-      .. "(kernel_size = %d), the reference does not receive sizes"):format(s.kernel_size, KERNEL),
-      0)
-  end
   return (n - s.kernel_size) // s.kernel_size + 1
 end
 
@@ -32,7 +25,7 @@ return kreach.problem{
       return { s.batch_size, s.channels, out_len(s, s.height), out_len(s, s.width) }
     end),
   },
-  reference = function(ops, x, y) ops.avg_pool2d(x, y, KERNEL) end,
+  reference = function(ops, x, y) ops.avg_pool2d(x, y, ops.sizes.kernel_size) end,
   -- one addition per window element and one division per output
   flops = function(s)
     return s.batch_size * s.channels * out_len(s, s.height) * out_len(s, s.width)

@@ -17,8 +17,8 @@ return kreach.problem{
     input("x", { "batch_size", "dim1", "dim2" }, { domain = "real" }),
     output("y", reduced),
   },
-  -- the reduced dimension is read back from the shapes, which reduce_dim decides
-  reference = function(ops, x, y) ops.amin(x, y, ops.reduced_dim(x, y)) end,
+  -- reduce_dim is 0-based, as in PyTorch; the operators count dimensions from 1
+  reference = function(ops, x, y) ops.amin(x, y, ops.sizes.reduce_dim + 1) end,
   -- one comparison per element
   flops = function(s) return s.batch_size * s.dim1 * s.dim2 end,
   torch = {
