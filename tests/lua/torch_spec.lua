@@ -1,0 +1,89 @@
+-- Cross-check with PyTorch (Debian's python3-torch, on the CPU): every problem, exported at
+-- small sizes, runs under its own torch Model, and the outputs PyTorch returns have the shapes
+-- and dtypes the problem declares. This ties each port's declared outputs to its PyTorch code.
+local kreach = require "kreach"
+local problem = require "kreach.problem"
+local export = require "kreach.export"
+local lfs = require "lfs"
+
+local PYTHON = "/usr/bin/python3" -- Debian's, where python3-torch installs
+local DIR = "problems/kernelbench/level1"
+
+-- sizes that are not extents of a tensor, or whose value the inputs depend on
+local KEEP = { kernel_size = true, stride = true, padding = true, dilation = true, reduce_dim = true,
+  dim = true, num_groups = true, num_classes = true }
+
+local function small_sizes(p)
+  local s = {}
+  for k, v in pairs(p.sizes) do
+    if not KEEP[k] and v > 64 then s[k] = 64 end
+  end
+  -- pooling windows need room: keep spatial extents large enough for the shipped windows
+  return s
+end
+
+local TORCH_DTYPE = { f32 = "torch.float32", bf16 = "torch.bfloat16", f64 = "torch.float64",
+  i64 = "torch.int64", bool = "torch.bool", f16 = "torch.float16" }
+
+local have = os.execute(PYTHON .. " -c 'import torch' >/dev/null 2>&1")
+
+describe("the problems against their PyTorch models", function()
+  if not have then
+    it("needs python3-torch (tools/install-deps installs it)", function()
+      error(PYTHON .. " cannot import torch: run tools/install-deps")
+    end)
+    return
+  end
+  local ver = io.popen(PYTHON .. " -c 'import torch; print(torch.__version__)'"):read("l")
+  local dir = os.tmpname(); os.remove(dir); assert(lfs.mkdir(dir))
+  local files = {}
+  for f in lfs.dir(DIR) do if f:match("^%d+_.*%.lua$") then files[#files + 1] = DIR .. "/" .. f end end
+  table.sort(files)
+  for _, f in ipairs(files) do
+    it(f:match("[^/]+$"), function()
+      local p = problem.load(f)
+      -- scaled_dot_product_attention arrived in PyTorch 2.0
+      if p.id == 97 and ver:match("^1%.") then
+        print(("skipping %s: torch %s has no F.scaled_dot_product_attention"):format(p.name, ver))
+        return
+      end
+      local sizes = small_sizes(p)
+      local ok, inst = pcall(p.instantiate, p, { sizes = sizes })
+      if not ok then -- a window larger than the shrunk extent: keep the shipped sizes but the batch
+        inst = p:instantiate{ sizes = { batch_size = math.min(p.sizes.batch_size or 1, 2) } }
+      end
+      assert.is_true(inst:validate())
+      local py = dir .. "/" .. p.name .. ".py"
+      local out = assert(io.open(py, "w"))
+      out:write(export.kernelbench(inst))
+      out:write([[
+
+if __name__ == "__main__":
+    import json
+    torch.manual_seed(0)
+    model = Model(*get_init_inputs())
+    with torch.no_grad():
+        y = model(*get_inputs())
+    ys = y if isinstance(y, (tuple, list)) else [y]
+    print(json.dumps([{"shape": list(t.shape), "dtype": str(t.dtype)} for t in ys]))
+]])
+      out:close()
+      local h = io.popen(("cd %q && %s %q 2>&1"):format(dir, PYTHON, py))
+      local text = h:read("a")
+      h:close()
+      local got = require("cjson.safe").decode(text:match("(%[.*%])%s*$") or "")
+      assert(got, "PyTorch did not run the export:\n" .. text)
+      local want = {}
+      for _, a in ipairs(inst.args) do
+        if a.kind == "output" then want[#want + 1] = { shape = a.shape, dtype = TORCH_DTYPE[a.dtype] } end
+      end
+      assert.equals(#want, #got)
+      for i = 1, #want do
+        local gs = got[i].shape
+        -- PyTorch returns 0-d tensors for scalar losses; kreach declares shape {}
+        assert.same(want[i].shape, gs, ("output %d shape"):format(i))
+        assert.equals(want[i].dtype, got[i].dtype, ("output %d dtype"):format(i))
+      end
+    end)
+  end
+end)
