@@ -1,0 +1,95 @@
+-- kreach.stats on synthetic samples: order statistics, the median's confidence interval and
+-- its coverage, the stopping rule, and the bootstrap interval of a ratio of medians.
+-- Random parts print their seed and take KREACH_SEED.
+local stats = require "kreach.stats"
+
+local seed = tonumber(os.getenv("KREACH_SEED")) or 20261202
+print("seed", seed)
+
+-- a seeded uniform [0, 1) stream for the synthetic samples
+local function uniform(s)
+  local x = s
+  return function()
+    x = (x * 6364136223846793005 + 1442695040888963407) & 0xFFFFFFFFFFFFFFFF
+    return (x >> 11) / 9007199254740992.0
+  end
+end
+
+describe("kreach.stats", function()
+  it("computes order statistics like numpy's defaults", function()
+    local xs = { 5, 1, 4, 2, 3 }
+    assert.equals(3, stats.median(xs))
+    assert.equals(2.5, stats.median({ 1, 2, 3, 4 }))
+    assert.equals(2, stats.quantile(xs, 0.25))
+    assert.equals(1.75, stats.quantile({ 1, 2, 3, 4 }, 0.25))
+    local s = stats.summary(xs)
+    assert.equals(5, s.n); assert.equals(1, s.min); assert.equals(5, s.max); assert.equals(3, s.mean)
+    assert.equals(2, s.iqr)
+    assert.has_error(function() stats.median({ 1, "x" }) end)
+    assert.has_error(function() stats.median({ 1, 0 / 0 }) end)
+  end)
+
+  it("bounds the median with order statistics, and says when it cannot", function()
+    assert.is_nil(stats.median_ci({ 1, 2, 3, 4, 5 }))           -- n = 5 cannot reach 95%
+    local lo, hi = stats.median_ci({ 6, 5, 4, 3, 2, 1 })       -- n = 6: the extremes (96.9%)
+    assert.equals(1, lo); assert.equals(6, hi)
+    local xs = {}
+    for i = 1, 100 do xs[i] = i end
+    lo, hi = stats.median_ci(xs)
+    -- for n = 100 the 95% interval is X(40)..X(61) (binomial(100, 1/2) tables)
+    assert.equals(40, lo); assert.equals(61, hi)
+    local big = {}
+    for i = 1, 20000 do big[i] = i end
+    lo, hi = stats.median_ci(big)                               -- no underflow at large n
+    assert.is_true(lo < 10000.5 and hi > 10000.5 and hi - lo < 400)
+  end)
+
+  it("covers the true median at least 95% of the time (exponential samples, n = 25)", function()
+    local u = uniform(seed)
+    local trials, hits = 4000, 0
+    local truth = math.log(2) -- the median of Exp(1)
+    for _ = 1, trials do
+      local xs = {}
+      for i = 1, 25 do xs[i] = -math.log(1 - u()) end
+      local lo, hi = stats.median_ci(xs)
+      if lo <= truth and truth <= hi then hits = hits + 1 end
+    end
+    -- the exact coverage for n = 25 is 0.957; 5 standard errors of 4000 trials is 0.016
+    assert.is_true(hits / trials > 0.957 - 0.016, ("coverage %.4f"):format(hits / trials))
+  end)
+
+  it("stops when the median is known to 1%, when the budget is spent, or at the cap", function()
+    local u = uniform(seed + 1)
+    local tight = {}
+    for i = 1, 10 do tight[i] = 1 + 0.001 * u() end
+    assert.same({ true, "converged" }, { stats.should_stop(tight, 0.01) })
+    local nine = { table.unpack(tight, 1, 9) }
+    assert.is_false(stats.should_stop(nine, 100))              -- never before min_samples
+    local noisy = {}
+    for i = 1, 30 do noisy[i] = 1 + u() end
+    assert.is_false(stats.should_stop(noisy, 0.5))
+    assert.same({ true, "budget" }, { stats.should_stop(noisy, 2.5) })
+    assert.same({ true, "budget" }, { stats.should_stop(noisy, 0.2, { budget_s = 0.1 }) })
+    assert.same({ true, "max_samples" }, { stats.should_stop(noisy, 0, { max_samples = 30 }) })
+    assert.same({ true, "converged" }, { stats.should_stop(noisy, 0, { rel_ci = 10 }) })
+    assert.equals(10, stats.STOP_DEFAULTS.min_samples)
+    assert.equals(0.01, stats.STOP_DEFAULTS.rel_ci)
+  end)
+
+  it("gives a bootstrap interval for a ratio of medians, the same for the same seed", function()
+    local u = uniform(seed + 2)
+    local a, b = {}, {}
+    for i = 1, 50 do a[i] = 2 + 0.02 * (u() - 0.5); b[i] = 1 + 0.01 * (u() - 0.5) end
+    local r, lo, hi = stats.ratio_ci(a, b, { seed = 7 })
+    assert.is_true(math.abs(r - 2) < 0.01)
+    assert.is_true(lo <= r and r <= hi)
+    assert.is_true(lo > 1.98 and hi < 2.02)
+    local r2, lo2, hi2 = stats.ratio_ci(a, b, { seed = 7 })
+    assert.same({ r, lo, hi }, { r2, lo2, hi2 })
+    -- two samplings of the same process: the interval holds 1
+    local c, d = {}, {}
+    for i = 1, 40 do c[i] = 1 + 0.1 * u(); d[i] = 1 + 0.1 * u() end
+    local _, l3, h3 = stats.ratio_ci(c, d, { seed = 3 })
+    assert.is_true(l3 < 1 and h3 > 1)
+  end)
+end)
