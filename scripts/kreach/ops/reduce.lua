@@ -320,44 +320,6 @@ local function install(lib, K)
   function lib.amin(x, y, dim) return reduce("amin", x, y, dim) end
   function lib.argmax(x, y, dim) return reduce("argmax", x, y, dim) end
   function lib.argmin(x, y, dim) return reduce("argmin", x, y, dim) end
-
-  -- The dimension a reduction of x into y removes, read from the shapes (for problems whose
-  -- reduced dimension is one of their sizes): y of x's rank has size 1 there, y of one rank less
-  -- lacks it. Raises when two dimensions would fit and give different results.
-  function lib.reduced_dim(x, y)
-    local op = "reduced_dim"
-    local xs, ys = x.shape, y.shape
-    local fits = {}
-    if #ys == #xs then
-      for d = 1, #xs do
-        local ok = ys[d] == 1
-        for i = 1, #xs do if i ~= d and xs[i] ~= ys[i] then ok = false end end
-        if ok then fits[#fits + 1] = d end
-      end
-      -- several fits differ only where x has size 1, where any reduction is the identity
-      local real = {}
-      for _, d in ipairs(fits) do if xs[d] ~= 1 then real[#real + 1] = d end end
-      if #real == 1 then return real[1] end
-      if #real == 0 and #fits > 0 then return fits[1] end
-    elseif #ys == #xs - 1 then
-      for d = 1, #xs do
-        local ok = true
-        for i = 1, #ys do if ys[i] ~= xs[i < d and i or i + 1] then ok = false end end
-        if ok then fits[#fits + 1] = d end
-      end
-      -- removing either of two equal neighbours gives the same shape; only size-1 ones agree
-      local real = {}
-      for _, d in ipairs(fits) do if xs[d] ~= 1 then real[#real + 1] = d end end
-      if #real == 1 then return real[1] end
-      if #real == 0 and #fits > 0 then return fits[1] end
-    end
-    if #fits == 0 then
-      K.fail(op, "y %s is not x %s with one dimension removed or kept as 1", K.shape_str(ys),
-        K.shape_str(xs))
-    end
-    K.fail(op, "y %s fits x %s reduced over dimensions %s: the reduced one is ambiguous",
-      K.shape_str(ys), K.shape_str(xs), table.concat(fits, " and "))
-  end
 end
 
 return { install = install, sources = { { name = "reduce", source = SRC, instantiate = instantiate } } }
