@@ -422,20 +422,79 @@ local function init_param(kreach, a, seed)
   return t
 end
 
+-- ---- other input distributions, for the correctness trials (docs/correctness.md) ----
+
+-- A number in [0, 1) from a seed and a salt (splitmix64), so that the other distributions are
+-- a function of the trial's seed alone.
+local function unit_hash(seed, salt)
+  local z = (seed * 0x9E3779B97F4A7C15 + salt * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+  z = ((z ~ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+  z = ((z ~ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+  z = z ~ (z >> 31)
+  return (z >> 11) / 9007199254740992.0
+end
+
+local function fmt(x) return ("%.4g"):format(x) end
+
+-- The generator an input is drawn from in a trial of kind `variant` ("centred" or "shifted"),
+-- chosen by its domain; nil where the domain has no other distribution (indices, masks,
+-- signs) or where none is declared. The input's transforms (triu, symmetric, softmax, ...)
+-- are kept, so the structure the domain promises holds.
+function M.other_generator(domain, variant, seed, i)
+  local u1, u2, u3 = unit_hash(seed, 3 * i + 1), unit_hash(seed, 3 * i + 2), unit_hash(seed, 3 * i + 3)
+  local shifted = variant == "shifted"
+  if domain == "real" or domain == "symmetric" or domain == "upper_triangular"
+      or domain == "lower_triangular" or domain == "probabilities" then
+    if shifted then
+      local mu = (0.5 + 2.5 * u1) * (u3 < 0.5 and -1 or 1)
+      return "normal", { mu, 0.25 + 1.75 * u2 }
+    end
+    return "normal", { 0, 0.5 + 2.5 * u2 }
+  elseif domain == "positive" then
+    local lo = shifted and (2 + 3 * u1) or (0.05 + 0.45 * u1)
+    return "uniform", { lo, lo + 1 + 4 * u2 }
+  elseif domain == "nonnegative" then
+    local lo = shifted and (1 + 2 * u1) or 0
+    return "uniform", { lo, lo + 0.5 + 4.5 * u2 }
+  elseif domain == "unit" then
+    if shifted then return "uniform", { 0.75 + 0.2 * u1, 1 } end
+    return "uniform", { 0, 0.05 + 0.2 * u1 }
+  end
+  return nil
+end
+
 -- Makes every argument: inputs drawn from `seed`, parameters initialised, scalars as values,
--- outputs allocated and poisoned. Returns the list, in declared order.
-function Instance:make_args(seed)
+-- outputs allocated and poisoned. Returns the list, in declared order, and the distribution
+-- each input was drawn from (text, by argument index).
+-- opts.variant: "default" (the problem's distributions), "centred" or "shifted" (another
+-- distribution of each input's domain where it has one: M.other_generator).
+function Instance:make_args(seed, opts)
+  opts = opts or {}
   local kreach = require "kreach"
   local lib = require("kreach.ops").get(false)
-  local vals = {}
+  local vals, drawn = {}, {}
+  local variant = opts.variant or "default"
   for i, a in ipairs(self.args) do
-    if a.kind == "input" then vals[i] = draw(kreach, lib, a, arg_seed(seed, i))
+    if a.kind == "input" then
+      local spec = a
+      local d = a.dist
+      if variant ~= "default" and d.gen ~= "randint" and d.gen ~= "bool" and d.gen ~= "sign" then
+        local gen, gargs = M.other_generator(a.domain, variant, seed, i)
+        if gen then
+          spec = setmetatable({ dist = { gen = gen, args = gargs, transforms = d.transforms } }, { __index = a })
+          local parts = { ("%s(%s, %s)"):format(gen, fmt(gargs[1]), fmt(gargs[2])) }
+          for _, t in ipairs(d.transforms) do parts[#parts + 1] = t end
+          drawn[i] = table.concat(parts, " | ")
+        end
+      end
+      drawn[i] = drawn[i] or d.text
+      vals[i] = draw(kreach, lib, spec, arg_seed(seed, i))
     elseif a.kind == "param" then vals[i] = init_param(kreach, a, arg_seed(seed, i))
     elseif a.kind == "scalar" then vals[i] = a.value
     else vals[i] = kreach.empty(a.shape, a.dtype):poison()
     end
   end
-  return vals
+  return vals, drawn
 end
 
 -- The same arguments for the oracle: float inputs and parameters converted to f64 (exactly:

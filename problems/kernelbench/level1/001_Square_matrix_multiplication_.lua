@@ -7,8 +7,8 @@ return kreach.problem{
   description = "C = A @ B (torch.matmul) for two N x N matrices",
   sizes = { N = 4096 },
   args = {
-    input("A", { "N", "N" }),
-    input("B", { "N", "N" }),
+    input("A", { "N", "N" }, { domain = "real" }),
+    input("B", { "N", "N" }, { domain = "real" }),
     output("C", { "N", "N" }),
   },
   reference = function(ops, A, B, C) ops.matmul(A, B, C) end,

@@ -7,8 +7,8 @@ return kreach.problem{
   description = "C = A @ B (torch.matmul), A is M x K and B is K x N",
   sizes = { M = 2048, K = 8192, N = 4096 },
   args = {
-    input("A", { "M", "K" }),
-    input("B", { "K", "N" }),
+    input("A", { "M", "K" }, { domain = "real" }),
+    input("B", { "K", "N" }, { domain = "real" }),
     output("C", { "M", "N" }),
   },
   reference = function(ops, A, B, C)

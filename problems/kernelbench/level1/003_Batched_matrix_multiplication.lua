@@ -7,8 +7,8 @@ return kreach.problem{
   description = "batched matmul torch.bmm(A, B): (batch, m, k) @ (batch, k, n)",
   sizes = { batch_size = 128, m = 512, k = 1024, n = 2048 },
   args = {
-    input("A", { "batch_size", "m", "k" }),
-    input("B", { "batch_size", "k", "n" }),
+    input("A", { "batch_size", "m", "k" }, { domain = "real" }),
+    input("B", { "batch_size", "k", "n" }, { domain = "real" }),
     output("C", { "batch_size", "m", "n" }),
   },
   reference = function(ops, A, B, C)

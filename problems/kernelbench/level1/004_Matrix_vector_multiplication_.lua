@@ -7,8 +7,8 @@ return kreach.problem{
   description = "matrix-vector product torch.matmul(A, B) with B a K x 1 matrix",
   sizes = { M = 2048, K = 1048576 },
   args = {
-    input("A", { "M", "K" }),
-    input("B", { "K", 1 }),
+    input("A", { "M", "K" }, { domain = "real" }),
+    input("B", { "K", 1 }, { domain = "real" }),
     output("C", { "M", 1 }),
   },
   reference = function(ops, A, B, C)

@@ -7,8 +7,8 @@ return kreach.problem{
   description = "C = A @ B with a large inner dimension K",
   sizes = { M = 256, N = 256, K = 524288 },
   args = {
-    input("A", { "M", "K" }),
-    input("B", { "K", "N" }),
+    input("A", { "M", "K" }, { domain = "real" }),
+    input("B", { "K", "N" }, { domain = "real" }),
     output("C", { "M", "N" }),
   },
   reference = function(ops, A, B, C)

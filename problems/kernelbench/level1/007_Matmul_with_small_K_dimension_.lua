@@ -7,8 +7,8 @@ return kreach.problem{
   description = "C = A @ B with a small inner dimension K",
   sizes = { M = 32768, N = 32768, K = 64 },
   args = {
-    input("A", { "M", "K" }),
-    input("B", { "K", "N" }),
+    input("A", { "M", "K" }, { domain = "real" }),
+    input("B", { "K", "N" }, { domain = "real" }),
     output("C", { "M", "N" }),
   },
   reference = function(ops, A, B, C)

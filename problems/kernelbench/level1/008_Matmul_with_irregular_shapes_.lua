@@ -7,8 +7,8 @@ return kreach.problem{
   description = "C = A @ B with odd sizes M = 8205, K = 2949, N = 5921",
   sizes = { M = 8205, K = 2949, N = 5921 },
   args = {
-    input("A", { "M", "K" }),
-    input("B", { "K", "N" }),
+    input("A", { "M", "K" }, { domain = "real" }),
+    input("B", { "K", "N" }, { domain = "real" }),
     output("C", { "M", "N" }),
   },
   reference = function(ops, A, B, C)

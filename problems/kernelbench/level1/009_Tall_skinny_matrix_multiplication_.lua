@@ -7,8 +7,8 @@ return kreach.problem{
   description = "C = A @ B for tall-skinny A (M x N) and wide B (N x M): an M x M output",
   sizes = { M = 32768, N = 32 },
   args = {
-    input("A", { "M", "N" }),
-    input("B", { "N", "M" }),
+    input("A", { "M", "N" }, { domain = "real" }),
+    input("B", { "N", "M" }, { domain = "real" }),
     output("C", { "M", "M" }),
   },
   reference = function(ops, A, B, C)

@@ -7,8 +7,8 @@ return kreach.problem{
   description = "3-D tensor times matrix: torch.matmul((N, M, K), (K, L)) -> (N, M, L)",
   sizes = { N = 16, M = 1024, K = 2048, L = 768 },
   args = {
-    input("A", { "N", "M", "K" }),
-    input("B", { "K", "L" }),
+    input("A", { "N", "M", "K" }, { domain = "real" }),
+    input("B", { "K", "L" }, { domain = "real" }),
     output("C", { "N", "M", "L" }),
   },
   reference = function(ops, A, B, C)

@@ -7,8 +7,8 @@ return kreach.problem{
   description = "4-D tensor-matrix product torch.einsum('bijl,lk->bijk', A, B)",
   sizes = { b = 8, i = 256, j = 512, l = 256, k = 768 },
   args = {
-    input("A", { "b", "i", "j", "l" }),
-    input("B", { "l", "k" }),
+    input("A", { "b", "i", "j", "l" }, { domain = "real" }),
+    input("B", { "l", "k" }, { domain = "real" }),
     output("C", { "b", "i", "j", "k" }),
   },
   reference = function(ops, A, B, C)

@@ -8,8 +8,8 @@ return kreach.problem{
   description = "diag(A) @ B as A.unsqueeze(1) * B: row i of B scaled by A[i]",
   sizes = { N = 4096, M = 4096 },
   args = {
-    input("A", { "N" }),
-    input("B", { "N", "M" }),
+    input("A", { "N" }, { domain = "real" }),
+    input("B", { "N", "M" }, { domain = "real" }),
     output("C", { "N", "M" }),
   },
   reference = function(ops, A, B, C) ops.row_scale(A, B, C) end,

@@ -7,8 +7,8 @@ return kreach.problem{
   description = "C = A.T @ B, A is K x M and B is K x N",
   sizes = { M = 2048, K = 8192, N = 4096 },
   args = {
-    input("A", { "K", "M" }),
-    input("B", { "K", "N" }),
+    input("A", { "K", "M" }, { domain = "real" }),
+    input("B", { "K", "N" }, { domain = "real" }),
     output("C", { "M", "N" }),
   },
   reference = function(ops, A, B, C)

@@ -7,8 +7,8 @@ return kreach.problem{
   description = "C = A @ B.T, A is M x K and B is N x K",
   sizes = { M = 2048, K = 8192, N = 4096 },
   args = {
-    input("A", { "M", "K" }),
-    input("B", { "N", "K" }),
+    input("A", { "M", "K" }, { domain = "real" }),
+    input("B", { "N", "K" }, { domain = "real" }),
     output("C", { "M", "N" }),
   },
   reference = function(ops, A, B, C)

@@ -7,8 +7,8 @@ return kreach.problem{
   description = "C = A.T @ B.T, A is K x M and B is N x K",
   sizes = { M = 2048, K = 8192, N = 4096 },
   args = {
-    input("A", { "K", "M" }),
-    input("B", { "N", "K" }),
+    input("A", { "K", "M" }, { domain = "real" }),
+    input("B", { "N", "K" }, { domain = "real" }),
     output("C", { "M", "N" }),
   },
   reference = function(ops, A, B, C)

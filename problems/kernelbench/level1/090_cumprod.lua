@@ -20,7 +20,7 @@ return kreach.problem{
   description = "torch.cumprod(x, dim=1) over a batch_size x input_size tensor",
   sizes = { batch_size = 32768, input_size = 32768, dim = 1 },
   args = {
-    input("x", { "batch_size", "input_size" }, { domain = "real" }),
+    input("x", { "batch_size", "input_size" }, { domain = "unit" }),
     output("y", shape),
   },
   reference = function(ops, x, y) ops.cumprod(x, y) end,

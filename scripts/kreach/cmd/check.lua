@@ -1,0 +1,100 @@
+-- kreach check <problem> <candidate.lua>: runs the correctness protocol (docs/correctness.md)
+-- on one candidate in a worker process and prints the verdict and every trial's metrics.
+-- Exit status 0 for `correct`, 1 for any other verdict.
+local kreach = require "kreach"
+
+local function fmt(x)
+  if type(x) == "string" then return x end
+  if x == nil then return "-" end
+  if x == 0 then return "0" end
+  return ("%.2e"):format(x)
+end
+
+-- The policy overrides from the options (nil where the default stands).
+local function policy_from(args, dtype)
+  local p = {}
+  if args.trials then p.trials = args.trials end
+  if args.seed then p.seed = args.seed end
+  if args.no_repeat then p.repeat_trial = 0 end
+  if args.guard_bytes then p.guard_bytes = args.guard_bytes end
+  if args.baseline_multiple then p.baseline_multiple = args.baseline_multiple end
+  if args.centred_cap then p.centred_cap = args.centred_cap end
+  if args.rel_l2 or args.max_scaled then
+    local d = require("kreach.check").DEFAULTS.tol[dtype]
+    p.tol = { [dtype] = { rel_l2 = args.rel_l2 or d.rel_l2, max_scaled = args.max_scaled or d.max_scaled } }
+  end
+  return p
+end
+
+local function print_report(res)
+  local v = res.verdict
+  io.write(("%s on %s at %s\n"):format(res.candidate, res.problem, res.dtype))
+  if res.trials and #res.trials > 0 then
+    io.write(("  %-5s %-8s %-8s %9s %9s %9s %9s %5s %9s  %s\n"):format("trial", "inputs", "output", "rel_l2",
+      "max/|y*|", "centred", "base_l2", "KB", "KB v0.1", "judged"))
+    for _, t in ipairs(res.trials) do
+      for _, o in ipairs(t.outputs or {}) do
+        local m = o.metrics
+        local kb = t.kernelbench or {}
+        io.write(("  %-5d %-8s %-8s %9s %9s %9s %9s %5s %9s  %s\n"):format(t.trial, t.variant, o.name:sub(1, 8),
+          m.mismatches and (m.mismatches .. " diff") or fmt(m.rel_l2), fmt(m.max_scaled), fmt(m.centred_l2),
+          fmt(o.baseline.rel_l2), kb.pass and "pass" or "fail", kb.pass_v01 and "pass" or "fail",
+          o.unjudged and "no (baseline fails)" or (o.ok and (o.degenerate and "ok (degenerate: centred)" or "ok")
+            or o.reason)))
+      end
+      if not t.outputs or #t.outputs == 0 then io.write(("  %-5d %-8s (stopped before the comparison)\n"):format(t.trial, t.variant)) end
+    end
+  end
+  for _, w in ipairs(res.warnings or {}) do io.write("  warning: ", w, "\n") end
+  io.write(("verdict: %s%s\n"):format(v.verdict, v.reason and (" (" .. v.reason:gsub("\n", "\n  ") .. ")") or ""))
+  if v.detail and v.detail ~= require("cjson").null then io.write("  ", tostring(v.detail):gsub("\n", "\n  "), "\n") end
+end
+
+return {
+  summary = "Judge a candidate on a problem with the correctness protocol (needs a GPU).",
+  parser = function(p)
+    p:argument("problem", "A problem file, id or name.")
+    p:argument("candidate", "The candidate file.")
+    require("kreach.cli").problem_options(p)
+    p:option("--seed", "Seed of the trials' inputs (default 1).", nil):convert(tonumber)
+    p:option("--trials", "Number of trials (default 5).", nil):convert(tonumber)
+    p:flag("--no-repeat", "Do not repeat a call on the same inputs.")
+    p:option("--rel-l2", "Relative L2 threshold at this dtype.", nil):convert(tonumber)
+    p:option("--max-scaled", "Threshold of the worst error over max |y*| at this dtype.", nil):convert(tonumber)
+    p:option("--baseline-multiple", "Thresholds are never tighter than this times the baseline's error (default 4).", nil):convert(tonumber)
+    p:option("--centred-cap", "Centred thresholds are never looser than this (default 0.5).", nil):convert(tonumber)
+    p:option("--guard-bytes", "Bytes of poisoned guard before and after each output (default 65536).", nil):convert(tonumber)
+    p:option("--timeout", "Seconds each phase may take.", tostring(require("kreach.worker").DEFAULT_TIMEOUT_S)):convert(tonumber)
+    p:flag("--json", "Print one JSON object.")
+  end,
+  run = function(args)
+    local sizes, err = require("kreach.cli").sizes(args.size)
+    if not sizes then
+      io.stderr:write("kreach check: ", err, "\n")
+      return 2
+    end
+    local inst = kreach.load_problem(args.problem):instantiate{ dtype = args.dtype, sizes = sizes }
+    inst:validate()
+    kreach.require_device()
+    local cjson = require "cjson"
+    local policy = policy_from(args, inst.dtype)
+    local okp, perr = pcall(require("kreach.check").policy, policy)
+    if not okp then
+      io.stderr:write("kreach check: ", tostring(perr), "\n")
+      return 2
+    end
+    local argv = { kreach.executable(), "worker", "check", inst.problem.path, args.candidate,
+                   "--dtype", inst.dtype, "--policy", cjson.encode(policy) }
+    for _, s in ipairs(args.size) do argv[#argv + 1] = "--size"; argv[#argv + 1] = s end
+    local res, failed = require("kreach.worker").run(argv, { timeout_s = args.timeout })
+    if not res then
+      res = { problem = inst.problem.name, dtype = inst.dtype, candidate = args.candidate, verdict = failed, trials = {} }
+    end
+    if args.json then
+      io.write(cjson.encode(res), "\n")
+    else
+      print_report(res)
+    end
+    return res.verdict.verdict == "correct" and 0 or 1
+  end,
+}

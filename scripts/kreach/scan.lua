@@ -1,0 +1,160 @@
+-- kreach.scan: built-in trivial candidates, judged on a problem under KernelBench's rule and
+-- under kreach's policy (docs/correctness.md, "kreach scan-trivial"). The trivial outputs are
+-- made by the harness itself (no candidate code runs), from the problem's own trials:
+--   zeros      every output element 0
+--   constant   every element the mean of the oracle's output on an independent draw of the
+--              default inputs: the statistic an exploit would precompute
+--   copy       the first input, where it has as many elements as the output
+--   partial    the correct values (the baseline's) in the first 0.3% of the elements only
+--   first_row  the correct values in the first row (first index of dimension 1) only
+-- KernelBench's rule: allclose(y, baseline, atol = rtol = tol) on inputs of the default
+-- distribution, with unwritten elements left as fresh memory (zeros). kreach's policy: every
+-- trial of the check protocol (other distributions included), unwritten elements poisoned.
+local check = require "kreach.check"
+
+local M = {}
+
+M.CANDIDATES = { "zeros", "constant", "copy", "partial", "first_row" }
+M.PARTIAL_FRACTION = 0.003
+
+-- Whether a trivial candidate applies to an output (nil, and why not, where it does not).
+local function applies(name, inst, a)
+  local n = a.numel
+  if name == "copy" then
+    local x
+    for _, b in ipairs(inst.args) do if b.kind == "input" then x = b; break end end
+    if not x then return nil, "no input" end
+    if x.numel ~= n then return nil, "no input of the output's size" end
+    return true
+  elseif name == "partial" then
+    if math.ceil(M.PARTIAL_FRACTION * n) >= n then return nil, "the output is too small (0.3% is all of it)" end
+  elseif name == "first_row" then
+    if #a.shape < 2 or a.shape[1] < 2 then return nil, "the output has one row" end
+  end
+  return true
+end
+
+-- Fills y with trivial candidate `name`'s output. `unwritten`: what the elements it does not
+-- write hold ("poison" or "zeros"); base: the baseline's output of this trial; x1: the first input.
+local function make_output(name, y, base, x1, c, unwritten)
+  local n = y:numel()
+  if name == "zeros" then y:fill(0)
+  elseif name == "constant" then
+    if y.dtype == "f32" or y.dtype == "f64" or y.dtype == "bf16" or y.dtype == "f16" then y:fill(c)
+    else y:fill(math.floor(c + 0.5)) end
+  elseif name == "copy" then
+    local v = x1:view(y.shape)
+    y:copy_from(v)
+    v:free()
+  else
+    if unwritten == "poison" then y:poison() else y:fill(0) end
+    local k = name == "partial" and math.ceil(M.PARTIAL_FRACTION * n) or n // y.shape[1]
+    local fy, fb = y:flatten(), base:flatten()
+    local dst, src = fy:narrow(1, 1, k), fb:narrow(1, 1, k)
+    dst:copy_from(src)
+    dst:free(); src:free(); fy:free(); fb:free()
+  end
+end
+
+-- scan(inst, {policy =, phase =}) -> { problem, dtype, outputs = { name = { [candidate] =
+-- { kernelbench = bool, kernelbench_v01 = bool, kreach = bool, reason =, na = why } } },
+-- degenerate = {trials} }
+function M.scan(inst, opts)
+  opts = opts or {}
+  local kreach = require "kreach"
+  local policy = check.policy(opts.policy)
+  local lib = inst:ops(kreach.ops)
+  local phase = opts.phase or function() end
+  local outs = {}
+  for i, a in ipairs(inst.args) do if a.kind == "output" then outs[#outs + 1] = i end end
+  local first_input
+  for i, a in ipairs(inst.args) do if a.kind == "input" then first_input = i; break end end
+
+  -- the constant an exploit would guess: the oracle's mean on the default inputs of another seed
+  phase("calibrate")
+  local consts = {}
+  do
+    local vals = inst:make_args(policy.seed * 7919 + 1000)
+    local ovals = inst:oracle_args(vals)
+    inst:run_reference(ovals)
+    for _, i in ipairs(outs) do
+      local m = lib.metrics(ovals[i], ovals[i])
+      consts[i] = m.mean_ref or 0
+    end
+    for i, a in ipairs(inst.args) do
+      if a.kind ~= "scalar" and ovals[i] ~= vals[i] then ovals[i]:free() end
+    end
+    inst:free(vals)
+  end
+
+  local res = { problem = inst.problem.name, id = inst.problem.id, dtype = inst.dtype, outputs = {}, notes = {} }
+  local state = {} -- [out index][candidate] = { kb =, kb01 =, kr =, reason = }
+  for _, i in ipairs(outs) do
+    state[i] = {}
+    for _, name in ipairs(M.CANDIDATES) do
+      local ok, why = applies(name, inst, inst.args[i])
+      state[i][name] = ok and { kb = true, kb01 = true, kr = true } or { na = why }
+    end
+  end
+  local kb_tol = policy.kernelbench_tol[inst.dtype] or 1e-4
+  local tols = { kb_tol, policy.kernelbench_v01_tol }
+  for t = 1, policy.trials do
+    local variant = policy.variants[(t - 1) % #policy.variants + 1]
+    local seed = policy.seed * 7919 + t
+    phase("trial" .. t)
+    local vals = inst:make_args(seed, { variant = variant })
+    inst:run_reference(vals) -- the baseline, into make_args' own outputs
+    local ovals = inst:oracle_args(vals)
+    inst:run_reference(ovals)
+    for _, i in ipairs(outs) do
+      local a = inst.args[i]
+      local base = vals[i]
+      local bm = lib.metrics(base, ovals[i], { tols = tols })
+      local th = check.thresholds(policy, inst.dtype, bm.rel_l2 and bm or nil)
+      local bok = check.judge(bm, th)
+      local y = kreach.empty(a.shape, a.dtype)
+      for _, name in ipairs(M.CANDIDATES) do
+        local st = state[i][name]
+        if not st.na then
+          -- kreach: poisoned where unwritten, judged against the oracle
+          make_output(name, y, base, vals[first_input], consts[i], "poison")
+          local untouched = y:count_poisoned()
+          if untouched > 0 then
+            if st.kr then st.kr, st.reason = false, "incomplete_write" end
+          elseif bok then
+            local m = lib.metrics(y, ovals[i], { tols = tols })
+            local ok, reason = check.judge(m, th)
+            if not ok and st.kr then st.kr, st.reason = false, reason end
+          end
+          -- KernelBench: default inputs only, zeros where unwritten, against the baseline
+          if variant == "default" then
+            make_output(name, y, base, vals[first_input], consts[i], "zeros")
+            local m = lib.metrics(y, base, { tols = tols })
+            local f1 = m.mismatches or m.allclose_fail[1]
+            local f2 = m.mismatches or m.allclose_fail[2]
+            st.kb = st.kb and f1 == 0
+            st.kb01 = st.kb01 and f2 == 0
+          end
+        end
+      end
+      y:free()
+      if not bok then res.notes[#res.notes + 1] = ("trial %d: the baseline fails output '%s' itself; not judged"):format(t, a.name) end
+    end
+    for i, a in ipairs(inst.args) do
+      if a.kind ~= "scalar" and ovals[i] ~= vals[i] then ovals[i]:free() end
+    end
+    inst:free(vals)
+  end
+  for _, i in ipairs(outs) do
+    local o = {}
+    for _, name in ipairs(M.CANDIDATES) do
+      local st = state[i][name]
+      if st.na then o[name] = { na = st.na }
+      else o[name] = { kernelbench = st.kb, kernelbench_v01 = st.kb01, kreach = st.kr, reason = st.reason } end
+    end
+    res.outputs[inst.args[i].name] = o
+  end
+  return res
+end
+
+return M

@@ -1,0 +1,44 @@
+-- The expected verdict of every test candidate under `kreach check <problem> <candidate>`.
+--
+-- A list of entries, each one check to run:
+--   file         the candidate, relative to tests/candidates/
+--   problem      the KernelBench level-1 problem id (problems/kernelbench/level1/NNN_*.lua)
+--   sizes        size overrides (`--size name=value`); nil: the problem's shipped sizes
+--   verdict      the expected verdict: correct, incorrect, compile_error, runtime_error,
+--                timeout or invalid_candidate
+--   reasons      for incorrect only: the reasons that are acceptable (any one of them)
+--   detail_match for runtime_error only, optional: a Lua pattern the verdict's text must match
+--   repeats      for correct only: how many times to run the whole check (all must pass)
+-- A file may appear more than once (other sizes). The small sizes are deliberately not
+-- multiples of 4 or of the block sizes, to exercise the tails; inputs stay within a few MB, so
+-- the list runs in well under a minute (the two shipped-size entries aside).
+return {
+  -- correct candidates
+  { file = "019_relu.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "correct", repeats = 10 },
+  { file = "019_relu.lua", problem = 19, sizes = nil, verdict = "correct", repeats = 2 },
+  { file = "023_softmax_rowblock.lua", problem = 23, sizes = { batch_size = 65, dim = 5003 }, verdict = "correct", repeats = 10 },
+  { file = "023_softmax_rowblock.lua", problem = 23, sizes = { batch_size = 129, dim = 7 }, verdict = "correct", repeats = 10 },
+  { file = "023_softmax_rowblock.lua", problem = 23, sizes = nil, verdict = "correct", repeats = 2 },
+  { file = "047_sum_dim.lua", problem = 47, sizes = { batch_size = 16, dim1 = 257, dim2 = 255 }, verdict = "correct", repeats = 10 },
+  { file = "094_mse_atomic.lua", problem = 94, sizes = { batch_size = 129, input_size = 1001 }, verdict = "correct", repeats = 10 },
+  { file = "001_matmul_tiled.lua", problem = 1, sizes = { N = 257 }, verdict = "correct", repeats = 10 },
+  { file = "001_matmul_tiled.lua", problem = 1, sizes = { N = 100 }, verdict = "correct", repeats = 10 },
+  { file = "012_diag_matmul.lua", problem = 12, sizes = { N = 257, M = 1001 }, verdict = "correct", repeats = 10 },
+  -- M a multiple of 4: the float4 kernel
+  { file = "012_diag_matmul.lua", problem = 12, sizes = { N = 255, M = 1028 }, verdict = "correct", repeats = 10 },
+
+  -- adversarial candidates
+  { file = "adv_zeros.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "incorrect", reasons = { "wrong_values" } },
+  { file = "adv_partial.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "incorrect", reasons = { "incomplete_write" } },
+  { file = "adv_nan.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "incorrect", reasons = { "non_finite" } },
+  { file = "adv_mutation.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "incorrect", reasons = { "input_mutation" } },
+  { file = "adv_race.lua", problem = 47, sizes = { batch_size = 16, dim1 = 257, dim2 = 255 }, verdict = "incorrect", reasons = { "wrong_values", "nondeterministic" } },
+  { file = "adv_nondeterministic.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "incorrect", reasons = { "nondeterministic" } },
+  { file = "adv_oob_write.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "runtime_error", detail_match = "out%-of%-bounds" },
+  { file = "adv_illegal_address.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "runtime_error", detail_match = "illegal" },
+  { file = "adv_gpu_hang.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "timeout" },
+  { file = "adv_compile_error.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "compile_error" },
+  { file = "adv_forbidden.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "adv_malformed.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "adv_constant.lua", problem = 48, sizes = { batch_size = 16, dim1 = 257, dim2 = 255 }, verdict = "incorrect", reasons = { "wrong_values", "trivial_output" } },
+}
