@@ -20,3 +20,9 @@ $ kreach -e 'local k = require("kreach"); print(k.build{source = "extern \"C\" _
 $ kreach oracle 19
 ? 77
 ~ ^kreach: no CUDA device: 
+$ kreach check 19 tests/candidates/019_relu.lua --size batch_size=4 --size dim=100
+? 77
+~ ^kreach: no CUDA device: 
+$ kreach scan-trivial 19
+? 77
+~ ^kreach: no CUDA device: 

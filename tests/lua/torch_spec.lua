@@ -6,7 +6,9 @@ local problem = require "kreach.problem"
 local export = require "kreach.export"
 local lfs = require "lfs"
 
-local PYTHON = "/usr/bin/python3" -- Debian's, where python3-torch installs
+-- Debian's, where python3-torch installs; KREACH_PYTHON names another (the GPU machine's torch
+-- lives in a virtual environment)
+local PYTHON = os.getenv("KREACH_PYTHON") or "/usr/bin/python3"
 local DIR = "problems/kernelbench/level1"
 
 -- sizes that are not extents of a tensor, or whose value the inputs depend on

@@ -90,8 +90,8 @@ return {
       io.write("\npasses (problem ids):\n")
       for _, n in ipairs(names) do
         local c = count[n]
-        io.write(("  %-10s KernelBench (tol %g): %d [%s]; KernelBench v0.1 (tol 1e-2): %d; kreach: %d [%s]\n"):format(n, kb_tol,
-          #c.kb, table.concat(c.kb, " "), #c.kb01, #c.kr, table.concat(c.kr, " ")))
+        io.write(("  %-10s KernelBench (tol %g): %d [%s]; KernelBench v0.1 (tol 1e-2): %d [%s]; kreach: %d [%s]\n"):format(n, kb_tol,
+          #c.kb, table.concat(c.kb, " "), #c.kb01, table.concat(c.kb01, " "), #c.kr, table.concat(c.kr, " ")))
       end
     end
     local any = false
