@@ -4,6 +4,7 @@
 --   file         the candidate, relative to tests/candidates/
 --   problem      the KernelBench level-1 problem id (problems/kernelbench/level1/NNN_*.lua)
 --   sizes        size overrides (`--size name=value`); nil: the problem's shipped sizes
+--   dtype        the problem's dtype (`--dtype`); nil: f32
 --   verdict      the expected verdict: correct, incorrect, compile_error, runtime_error,
 --                timeout or invalid_candidate
 --   reasons      for incorrect only: the reasons that are acceptable (any one of them)
@@ -41,4 +42,5 @@ return {
   { file = "adv_forbidden.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
   { file = "adv_malformed.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
   { file = "adv_constant.lua", problem = 48, sizes = { batch_size = 16, dim1 = 257, dim2 = 255 }, verdict = "incorrect", reasons = { "wrong_values", "trivial_output" } },
+  { file = "adv_statistic.lua", problem = 6, dtype = "bf16", sizes = { M = 16, N = 16, K = 16384 }, verdict = "incorrect", reasons = { "trivial_output" } },
 }

@@ -13,6 +13,7 @@ local function check(e, seed)
   local cmd = { ("%q check %d %q --json --seed %d --timeout 20"):format(kreach.executable(), e.problem,
     dir .. "/" .. e.file, seed) }
   for k, v in pairs(e.sizes or {}) do cmd[#cmd + 1] = ("--size %s=%d"):format(k, v) end
+  if e.dtype then cmd[#cmd + 1] = "--dtype " .. e.dtype end
   local p = io.popen(table.concat(cmd, " ") .. " 2>&1")
   local out = p:read("a")
   p:close()
@@ -31,7 +32,7 @@ end
 
 describe("test candidates", function()
   for _, e in ipairs(expected) do
-    it(("%s on problem %d (%s): %s%s"):format(e.file, e.problem, sizes_str(e.sizes), e.verdict,
+    it(("%s on problem %d (%s, %s): %s%s"):format(e.file, e.problem, e.dtype or "f32", sizes_str(e.sizes), e.verdict,
       e.reasons and (" / " .. table.concat(e.reasons, " or ")) or ""), function()
       for r = 1, e.repeats or 1 do
         local res = check(e, r)
