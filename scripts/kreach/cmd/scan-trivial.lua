@@ -64,6 +64,7 @@ return {
             for _, n in ipairs(names) do io.write((" %-10s"):format(cell(o[n]))) end
             io.write("\n")
           end
+          for _, note in ipairs(row.notes or {}) do io.write("     note: ", note, "\n") end
         end
         io.flush()
       end
