@@ -23,10 +23,7 @@ function M.check(inst, opts)
       result.outputs[#result.outputs + 1] = m
     end
   end
-  for i, a in ipairs(inst.args) do
-    if a.kind ~= "scalar" and ovals[i] ~= vals[i] and ovals[i]:is_live() then ovals[i]:free() end
-  end
-  inst:free(vals)
+  inst:free_oracle(vals, ovals)
   return result
 end
 

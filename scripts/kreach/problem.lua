@@ -536,6 +536,15 @@ function Instance:free(vals)
   end
 end
 
+-- Frees the arguments and their oracle copies (oracle_args), the tensors they share once.
+function Instance:free_oracle(vals, ovals)
+  for i, a in ipairs(self.args) do
+    local v = ovals[i]
+    if a.kind ~= "scalar" and v ~= vals[i] and v and v:is_live() then v:free() end
+  end
+  self:free(vals)
+end
+
 -- ---- loading problems and suites ----
 
 local function dir_exists(p)

@@ -81,10 +81,7 @@ function M.scan(inst, opts)
       local m = lib.metrics(ovals[i], ovals[i])
       consts[i] = m.mean_ref or 0
     end
-    for i, a in ipairs(inst.args) do
-      if a.kind ~= "scalar" and ovals[i] ~= vals[i] then ovals[i]:free() end
-    end
-    inst:free(vals)
+    inst:free_oracle(vals, ovals)
   end
 
   local res = { problem = inst.problem.name, id = inst.problem.id, dtype = inst.dtype, outputs = {}, notes = {} }
@@ -140,10 +137,7 @@ function M.scan(inst, opts)
       y:free()
       if not bok then res.notes[#res.notes + 1] = ("trial %d: the baseline fails output '%s' itself; not judged"):format(t, a.name) end
     end
-    for i, a in ipairs(inst.args) do
-      if a.kind ~= "scalar" and ovals[i] ~= vals[i] then ovals[i]:free() end
-    end
-    inst:free(vals)
+    inst:free_oracle(vals, ovals)
   end
   for _, i in ipairs(outs) do
     local o = {}

@@ -135,6 +135,12 @@ __global__ void hash_bytes(const void *__restrict__ data, i64 n, u64 *h) {
 ]==]
 
 local function install(lib, K)
+  -- a grid-stride launch: enough blocks to fill the GPU, no more than the work needs
+  local function blocks_for(n)
+    local sms = require("kreach").device().sm_count
+    return math.max(1, math.min(sms * 8, (n + 255) // 256))
+  end
+
   -- compare(y, ref) -> { n, rel_l2, max_abs, max_ref, nonfinite, mean_ref } for a float output
   -- against its f64 reference; for integer outputs { n, mismatches }.
   function lib.compare(y, ref)
@@ -148,8 +154,7 @@ local function install(lib, K)
     local kreach = require "kreach"
     local acc = kreach.zeros({ 8 }, "f64")
     local n = y:numel()
-    local sms = kreach.device().sm_count
-    local blocks = math.max(1, math.min(sms * 8, (n + 255) // 256))
+    local blocks = blocks_for(n)
     if not K.is_float[y.dtype] then
       K.check_dtype(op, ref, y.dtype, "ref")
       local p = K.program("compare", SRC, y.dtype, function(T) return { ("int_mismatch<%s>"):format(T) } end, "int")
@@ -172,11 +177,6 @@ local function install(lib, K)
       nonfinite = math.tointeger(r[5]),
       mean_ref = r[6] / n,
     }
-  end
-
-  local function blocks_for(n)
-    local sms = require("kreach").device().sm_count
-    return math.max(1, math.min(sms * 8, (n + 255) // 256))
   end
 
   -- metrics(y, ref, {tols = {ta, tb}}) -> the correctness metrics of a float output against
