@@ -1,0 +1,39 @@
+/* kr_timing.h: the mechanism under kreach's timing engine: the L2 flush that makes a sample
+ * cold, CUDA-graph capture and replay of a call, and a batch of events for back-to-back calls.
+ * Runtime layer (no Lua). The policy (modes, warm-up, stopping rule, interleaving) is in Lua
+ * (scripts/kreach/timing.lua). Everything runs on the context's harness stream. */
+#ifndef KR_TIMING_H
+#define KR_TIMING_H
+
+#include <stddef.h>
+#include "kr_context.h"
+
+/* Makes the next work on the harness stream start from a cold L2: resets every persisting L2
+ * line to normal (cudaCtxResetPersistingL2Cache) and writes a device buffer of `factor` times
+ * the L2 size (factor >= 2 is what the timing policy asks for) with a value that alternates
+ * from one flush to the next. The buffer is allocated on the first call and kept with the
+ * context (grown if a later call asks for more). Asynchronous: queued on the harness stream.
+ * *bytes_out (may be NULL) receives the bytes written. */
+kr_status kr_timing_flush(kr_context *ctx, double factor, size_t *bytes_out);
+
+/* The persisting-L2 limit in force (cudaLimitPersistingL2CacheSize), in bytes. */
+kr_status kr_timing_persisting_l2(kr_context *ctx, size_t *bytes);
+
+/* ---- CUDA graphs: capture the work a call queues on the harness stream, replay it ---- */
+
+typedef struct kr_graph kr_graph;
+
+/* Starts capturing the harness stream (relaxed mode, so that device memory may be allocated
+ * during the capture; the allocations must outlive the graph). Fails if a capture is open. */
+kr_status kr_graph_begin(kr_context *ctx);
+/* Ends the capture and instantiates the graph. A capture that was invalidated (a call that
+ * synchronised, or used another stream) fails with the driver's words. The caller owns *out.
+ * *nodes (may be NULL) receives the number of nodes captured. */
+kr_status kr_graph_end(kr_context *ctx, kr_graph **out, size_t *nodes);
+/* Abandons an open capture, if any (after an error in the captured call). */
+void kr_graph_abort(kr_context *ctx);
+/* Queues one replay on the harness stream. */
+kr_status kr_graph_launch(kr_context *ctx, kr_graph *g);
+void kr_graph_free(kr_graph *g);
+
+#endif
