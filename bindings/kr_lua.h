@@ -58,6 +58,9 @@ int luaopen_kreach_nvrtc(lua_State *L);
 int luaopen_kreach_cublas(lua_State *L);
 int luaopen_kreach_event(lua_State *L);
 int luaopen_kreach_proc(lua_State *L);
+int luaopen_kreach_sqlite(lua_State *L);
+int luaopen_kreach_timing(lua_State *L);
+int luaopen_kreach_util(lua_State *L);
 void kr_lua_openlibs(lua_State *L);
 
 #endif

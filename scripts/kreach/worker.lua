@@ -21,8 +21,10 @@ function M.phase(name)
 end
 
 -- Ends the worker's output with its result (a table that encodes as JSON).
+-- The results store's JSON codec (kreach.store.json): exact for integers and doubles, and NaN
+-- and infinities cross the pipe as they are.
 function M.result(t)
-  io.stdout:write("result ", require("cjson").encode(t), "\n")
+  io.stdout:write("result ", require("kreach.store").json.encode(t), "\n")
   io.stdout:flush()
 end
 
@@ -62,7 +64,7 @@ function M.run(argv, opts)
     else
       local j = line:match("^result (.*)$")
       if j then
-        local ok, t = pcall(require("cjson").decode, j)
+        local ok, t = pcall(require("kreach.store").json.decode, j)
         if ok then result = t end
       end
     end

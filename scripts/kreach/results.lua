@@ -1,0 +1,201 @@
+-- kreach.results: what is in a results database, written out for other tools: JSON lines (every
+-- column), CSV (the flat columns) and KernelBench's eval_results.json layout; and the short
+-- text tables of `kreach results list` and `runs`. Every writer takes the store's decoded rows
+-- and a write(string) function, so a caller chooses the destination.
+local store = require "kreach.store"
+local json = store.json
+
+local M = {}
+
+M.FORMATS = { "jsonl", "csv", "kernelbench" }
+
+-- ---- JSON lines ----
+
+-- One object per evaluation: every column of the evaluation, JSON columns decoded, the problem's
+-- and candidate's fields joined (see kreach.store's evaluations()). Keys are sorted.
+function M.jsonl(rows, write)
+  for _, r in ipairs(rows) do write(json.encode(r), "\n") end
+  return #rows
+end
+
+-- ---- CSV ----
+
+-- column name -> the field of an evaluation row it comes from
+M.CSV_COLUMNS = {
+  { "id", "id" }, { "run_id", "run_id" }, { "suite", "suite" }, { "problem_id", "problem_id" },
+  { "problem", "problem_name" }, { "candidate", function(r) return r.candidate_name or r.candidate_path end },
+  { "candidate_hash", "candidate_hash" }, { "dtype", "dtype" }, { "verdict", "verdict" },
+  { "reason", "reason" }, { "baseline_ms", "baseline_ms" }, { "candidate_ms", "candidate_ms" },
+  { "speedup", "speedup" }, { "speedup_lo", "speedup_lo" }, { "speedup_hi", "speedup_hi" },
+  { "sol_fraction", "sol_fraction" }, { "throttled", "throttled" }, { "wall_s", "wall_s" },
+  { "finished_at", "finished_at" },
+}
+
+-- RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled.
+local function csv_field(v)
+  if v == nil then return "" end
+  local s
+  if type(v) == "number" then s = json.encode(v)
+  elseif type(v) == "boolean" then s = v and "true" or "false"
+  else s = tostring(v) end
+  if s:find('[,"\r\n]') then s = '"' .. s:gsub('"', '""') .. '"' end
+  return s
+end
+M.csv_field = csv_field
+
+function M.csv(rows, write)
+  local head = {}
+  for i, c in ipairs(M.CSV_COLUMNS) do head[i] = c[1] end
+  write(table.concat(head, ","), "\n")
+  for _, r in ipairs(rows) do
+    local f = {}
+    for i, c in ipairs(M.CSV_COLUMNS) do
+      local get = c[2]
+      f[i] = csv_field(type(get) == "function" and get(r) or r[get])
+    end
+    write(table.concat(f, ","), "\n")
+  end
+  return #rows
+end
+
+-- ---- KernelBench ----
+
+local NO_COMPILE = { compile_error = true, invalid_candidate = true }
+
+local function population_std(xs)
+  local n = #xs
+  if n == 0 then return nil end
+  local s = 0
+  for _, x in ipairs(xs) do s = s + x end
+  local mean, ss = s / n, 0
+  for _, x in ipairs(xs) do ss = ss + (x - mean) ^ 2 end
+  return math.sqrt(ss / n)
+end
+
+local function float(x) if x == nil then return nil end return x + 0.0 end
+
+-- One KernelBench sample from an evaluation row (nil for a baseline-only row). `hardware` is the
+-- device name of the row's run.
+function M.kernelbench_sample(r, hardware)
+  if r.candidate_ref == nil then return nil end
+  local null = require("cjson").null
+  local tc = type(r.timing) == "table" and r.timing.candidate or nil
+  local summary = type(tc) == "table" and tc.summary or nil
+  local runtime = (summary and summary.median) or r.candidate_ms or -1.0
+  local stats = {}
+  if type(summary) == "table" then
+    local std = type(tc.samples) == "table" and population_std(tc.samples) or nil
+    stats = { mean = float(summary.mean) or null, std = float(std) or null, min = float(summary.min) or null,
+              max = float(summary.max) or null, num_trials = summary.n or (tc.samples and #tc.samples) or null,
+              hardware = hardware or null, device = "cuda:0" }
+  end
+  return {
+    sample_id = (type(r.origin) == "table" and math.tointeger(r.origin.sample)) or 0,
+    compiled = not NO_COMPILE[r.verdict],
+    correctness = r.verdict == "correct",
+    metadata = { verdict = r.verdict, reason = r.reason, detail = r.detail, dtype = r.dtype,
+                 kreach_eval_id = r.id, kreach_run_id = r.run_id, problem = r.problem_name,
+                 candidate_hash = r.candidate_hash, speedup = r.speedup, baseline_ms = r.baseline_ms },
+    runtime = float(runtime),
+    runtime_stats = stats,
+  }
+end
+
+-- eval_results.json: { "<problem_id>": [ sample, ... ] }, problem ids in numeric order, one
+-- sample a line. `runs` maps a run id to its row (for the device name). Baseline-only rows are
+-- left out. Returns the number of samples written.
+function M.kernelbench(rows, runs, write)
+  local by, keys = {}, {}
+  for _, r in ipairs(rows) do
+    local run = runs and runs[r.run_id]
+    local hw = run and type(run.device) == "table" and run.device.name or nil
+    local s = M.kernelbench_sample(r, hw)
+    if s then
+      local k = tostring(r.problem_id or r.problem_name)
+      if not by[k] then by[k] = {}; keys[#keys + 1] = k end
+      table.insert(by[k], s)
+    end
+  end
+  table.sort(keys, function(a, b)
+    local na, nb = tonumber(a), tonumber(b)
+    if na and nb then return na < nb end
+    if na or nb then return na ~= nil end
+    return a < b
+  end)
+  local n = 0
+  write("{")
+  for i, k in ipairs(keys) do
+    table.sort(by[k], function(a, b)
+      if a.sample_id ~= b.sample_id then return a.sample_id < b.sample_id end
+      return a.metadata.kreach_eval_id < b.metadata.kreach_eval_id
+    end)
+    write(i > 1 and ",\n" or "\n", json.encode(k), ": [")
+    for j, s in ipairs(by[k]) do
+      write(j > 1 and ",\n  " or "\n  ", json.encode(s))
+      n = n + 1
+    end
+    write("\n]")
+  end
+  write(#keys > 0 and "\n}\n" or "}\n")
+  return n
+end
+
+-- export(db, format, {run_id =}, write) -> number of records written
+function M.export(db, format, opts, write)
+  opts = opts or {}
+  local rows = db:evaluations{ run_id = opts.run_id }
+  if format == "jsonl" then return M.jsonl(rows, write)
+  elseif format == "csv" then return M.csv(rows, write)
+  elseif format == "kernelbench" then
+    local runs = {}
+    for _, r in ipairs(db:runs()) do runs[r.id] = r end
+    return M.kernelbench(rows, runs, write)
+  end
+  error(("unknown export format '%s' (jsonl, csv, kernelbench)"):format(tostring(format)), 2)
+end
+
+-- ---- text tables ----
+
+local function cut(s, n)
+  s = tostring(s or "-")
+  if #s > n then return s:sub(1, n - 1) .. "~" end
+  return s
+end
+
+local function fmt_speedup(r)
+  if r.speedup == nil then return "-" end
+  if r.speedup_lo and r.speedup_hi then
+    return ("%.3g [%.3g, %.3g]"):format(r.speedup, r.speedup_lo, r.speedup_hi)
+  end
+  return ("%.3g"):format(r.speedup)
+end
+
+function M.list(rows, write)
+  write(("%6s  %-36s %-20s %-5s %-18s %s\n"):format("id", "problem", "candidate", "dtype", "verdict", "speedup"))
+  for _, r in ipairs(rows) do
+    local cand = r.candidate_name or r.candidate_path or (r.candidate_hash and r.candidate_hash:sub(1, 12))
+      or "(baseline)"
+    write(("%6d  %-36s %-20s %-5s %-18s %s\n"):format(r.id, cut(r.problem_name, 36), cut(cand, 20),
+      cut(r.dtype, 5), cut(r.verdict .. (r.reason and ("/" .. r.reason) or ""), 18), fmt_speedup(r)))
+  end
+  return #rows
+end
+
+-- runs: rows of db:runs(); counts: run id -> number of evaluations
+function M.runs(runs, counts, write)
+  write(("%4s  %-9s %-20s %-20s %6s  %-12s %s\n"):format("id", "status", "started_at", "finished_at",
+    "evals", "config", "command"))
+  for _, r in ipairs(runs) do
+    local cmd = "-"
+    if type(r.command) == "table" then
+      local parts = {}
+      for i, a in ipairs(r.command) do parts[i] = tostring(a) end
+      cmd = table.concat(parts, " ")
+    end
+    write(("%4d  %-9s %-20s %-20s %6d  %-12s %s\n"):format(r.id, r.status, r.started_at or "-",
+      r.finished_at or "-", counts[r.id] or 0, cut(r.config_hash, 12), cut(cmd, 60)))
+  end
+  return #runs
+end
+
+return M

@@ -1,0 +1,763 @@
+-- kreach.store: the results database. One SQLite file (default results.db) in WAL mode with
+-- synchronous=FULL, so every committed transaction survives a kill of the process (and a power
+-- cut): an evaluation is one transaction, committed before record_evaluation returns.
+--
+-- Opening never writes to a file that is not ours: the header is read first, then the file is
+-- inspected through a read-only connection (quick_check, its tables, kreach_meta's schema
+-- version), and only a missing file, an empty one or an SQLite database without any table gets
+-- the schema. Open errors come back as nil, message; a failing statement afterwards raises
+-- "<path>: <sqlite's message>" (the store is not usable then, unlike a candidate's failure).
+-- docs/results.md describes the tables.
+local sqlite = require "kreach.core.sqlite"
+
+local M = { SCHEMA_VERSION = 1, DEFAULT_PATH = "results.db" }
+
+-- ---- JSON ----
+-- Debian's lua-cjson (2.1.0) writes 14 significant digits and reads every number as a float,
+-- so timing samples and integers would not come back as they went in. This codec is exact:
+-- integers stay integers, floats are written with the fewest digits that read back to the same
+-- double (and always with a '.' or an exponent), NaN and infinities are written as NaN,
+-- Infinity and -Infinity (what Python's json module reads and writes), objects have sorted keys.
+-- A null decodes to nil (an absent key; a hole in an array).
+local json = {}
+M.json = json
+
+local ESC = { ['"'] = '\\"', ['\\'] = '\\\\', ['\b'] = '\\b', ['\f'] = '\\f', ['\n'] = '\\n',
+              ['\r'] = '\\r', ['\t'] = '\\t' }
+local function esc_char(c) return ESC[c] or ("\\u%04x"):format(c:byte()) end
+
+local function encode_number(x)
+  if math.type(x) == "integer" then return ("%d"):format(x) end
+  if x ~= x then return "NaN" end
+  if x == math.huge then return "Infinity" end
+  if x == -math.huge then return "-Infinity" end
+  local s = ("%.15g"):format(x)
+  if tonumber(s) ~= x then
+    s = ("%.16g"):format(x)
+    if tonumber(s) ~= x then s = ("%.17g"):format(x) end
+  end
+  if not s:find("[%.eEn]") then s = s .. ".0" end
+  return s
+end
+
+local encode_value
+local function encode_table(t, out, depth)
+  if depth > 200 then error("json.encode: tables nested too deep (a cycle?)", 0) end
+  local n, count, array = #t, 0, true
+  for k in pairs(t) do
+    count = count + 1
+    if math.type(k) ~= "integer" or k < 1 or k > n then array = false end
+  end
+  if array and count == n and n > 0 then
+    out[#out + 1] = "["
+    for i = 1, n do
+      if i > 1 then out[#out + 1] = "," end
+      encode_value(t[i], out, depth + 1)
+    end
+    out[#out + 1] = "]"
+    return
+  end
+  local keys = {}
+  for k in pairs(t) do
+    local tk = type(k)
+    if tk ~= "string" and tk ~= "number" then
+      error(("json.encode: a %s key cannot be written"):format(tk), 0)
+    end
+    keys[#keys + 1] = tostring(k)
+  end
+  table.sort(keys)
+  out[#out + 1] = "{"
+  for i, k in ipairs(keys) do
+    if i > 1 then out[#out + 1] = "," end
+    out[#out + 1] = '"' .. k:gsub('[%c"\\]', esc_char) .. '":'
+    local v = t[k]
+    if v == nil then v = t[math.tointeger(tonumber(k)) or tonumber(k)] end
+    encode_value(v, out, depth + 1)
+  end
+  out[#out + 1] = "}"
+end
+
+local cjson_null -- cjson.null, when cjson is there: written as null
+encode_value = function(v, out, depth)
+  local tv = type(v)
+  if tv == "string" then
+    out[#out + 1] = '"' .. v:gsub('[%c"\\]', esc_char) .. '"'
+  elseif tv == "number" then
+    out[#out + 1] = encode_number(v)
+  elseif tv == "boolean" then
+    out[#out + 1] = v and "true" or "false"
+  elseif tv == "nil" or (tv == "userdata" and v == cjson_null) then
+    out[#out + 1] = "null"
+  elseif tv == "table" then
+    encode_table(v, out, depth)
+  else
+    error(("json.encode: a %s cannot be written"):format(tv), 0)
+  end
+end
+
+-- encode(value) -> string. Raises on functions, userdata and cycles.
+function json.encode(v)
+  if cjson_null == nil then
+    local ok, cj = pcall(require, "cjson")
+    cjson_null = ok and cj.null or false
+  end
+  local out = {}
+  encode_value(v, out, 0)
+  return table.concat(out)
+end
+
+local UNESC = { ['"'] = '"', ['\\'] = '\\', ['/'] = '/', b = '\b', f = '\f', n = '\n', r = '\r', t = '\t' }
+local find, sub, byte = string.find, string.sub, string.byte
+
+-- decode(string) -> value. Raises "json: <what> at byte N" on malformed text.
+function json.decode(s)
+  local pos = 1
+  local function fail(what) error(("json: %s at byte %d"):format(what, pos), 0) end
+  local function ws() pos = find(s, "[^ \t\r\n]", pos) or #s + 1 end
+  local value
+
+  local function str()
+    local i, parts, np = pos + 1, nil, 0
+    while true do
+      local j = find(s, '["\\]', i)
+      if not j then fail("unterminated string") end
+      if byte(s, j) == 34 then
+        pos = j + 1
+        if not parts then return sub(s, i, j - 1) end
+        parts[np + 1] = sub(s, i, j - 1)
+        return table.concat(parts, "", 1, np + 1)
+      end
+      parts = parts or {}
+      np = np + 1
+      parts[np] = sub(s, i, j - 1)
+      local c = sub(s, j + 1, j + 1)
+      if c == "u" then
+        local cp = #s >= j + 5 and tonumber(sub(s, j + 2, j + 5), 16)
+        if not cp then pos = j; fail("bad \\u escape") end
+        i = j + 6
+        if cp >= 0xD800 and cp <= 0xDBFF and sub(s, i, i + 1) == "\\u" then
+          local lo = tonumber(sub(s, i + 2, i + 5), 16)
+          if lo and lo >= 0xDC00 and lo <= 0xDFFF then
+            cp = 0x10000 + (cp - 0xD800) * 0x400 + (lo - 0xDC00)
+            i = i + 6
+          end
+        end
+        np = np + 1
+        parts[np] = utf8.char(cp)
+      else
+        local r = UNESC[c]
+        if not r then pos = j; fail("bad escape") end
+        np = np + 1
+        parts[np] = r
+        i = j + 2
+      end
+    end
+  end
+
+  local function number()
+    local a, b = find(s, "^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
+    if not a then
+      if sub(s, pos, pos + 8) == "-Infinity" then pos = pos + 9; return -math.huge end
+      fail("unexpected character")
+    end
+    local tok = sub(s, a, b)
+    local x = tonumber(tok)
+    if not x then fail("bad number '" .. tok .. "'") end
+    pos = b + 1
+    if not find(tok, "[%.eE]") then return math.tointeger(x) or x end
+    return x + 0.0
+  end
+
+  value = function(depth)
+    if depth > 200 then fail("nested too deep") end
+    ws()
+    local c = byte(s, pos)
+    if c == 123 then -- {
+      pos = pos + 1
+      local t = {}
+      ws()
+      if byte(s, pos) == 125 then pos = pos + 1; return t end
+      while true do
+        ws()
+        if byte(s, pos) ~= 34 then fail("expected a key") end
+        local k = str()
+        ws()
+        if byte(s, pos) ~= 58 then fail("expected ':'") end
+        pos = pos + 1
+        t[k] = value(depth + 1)
+        ws()
+        c = byte(s, pos)
+        pos = pos + 1
+        if c == 125 then return t end
+        if c ~= 44 then pos = pos - 1; fail("expected ',' or '}'") end
+      end
+    elseif c == 91 then -- [
+      pos = pos + 1
+      local t, n = {}, 0
+      ws()
+      if byte(s, pos) == 93 then pos = pos + 1; return t end
+      while true do
+        n = n + 1
+        t[n] = value(depth + 1)
+        ws()
+        c = byte(s, pos)
+        pos = pos + 1
+        if c == 93 then return t end
+        if c ~= 44 then pos = pos - 1; fail("expected ',' or ']'") end
+      end
+    elseif c == 34 then
+      return str()
+    elseif c == 116 and sub(s, pos, pos + 3) == "true" then pos = pos + 4; return true
+    elseif c == 102 and sub(s, pos, pos + 4) == "false" then pos = pos + 5; return false
+    elseif c == 110 and sub(s, pos, pos + 3) == "null" then pos = pos + 4; return nil
+    elseif c == 78 and sub(s, pos, pos + 2) == "NaN" then pos = pos + 3; return 0 / 0
+    elseif c == 73 and sub(s, pos, pos + 7) == "Infinity" then pos = pos + 8; return math.huge
+    elseif c == nil then fail("unexpected end")
+    end
+    return number()
+  end
+
+  if type(s) ~= "string" then error("json.decode: string expected, got " .. type(s), 2) end
+  local v = value(0)
+  ws()
+  if pos <= #s then fail("trailing characters") end
+  return v
+end
+
+local function enc(v) if v == nil then return nil end return json.encode(v) end
+local function dec(s) if s == nil then return nil end return json.decode(s) end
+
+-- ---- helpers ----
+
+local function now() return os.date("!%Y-%m-%dT%H:%M:%SZ") end
+M.now = now -- ISO-8601 UTC, to the second
+
+local function read_first_line(path)
+  local f = io.open(path, "r")
+  if not f then return nil end
+  local l = f:read("l")
+  f:close()
+  return l
+end
+
+local function pid() return math.tointeger(tonumber((read_first_line("/proc/self/stat") or ""):match("^(%d+)"))) end
+local function hostname() return read_first_line("/proc/sys/kernel/hostname") or os.getenv("HOSTNAME") end
+
+-- CUDA versions as the integers CUDA reports (13000 for 13.0); kreach.versions() gives "13.0".
+local function cuda_int(v)
+  if v == nil or v == false then return nil end
+  if math.type(v) == "integer" then return v end
+  local a, b = tostring(v):match("^(%d+)%.(%d+)")
+  if a then return tonumber(a) * 1000 + tonumber(b) * 10 end
+  return math.tointeger(tonumber(v))
+end
+
+local function need(t, field, kind, what)
+  local v = t[field]
+  if type(v) ~= kind or (kind == "string" and v == "") then
+    error(("%s: '%s' must be a%s %s (got %s)"):format(what, field, kind == "integer" and "n" or "",
+      kind, v == nil and "nil" or type(v)), 3)
+  end
+  return v
+end
+
+local function need_id(v, what)
+  if math.type(v) ~= "integer" then
+    error(("%s: an integer id expected, got %s"):format(what, v == nil and "nil" or math.type(v) or type(v)), 3)
+  end
+  return v
+end
+
+-- ---- the schema ----
+
+local SCHEMA = [[
+CREATE TABLE kreach_meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE runs(id INTEGER PRIMARY KEY, started_at TEXT, finished_at TEXT, status TEXT NOT NULL,
+  command TEXT, config TEXT, config_hash TEXT NOT NULL, device TEXT, driver_version INTEGER,
+  runtime_version INTEGER, nvrtc_version TEXT, kreach_version TEXT, kreach_revision TEXT,
+  hostname TEXT, pid INTEGER);
+CREATE TABLE problems(id INTEGER PRIMARY KEY, suite TEXT, problem_id INTEGER, name TEXT NOT NULL,
+  path TEXT, file_hash TEXT NOT NULL, UNIQUE(name, file_hash));
+CREATE TABLE candidates(id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, path TEXT, name TEXT,
+  source TEXT NOT NULL, origin TEXT);
+CREATE TABLE evaluations(id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
+  problem_ref INTEGER NOT NULL REFERENCES problems(id), candidate_ref INTEGER REFERENCES candidates(id),
+  eval_key TEXT NOT NULL, dtype TEXT NOT NULL, sizes TEXT, verdict TEXT NOT NULL, reason TEXT,
+  detail TEXT, baseline_ms REAL, candidate_ms REAL, speedup REAL, speedup_lo REAL, speedup_hi REAL,
+  sol_fraction REAL, throttled INTEGER, check_result TEXT, timing TEXT, started_at TEXT,
+  finished_at TEXT, wall_s REAL);
+CREATE INDEX evaluations_eval_key ON evaluations(eval_key);
+CREATE INDEX evaluations_run_id ON evaluations(run_id);
+CREATE TABLE calibrations(id INTEGER PRIMARY KEY, device_uuid TEXT NOT NULL, device_name TEXT,
+  measured_at TEXT, driver_version INTEGER, copy_bytes_per_s REAL, flops_per_s TEXT, details TEXT);
+CREATE TABLE profiles(id INTEGER PRIMARY KEY, created_at TEXT, source TEXT NOT NULL, command TEXT,
+  workload TEXT, knobs TEXT, device TEXT, wall_s REAL, window_start_ns INTEGER,
+  window_end_ns INTEGER, dropped INTEGER, meta TEXT);
+CREATE TABLE profile_kernels(profile_id INTEGER NOT NULL REFERENCES profiles(id), name TEXT NOT NULL,
+  mangled TEXT, start_ns INTEGER, end_ns INTEGER, device INTEGER, stream INTEGER, grid TEXT,
+  block TEXT, registers INTEGER, shared_bytes INTEGER, correlation INTEGER);
+CREATE TABLE profile_memops(profile_id INTEGER NOT NULL REFERENCES profiles(id), kind TEXT,
+  start_ns INTEGER, end_ns INTEGER, bytes INTEGER, copy_kind TEXT, device INTEGER, stream INTEGER);
+CREATE TABLE profile_ranges(profile_id INTEGER NOT NULL REFERENCES profiles(id), name TEXT,
+  start_ns INTEGER, end_ns INTEGER);
+CREATE INDEX profile_kernels_profile ON profile_kernels(profile_id);
+CREATE INDEX profile_memops_profile ON profile_memops(profile_id);
+CREATE INDEX profile_ranges_profile ON profile_ranges(profile_id);
+]]
+
+local SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26
+
+local function not_ours(path, why) return ("%s: not a kreach results database (%s)"):format(path, why) end
+local function corrupt(path, why) return ("%s: the results database is corrupt: %s"):format(path, why) end
+
+-- Classifies an SQL failure met while inspecting a file.
+local function inspect_error(path, msg, code)
+  code = code or 0
+  if code & 0xff == SQLITE_NOTADB then return not_ours(path, msg) end
+  if code & 0xff == SQLITE_CORRUPT then return corrupt(path, msg) end
+  return ("%s: %s"):format(path, msg)
+end
+
+-- The schema version recorded in kreach_meta, or nil and why the database is not ours.
+local function check_meta(db, path)
+  local rows, msg, code = db:query("SELECT value FROM kreach_meta WHERE key = 'schema_version'")
+  if not rows then return nil, inspect_error(path, msg, code) end
+  local v = rows[1] and math.tointeger(tonumber(rows[1].value))
+  if not v then return nil, not_ours(path, "kreach_meta has no schema_version") end
+  if v > M.SCHEMA_VERSION then
+    return nil, ("%s: the results database has schema version %d, newer than this kreach's (%d): "
+      .. "use a newer kreach"):format(path, v, M.SCHEMA_VERSION)
+  elseif v < M.SCHEMA_VERSION then
+    return nil, ("%s: the results database has schema version %d, older than this kreach's (%d), "
+      .. "and there are no migrations yet"):format(path, v, M.SCHEMA_VERSION)
+  end
+  return v
+end
+
+-- What is in an SQLite database: "ours", "empty" (no schema objects at all), or nil and the
+-- reason to refuse it. Reads only.
+local function inspect(db, path)
+  local rows, msg, code = db:query("PRAGMA quick_check")
+  if not rows then return nil, inspect_error(path, msg, code) end
+  if not (#rows == 1 and rows[1].quick_check == "ok") then
+    local what = {}
+    for i, r in ipairs(rows) do
+      if i > 5 then what[#what + 1] = ("(%d more)"):format(#rows - 5); break end
+      what[#what + 1] = r.quick_check
+    end
+    return nil, corrupt(path, table.concat(what, "; "))
+  end
+  local objs
+  objs, msg, code = db:query("SELECT type, name FROM sqlite_schema ORDER BY name")
+  if not objs then return nil, inspect_error(path, msg, code) end
+  if #objs == 0 then return "empty" end
+  local tables, meta = {}, false
+  for _, o in ipairs(objs) do
+    if o.type == "table" then
+      if o.name == "kreach_meta" then meta = true end
+      tables[#tables + 1] = o.name
+    end
+  end
+  if not meta then
+    if #tables == 0 then
+      for _, o in ipairs(objs) do tables[#tables + 1] = o.name end
+    end
+    if #tables > 12 then
+      local n = #tables
+      for i = n, 11, -1 do tables[i] = nil end
+      tables[11] = ("... (%d in all)"):format(n)
+    end
+    return nil, not_ours(path, ("it has tables %s and no kreach_meta"):format(table.concat(tables, ", ")))
+  end
+  local ok, err = check_meta(db, path)
+  if not ok then return nil, err end
+  return "ours"
+end
+
+local Store = {}
+Store.__index = Store
+
+-- A failing statement raises "<path>: <sqlite's message>" (no position: `kreach results` and
+-- other callers recognise a store failure by its path).
+local function exec(self, sql, ...)
+  local n, err = self.sql:exec(sql, ...)
+  if not n then error(("%s: %s"):format(self.path, err), 0) end
+  return n
+end
+
+local function query(self, sql, ...)
+  local rows, err = self.sql:query(sql, ...)
+  if not rows then error(("%s: %s"):format(self.path, err), 0) end
+  return rows
+end
+
+local OPEN_OPTIONS = { create = true, readonly = true, busy_timeout_ms = true }
+
+-- open(path, {create = true, readonly = false, busy_timeout_ms = 5000}) -> store | nil, message
+function M.open(path, opts)
+  path = path or M.DEFAULT_PATH
+  opts = opts or {}
+  if type(path) ~= "string" then error("store.open: path must be a string", 2) end
+  for k in pairs(opts) do
+    if not OPEN_OPTIONS[k] then error(("store.open: unknown option '%s'"):format(tostring(k)), 2) end
+  end
+  local readonly = opts.readonly == true
+  local create = opts.create ~= false and not readonly
+  local busy = opts.busy_timeout_ms or 5000
+  local lfs = require "lfs"
+
+  local fresh = false
+  local attr = lfs.attributes(path)
+  if not attr then
+    if not create then return nil, ("%s: no such results database"):format(path) end
+    fresh = true
+  elseif attr.mode ~= "file" then
+    return nil, not_ours(path, ("it is a %s"):format(attr.mode))
+  elseif attr.size == 0 then
+    if not create then return nil, ("%s: the results database is empty (nothing was recorded yet)"):format(path) end
+    fresh = true
+  else
+    local f, err = io.open(path, "rb")
+    if not f then return nil, err end
+    local head = f:read(16)
+    f:close()
+    if head ~= "SQLite format 3\0" then return nil, not_ours(path, "file is not a database") end
+    -- Inspect through a read-only connection: nothing of a file we refuse is ever written. With
+    -- no -wal or -journal file beside it, the file holds everything committed, and an immutable
+    -- connection reads it without making the -wal and -shm files a WAL database otherwise gets.
+    local side = lfs.attributes(path .. "-wal") or lfs.attributes(path .. "-journal")
+    local ro, oerr = sqlite.open(path, { readonly = true, create = false, busy_timeout_ms = busy,
+                                         immutable = not side })
+    if not ro then return nil, oerr end
+    local what, why = inspect(ro, path)
+    if not what then ro:close(); return nil, why end
+    if readonly and not side then
+      ro:close()
+      ro, oerr = sqlite.open(path, { readonly = true, create = false, busy_timeout_ms = busy })
+      if not ro then return nil, oerr end
+    end
+    if readonly then
+      if what == "empty" then
+        ro:close()
+        return nil, ("%s: the results database is empty (nothing was recorded yet)"):format(path)
+      end
+      return setmetatable({ path = path, sql = ro, readonly = true, depth = 0 }, Store)
+    end
+    ro:close()
+    fresh = what == "empty"
+  end
+
+  local db, err = sqlite.open(path, { create = create, busy_timeout_ms = busy })
+  if not db then return nil, err end
+  local function bail(msg) db:close(); return nil, msg end
+  local rows, msg, code = db:query("PRAGMA journal_mode=WAL")
+  if not rows then return bail(inspect_error(path, msg, code)) end
+  if not rows[1] or rows[1].journal_mode ~= "wal" then
+    return bail(("%s: cannot use write-ahead logging (journal mode %s)"):format(path,
+      tostring(rows[1] and rows[1].journal_mode)))
+  end
+  for _, p in ipairs{ "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON" } do
+    local ok, perr = db:exec(p)
+    if not ok then return bail(("%s: %s"):format(path, perr)) end
+  end
+  local self = setmetatable({ path = path, sql = db, readonly = false, depth = 0 }, Store)
+  if fresh then
+    -- another process may be creating it too: decide inside the write transaction
+    local ok, cerr = pcall(self.transaction, self, function()
+      local what, why = inspect(db, path)
+      if not what then error(why, 0) end
+      if what == "ours" then return end
+      local sok, serr = db:script(SCHEMA)
+      if not sok then error(("%s: %s"):format(path, serr), 0) end
+      for k, v in pairs{ schema_version = tostring(M.SCHEMA_VERSION), created_at = now(),
+                         created_by = "kreach " .. require("kreach.core").version } do
+        exec(self, "INSERT INTO kreach_meta(key, value) VALUES (?, ?)", k, v)
+      end
+    end)
+    if not ok then return bail(tostring(cerr)) end
+  end
+  return self
+end
+
+-- transaction(fn) -> what fn returns. BEGIN IMMEDIATE, fn(self), COMMIT; on an error,
+-- ROLLBACK and raise it again. Nested calls use savepoints.
+function Store:transaction(fn)
+  local depth = self.depth
+  local sp = "kreach_sp" .. depth
+  exec(self, depth == 0 and "BEGIN IMMEDIATE" or ("SAVEPOINT " .. sp))
+  self.depth = depth + 1
+  local res = table.pack(pcall(fn, self))
+  self.depth = depth
+  if res[1] then
+    local ok, err = self.sql:exec(depth == 0 and "COMMIT" or ("RELEASE " .. sp))
+    if ok then return table.unpack(res, 2, res.n) end
+    res[2] = ("%s: %s"):format(self.path, err)
+  end
+  if depth == 0 then
+    self.sql:exec("ROLLBACK") -- fails harmlessly when SQLite has rolled back already
+  else
+    self.sql:exec("ROLLBACK TO " .. sp)
+    self.sql:exec("RELEASE " .. sp)
+  end
+  error(res[2], 0)
+end
+
+function Store:close()
+  self.sql:close()
+end
+
+-- ---- runs ----
+
+local function decode_run(r)
+  if not r then return nil end
+  r.command, r.config, r.device = dec(r.command), dec(r.config), dec(r.device)
+  return r
+end
+
+-- begin_run{command=, config=, config_hash=, device=, versions = {driver=, runtime=, nvrtc=},
+--           kreach_version=, kreach_revision=} -> run id
+function Store:begin_run(r)
+  need(r, "config_hash", "string", "begin_run")
+  local v = r.versions or {}
+  local kv, krev = require("kreach.core").version:match("^(%S+)%s*%(?([^)]*)%)?")
+  exec(self, [[INSERT INTO runs(started_at, status, command, config, config_hash, device,
+      driver_version, runtime_version, nvrtc_version, kreach_version, kreach_revision, hostname, pid)
+      VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)]],
+    now(), enc(r.command), enc(r.config), r.config_hash, enc(r.device), cuda_int(v.driver),
+    cuda_int(v.runtime), v.nvrtc and tostring(v.nvrtc) or nil, r.kreach_version or kv,
+    r.kreach_revision or (krev ~= "" and krev or nil), hostname(), pid())
+  return self.sql:last_insert_rowid()
+end
+
+local RUN_END = { finished = true, failed = true }
+
+function Store:finish_run(run_id, status)
+  need_id(run_id, "finish_run")
+  if not RUN_END[status] then
+    error(("finish_run: status must be 'finished' or 'failed' (got %s)"):format(tostring(status)), 2)
+  end
+  if exec(self, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", status, now(), run_id) == 0 then
+    error(("finish_run: no run %d in %s"):format(run_id, self.path), 2)
+  end
+end
+
+function Store:get_run(run_id)
+  need_id(run_id, "get_run")
+  return decode_run(query(self, "SELECT * FROM runs WHERE id = ?", run_id)[1])
+end
+
+-- latest_run{config_hash=, status=} -> the newest matching run, or nil
+function Store:latest_run(q)
+  need(q, "config_hash", "string", "latest_run")
+  local rows
+  if q.status then
+    rows = query(self, "SELECT * FROM runs WHERE config_hash = ? AND status = ? ORDER BY id DESC LIMIT 1",
+      q.config_hash, q.status)
+  else
+    rows = query(self, "SELECT * FROM runs WHERE config_hash = ? ORDER BY id DESC LIMIT 1", q.config_hash)
+  end
+  return decode_run(rows[1])
+end
+
+-- runs() -> every run, in id order
+function Store:runs()
+  local rows = query(self, "SELECT * FROM runs ORDER BY id")
+  for _, r in ipairs(rows) do decode_run(r) end
+  return rows
+end
+
+-- reopen_run(id): a resumed run is 'running' again, under this process
+function Store:reopen_run(run_id)
+  need_id(run_id, "reopen_run")
+  if exec(self, "UPDATE runs SET status = 'running', finished_at = NULL, pid = ?, hostname = ? WHERE id = ?",
+      pid(), hostname(), run_id) == 0 then
+    error(("reopen_run: no run %d in %s"):format(run_id, self.path), 2)
+  end
+end
+
+-- ---- problems and candidates ----
+
+function Store:problem_ref(p)
+  need(p, "name", "string", "problem_ref")
+  need(p, "file_hash", "string", "problem_ref")
+  exec(self, [[INSERT INTO problems(suite, problem_id, name, path, file_hash) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT(name, file_hash) DO NOTHING]], p.suite, p.problem_id, p.name, p.path, p.file_hash)
+  return query(self, "SELECT id FROM problems WHERE name = ? AND file_hash = ?", p.name, p.file_hash)[1].id
+end
+
+function Store:candidate_ref(c)
+  need(c, "hash", "string", "candidate_ref")
+  need(c, "source", "string", "candidate_ref")
+  exec(self, [[INSERT INTO candidates(hash, path, name, source, origin) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT(hash) DO NOTHING]], c.hash, c.path, c.name, c.source, enc(c.origin))
+  return query(self, "SELECT id FROM candidates WHERE hash = ?", c.hash)[1].id
+end
+
+-- ---- evaluations ----
+
+local function bool_int(b)
+  if b == nil then return nil end
+  return b and 1 or 0
+end
+
+local function detail_text(d)
+  if d == nil or type(d) == "string" then return d end
+  if type(d) == "table" then return json.encode(d) end
+  return tostring(d)
+end
+
+-- record_evaluation(e) -> id: the problem and candidate rows and the evaluation, in one
+-- transaction, committed before it returns (inside a caller's transaction it joins that one).
+function Store:record_evaluation(e)
+  need_id(e.run_id, "record_evaluation: run_id")
+  if type(e.problem) ~= "table" then error("record_evaluation: 'problem' must be a table", 2) end
+  if e.candidate ~= nil and type(e.candidate) ~= "table" then
+    error("record_evaluation: 'candidate' must be a table or nil", 2)
+  end
+  need(e, "eval_key", "string", "record_evaluation")
+  need(e, "dtype", "string", "record_evaluation")
+  if type(e.verdict) ~= "table" or type(e.verdict.verdict) ~= "string" then
+    error("record_evaluation: 'verdict' must be a verdict table {verdict=, reason=, detail=}", 2)
+  end
+  return self:transaction(function()
+    local pref = self:problem_ref(e.problem)
+    local cref = e.candidate and self:candidate_ref(e.candidate) or nil
+    local v = e.verdict
+    exec(self, [[INSERT INTO evaluations(run_id, problem_ref, candidate_ref, eval_key, dtype, sizes,
+        verdict, reason, detail, baseline_ms, candidate_ms, speedup, speedup_lo, speedup_hi,
+        sol_fraction, throttled, check_result, timing, started_at, finished_at, wall_s)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)]],
+      e.run_id, pref, cref, e.eval_key, e.dtype, enc(e.sizes), v.verdict, v.reason, detail_text(v.detail),
+      e.baseline_ms, e.candidate_ms, e.speedup, e.speedup_lo, e.speedup_hi, e.sol_fraction,
+      bool_int(e.throttled), enc(e.check), enc(e.timing), e.started_at, e.finished_at or now(), e.wall_s)
+    return self.sql:last_insert_rowid()
+  end)
+end
+
+local EVAL_SELECT = [[SELECT e.*, p.suite AS suite, p.problem_id AS problem_id, p.name AS problem_name,
+    p.path AS path, c.hash AS candidate_hash, c.path AS candidate_path, c.name AS candidate_name,
+    c.origin AS origin
+  FROM evaluations e JOIN problems p ON p.id = e.problem_ref LEFT JOIN candidates c ON c.id = e.candidate_ref]]
+
+local function decode_eval(r)
+  if not r then return nil end
+  r.sizes, r.check_result, r.timing, r.origin = dec(r.sizes), dec(r.check_result), dec(r.timing), dec(r.origin)
+  if r.throttled ~= nil then r.throttled = r.throttled ~= 0 end
+  return r
+end
+
+-- find_evaluation(eval_key) -> the newest evaluation with this key, or nil
+function Store:find_evaluation(key)
+  if type(key) ~= "string" then error("find_evaluation: eval_key must be a string", 2) end
+  return decode_eval(query(self, EVAL_SELECT .. " WHERE e.eval_key = ? ORDER BY e.id DESC LIMIT 1", key)[1])
+end
+
+-- evaluations{run_id=, eval_keys={...}} -> decoded rows in id order
+function Store:evaluations(q)
+  q = q or {}
+  local where, args = {}, {}
+  if q.run_id ~= nil then
+    need_id(q.run_id, "evaluations: run_id")
+    where[#where + 1] = "e.run_id = ?"
+    args[#args + 1] = q.run_id
+  end
+  if q.eval_keys ~= nil then
+    if type(q.eval_keys) ~= "table" then error("evaluations: eval_keys must be a list", 2) end
+    where[#where + 1] = "e.eval_key IN (SELECT value FROM json_each(?))"
+    args[#args + 1] = json.encode(#q.eval_keys > 0 and q.eval_keys or {})
+  end
+  local sql = EVAL_SELECT .. (#where > 0 and (" WHERE " .. table.concat(where, " AND ")) or "") .. " ORDER BY e.id"
+  local rows = query(self, sql, table.unpack(args, 1, #args))
+  for _, r in ipairs(rows) do decode_eval(r) end
+  return rows
+end
+
+-- ---- calibrations ----
+
+function Store:save_calibration(c)
+  need(c, "device_uuid", "string", "save_calibration")
+  exec(self, [[INSERT INTO calibrations(device_uuid, device_name, measured_at, driver_version,
+      copy_bytes_per_s, flops_per_s, details) VALUES (?, ?, ?, ?, ?, ?, ?)]],
+    c.device_uuid, c.device_name, c.measured_at or now(), cuda_int(c.driver_version),
+    c.copy_bytes_per_s, enc(c.flops_per_s), enc(c.details))
+  return self.sql:last_insert_rowid()
+end
+
+function Store:calibration(uuid)
+  if type(uuid) ~= "string" then error("calibration: a device uuid string expected", 2) end
+  local r = query(self, "SELECT * FROM calibrations WHERE device_uuid = ? ORDER BY id DESC LIMIT 1", uuid)[1]
+  if r then r.flops_per_s, r.details = dec(r.flops_per_s), dec(r.details) end
+  return r
+end
+
+-- ---- profiles ----
+
+local function decode_profile(r)
+  r.command, r.knobs, r.device, r.meta = dec(r.command), dec(r.knobs), dec(r.device), dec(r.meta)
+  -- the window as kreach.profile.trace has it: {start_ns, end_ns}
+  if r.window_start_ns or r.window_end_ns then r.window = { r.window_start_ns, r.window_end_ns } end
+  return r
+end
+
+-- save_profile(trace) -> id: the profile and all its kernels, memory operations and ranges, in
+-- one transaction. trace.window is {start_ns, end_ns} ({start_ns =, end_ns =} is read too).
+function Store:save_profile(t)
+  need(t, "source", "string", "save_profile")
+  local w = t.window or {}
+  return self:transaction(function()
+    exec(self, [[INSERT INTO profiles(created_at, source, command, workload, knobs, device, wall_s,
+        window_start_ns, window_end_ns, dropped, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)]],
+      t.created_at or now(), t.source, enc(t.command), t.workload, enc(t.knobs), enc(t.device), t.wall_s,
+      w.start_ns or w[1], w.end_ns or w[2], t.dropped, enc(t.meta))
+    local id = self.sql:last_insert_rowid()
+    local db = self.sql
+    local function put(sql, ...)
+      local ok, err = db:exec(sql, ...)
+      if not ok then error(("%s: %s"):format(self.path, err), 0) end
+    end
+    for i, k in ipairs(t.kernels or {}) do
+      if type(k.name) ~= "string" then error(("save_profile: kernel %d has no name"):format(i), 0) end
+      put([[INSERT INTO profile_kernels(profile_id, name, mangled, start_ns, end_ns, device, stream,
+          grid, block, registers, shared_bytes, correlation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)]],
+        id, k.name, k.mangled, k.start_ns, k.end_ns, k.device, k.stream, enc(k.grid), enc(k.block),
+        k.registers, k.shared_bytes, k.correlation)
+    end
+    for _, m in ipairs(t.memops or {}) do
+      put([[INSERT INTO profile_memops(profile_id, kind, start_ns, end_ns, bytes, copy_kind, device, stream)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?)]], id, m.kind, m.start_ns, m.end_ns, m.bytes, m.copy_kind, m.device, m.stream)
+    end
+    for _, r in ipairs(t.ranges or {}) do
+      put("INSERT INTO profile_ranges(profile_id, name, start_ns, end_ns) VALUES (?, ?, ?, ?)",
+        id, r.name, r.start_ns, r.end_ns)
+    end
+    return id
+  end)
+end
+
+-- load_profile(id) -> the trace as saved (plus id and created_at), or nil
+function Store:load_profile(id)
+  need_id(id, "load_profile")
+  local r = query(self, "SELECT * FROM profiles WHERE id = ?", id)[1]
+  if not r then return nil end
+  decode_profile(r)
+  local t = { id = r.id, created_at = r.created_at, source = r.source, command = r.command,
+              workload = r.workload, knobs = r.knobs, device = r.device, wall_s = r.wall_s,
+              window = r.window, dropped = r.dropped, meta = r.meta }
+  t.kernels = query(self, [[SELECT name, mangled, start_ns, end_ns, device, stream, grid, block, registers,
+      shared_bytes, correlation FROM profile_kernels WHERE profile_id = ? ORDER BY rowid]], id)
+  for _, k in ipairs(t.kernels) do k.grid, k.block = dec(k.grid), dec(k.block) end
+  t.memops = query(self, [[SELECT kind, start_ns, end_ns, bytes, copy_kind, device, stream
+      FROM profile_memops WHERE profile_id = ? ORDER BY rowid]], id)
+  t.ranges = query(self, "SELECT name, start_ns, end_ns FROM profile_ranges WHERE profile_id = ? ORDER BY rowid", id)
+  return t
+end
+
+-- profiles() -> the profile rows (decoded, with n_kernels), in id order
+function Store:profiles()
+  local rows = query(self, [[SELECT p.*, (SELECT count(*) FROM profile_kernels k WHERE k.profile_id = p.id)
+      AS n_kernels FROM profiles p ORDER BY p.id]])
+  for _, r in ipairs(rows) do decode_profile(r) end
+  return rows
+end
+
+return M
