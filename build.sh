@@ -1,6 +1,8 @@
 #!/bin/sh
 # build.sh: the two entry points of the README.
-#   ./build.sh run    install the Debian packages, build, and run the main job (kreach info)
+#   ./build.sh run    install the Debian packages, build, and run the main job: the GPU's
+#                     description, then an evaluation of the example candidates in examples/
+#                     on the representative suite, stored in results.db ($KREACH_DB)
 #   ./build.sh test   install the Debian packages, build, and run every test (ctest); GPU tests
 #                     are skipped (exit 77) where there is no GPU
 # The build goes to build/ (BUILD_DIR overrides). Warnings are errors when $CI is set.
@@ -14,7 +16,8 @@ cmake -S "$here" -B "$build" >/dev/null
 cmake --build "$build" -j "$jobs"
 
 case "${1:-run}" in
-run)  exec "$build/kreach" info ;;
+run)  "$build/kreach" info || exit $?
+      exec "$build/kreach" eval kernelbench-l1-repr "$here/examples" --db "${KREACH_DB:-$here/results.db}" ;;
 test) cd "$build" && exec ctest --output-on-failure -j "$jobs" ;;
 *)    echo "usage: ./build.sh run|test" >&2; exit 2 ;;
 esac

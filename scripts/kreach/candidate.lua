@@ -211,7 +211,8 @@ end
 -- The `k` object: k.<kernel>{grid=, block=, shared=}(args...) launches one of the candidate's
 -- kernels on the harness stream; k:scratch(shape, dtype) gives temporary device memory (freed
 -- after the call). `prog` is the compiled program; `record`, when given, receives each launch
--- instead of running it (a dry run on shape-only tensors).
+-- instead of running it (a dry run on shape-only tensors); `pool` (kreach.timing.pool), when
+-- given, serves k:scratch without allocating (timing).
 function M.kit(prog, opts)
   opts = opts or {}
   local scratch = {}
@@ -241,6 +242,7 @@ function M.kit(prog, opts)
         return function(_, shape, dtype)
           local t
           if opts.record then t = require("kreach.meta").new(shape, dtype or "f32", "scratch")
+          elseif opts.pool then t = opts.pool:take(shape, dtype or "f32")
           else t = require("kreach").empty(shape, dtype or "f32") end
           scratch[#scratch + 1] = t
           return M.handle(t)

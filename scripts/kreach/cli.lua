@@ -58,6 +58,42 @@ function cli.sizes(list)
   return sizes
 end
 
+-- The options of commands that time (eval, bench): the timing engine's (kreach.timing), the
+-- evaluation's (kreach.measure) and the results database.
+function cli.timing_options(p)
+  p:option("--mode", "Timing mode: cold (L2 flushed before each sample), hot (back to back) or graph (CUDA-graph replay).", nil)
+    :choices({ "cold", "hot", "graph" })
+  p:option("--budget", "Seconds of sampling per measurement (default 2).", nil):convert(tonumber)
+  p:option("--rel-ci", "Stop once the 95% interval of each median is narrower than this fraction of it (default 0.01).", nil):convert(tonumber)
+  p:option("--min-samples", "At least this many samples (default 10).", nil):convert(tonumber)
+  p:option("--max-samples", "At most this many samples (default 10000).", nil):convert(tonumber)
+  p:option("--flush-factor", "Cold mode writes this many times the L2 size before a sample (default 2).", nil):convert(tonumber)
+  p:option("--timing-seed", "Seed of the timing inputs and of the bootstrap (default 1).", nil):convert(tonumber)
+  p:option("--sol-margin", "A time this fraction below the speed-of-light bound is impossible (default 0.1).", nil):convert(tonumber)
+  p:option("--db", "The results database.", "results.db")
+  p:option("--timeout", "Seconds each worker phase may take (timing gets more).", "60"):convert(tonumber)
+  p:flag("--json", "Print one JSON object.")
+end
+
+-- The overrides the timing options ask for: timing, measure (nil where the default stands).
+function cli.timing_overrides(args)
+  local t, m = {}, {}
+  if args.mode then t.mode = args.mode end
+  if args.budget then t.budget_s = args.budget end
+  if args.rel_ci then t.rel_ci = args.rel_ci end
+  if args.min_samples then t.min_samples = math.tointeger(args.min_samples) or args.min_samples end
+  if args.max_samples then t.max_samples = math.tointeger(args.max_samples) or args.max_samples end
+  if args.flush_factor then t.flush_factor = args.flush_factor end
+  if args.timing_seed then
+    t.seed = math.tointeger(args.timing_seed) or args.timing_seed
+    m.seed = t.seed
+  end
+  if args.sol_margin then m.sol_margin = args.sol_margin end
+  local ok, err = pcall(require("kreach.timing").options, t)
+  if not ok then return nil, tostring(err):gsub("^[^:]+:%d+: ", "") end
+  return t, m
+end
+
 function cli.main(name, ...)
   local cmd = load_command(name)
   if not cmd then

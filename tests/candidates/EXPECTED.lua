@@ -42,5 +42,10 @@ return {
   { file = "adv_forbidden.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
   { file = "adv_malformed.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
   { file = "adv_constant.lua", problem = 48, sizes = { batch_size = 16, dim1 = 257, dim2 = 255 }, verdict = "incorrect", reasons = { "wrong_values", "trivial_output" } },
+  -- adversarial for timing: right on every call the correctness protocol makes, so check
+  -- passes them; kreach eval judges the last timed call again and rejects them
+  -- (tests/lua/gpu/measure_spec.lua)
+  { file = "adv_warmup.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "correct" },
+  { file = "adv_replay.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "correct" },
   { file = "adv_statistic.lua", problem = 6, dtype = "bf16", sizes = { M = 16, N = 16, K = 16384 }, verdict = "incorrect", reasons = { "trivial_output" } },
 }

@@ -2,22 +2,44 @@
 -- the harness, never by hand: it announces its phases and ends with one "result" line.
 --   kreach worker lint <problem> <candidate> [--dtype D] [--size n=v] [--arch A]
 --   kreach worker check <problem> <candidate> [--dtype D] [--size n=v] [--policy JSON]
+--   kreach worker time <problem> [candidate] [--dtype D] [--size n=v] [--policy JSON]
+--                      [--timing JSON] [--measure JSON] [--calibration JSON]
+--   kreach worker calibrate [--options JSON]
+-- A worker dies with its parent (so that a harness killed with SIGKILL leaves nothing running
+-- on the GPU).
 local kreach = require "kreach"
 local worker = require "kreach.worker"
+
+local function decode(s) return s and require("cjson").decode(s) or nil end
 
 return {
   summary = "(internal) The worker process the harness runs candidates in.",
   hidden = true,
   parser = function(p)
-    p:argument("job", "What to do."):choices({ "lint", "check" })
-    p:argument("problem", "A problem file, id or name.")
-    p:argument("candidate", "The candidate file.")
+    p:argument("job", "What to do."):choices({ "lint", "check", "time", "calibrate" })
+    p:argument("problem", "A problem file, id or name."):args("?")
+    p:argument("candidate", "The candidate file."):args("?")
     require("kreach.cli").problem_options(p)
     p:option("--arch", "Compile for this architecture.")
-    p:option("--policy", "The correctness policy's overrides, as JSON (check).")
+    p:option("--policy", "The correctness policy's overrides, as JSON (check, time).")
+    p:option("--timing", "kreach.timing options, as JSON (time).")
+    p:option("--measure", "kreach.measure options, as JSON (time).")
+    p:option("--calibration", "This device's calibration, as JSON (time).")
+    p:option("--options", "kreach.calibrate options, as JSON (calibrate).")
   end,
   run = function(args)
+    if not require("kreach.core.util").die_with_parent() then return 0 end
     worker.phase("setup")
+    if args.job == "calibrate" then
+      local opts = decode(args.options) or {}
+      opts.phase = worker.phase
+      worker.result({ calibration = require("kreach.calibrate").measure(opts) })
+      return 0
+    end
+    if not args.problem or (args.job ~= "time" and not args.candidate) then
+      io.stderr:write("kreach worker ", args.job, ": a problem and a candidate are needed\n")
+      return 2
+    end
     local sizes, err = require("kreach.cli").sizes(args.size)
     if not sizes then
       worker.result({ verdict = require("kreach.verdict").new("invalid_candidate", err) })
@@ -26,8 +48,14 @@ return {
     local inst = kreach.load_problem(args.problem):instantiate{ dtype = args.dtype, sizes = sizes }
     inst:validate()
     if args.job == "check" then
-      local policy = args.policy and require("cjson").decode(args.policy) or nil
-      worker.result(require("kreach.check").run(inst, args.candidate, { policy = policy, phase = worker.phase }))
+      worker.result(require("kreach.check").run(inst, args.candidate, { policy = decode(args.policy), phase = worker.phase }))
+      return 0
+    end
+    if args.job == "time" then
+      worker.result(require("kreach.measure").time(inst, {
+        candidate = args.candidate, policy = decode(args.policy), timing = decode(args.timing),
+        measure = decode(args.measure), calibration = decode(args.calibration), phase = worker.phase,
+        arch = args.arch }))
       return 0
     end
     local v, report = require("kreach.candidate").lint(inst, args.candidate,

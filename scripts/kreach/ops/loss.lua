@@ -324,7 +324,7 @@ local function install(lib, K)
     local T = K.ctype[dtype]
     local k = p[("pair_sum<%s, %d, %s, %s>"):format(T, code, tostring(vec), tostring(bcast))]
     local blocks = math.min(K.blocks(n, THREADS, per), resident_blocks(k, THREADS))
-    local partial = kreach().empty({ blocks }, "f64")
+    local partial = K.empty({ blocks }, "f64")
     k{ grid = blocks, block = THREADS }(x, y, n, math.max(cols, 1), pa or 0, pb or 0, partial)
     finish(p, T, partial, blocks, den or n, out)
     partial:free()
@@ -413,8 +413,8 @@ local function install(lib, K)
     local vec = cols % per == 0 and K.aligned(logits, 16)
     if not vec then per = 1 end
     local p = prog(dtype)
-    local loss_r = kreach().empty({ math.max(rows, 1) }, "f64")
-    local count_r = kreach().empty({ math.max(rows, 1) }, "f64")
+    local loss_r = K.empty({ math.max(rows, 1) }, "f64")
+    local count_r = K.empty({ math.max(rows, 1) }, "f64")
     if rows > 0 then
       -- a warp a row when there are rows enough for every warp the device holds (or the rows
       -- are short), else a block a row, so that few long rows still spread over the device
@@ -460,7 +460,7 @@ local function install(lib, K)
       and K.aligned(negative, 16)
     local pcode = (p == 1 and 1) or (p == 2 and 2) or 0
     local pr = prog(dtype)
-    local loss_r = kreach().empty({ math.max(rows, 1) }, "f64")
+    local loss_r = K.empty({ math.max(rows, 1) }, "f64")
     if rows > 0 then
       pr[("triplet_rows<%s, %d, %s>"):format(T, pcode, tostring(vec))]{
         grid = math.min(rows, 0x7fffffff), block = THREADS }(anchor, positive, negative,

@@ -1,0 +1,44 @@
+-- kreach calibrate: measures this device's copy bandwidth and matrix throughput per dtype
+-- (kreach.calibrate), stores them in the results database and prints them. Evaluations set
+-- their times against these ceilings (the speed-of-light bound); `kreach eval` and `bench`
+-- calibrate on their own when the database has no calibration of the device.
+return {
+  summary = "Measure this GPU's copy bandwidth and matrix throughput (the speed-of-light ceilings).",
+  parser = function(p)
+    p:option("--db", "The results database.", "results.db")
+    p:option("--gemm-n", "Size of the square matrix products (default 8192).", nil):convert(tonumber)
+    p:option("--repeats", "Timed repeats of each measurement (default 10).", nil):convert(tonumber)
+    p:flag("--show", "Print the stored calibration of this device instead of measuring.")
+    p:flag("--json", "Print one JSON object.")
+  end,
+  run = function(args)
+    local kreach = require "kreach"
+    local calibrate = require "kreach.calibrate"
+    local dev = kreach.require_device()
+    local db, err = require("kreach.store").open(args.db)
+    if not db then require("kreach.problem").raise(err) end
+    local cal
+    if args.show then
+      cal = db:calibration(dev.uuid)
+      if not cal then
+        db:close()
+        io.stderr:write(("kreach calibrate: no calibration of %s in %s\n"):format(dev.uuid, args.db))
+        return 1
+      end
+    else
+      local opts = {}
+      if args.gemm_n then opts.gemm_n = math.tointeger(args.gemm_n) end
+      if args.repeats then opts.repeats = math.tointeger(args.repeats) end
+      cal = calibrate.measure(opts)
+      cal.id = db:save_calibration(cal)
+    end
+    db:close()
+    if args.json then
+      io.write(require("cjson").encode(cal), "\n")
+    else
+      io.write(calibrate.report(cal), "\n")
+      if not args.show then io.write(("stored in %s\n"):format(args.db)) end
+    end
+    return 0
+  end,
+}

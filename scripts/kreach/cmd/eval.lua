@@ -1,0 +1,58 @@
+-- kreach eval <suite|problem> <candidates...>: evaluates candidate kernels (files, or
+-- directories of <id>_<name>.lua files or with a manifest.json): the correctness protocol,
+-- then timing against the baseline for correct ones, each evaluation committed to the results
+-- database as it finishes. Prints a line per evaluation and a summary table (docs/evaluation.md).
+local kreach = require "kreach"
+
+return {
+  summary = "Evaluate candidates: correctness, then timing against the baseline (needs a GPU).",
+  parser = function(p)
+    p:argument("target", "A suite (kreach list --suites) or one problem (file, id or name).")
+    p:argument("candidates", "Candidate files or directories."):args("+")
+    require("kreach.cli").problem_options(p)
+    require("kreach.cli").timing_options(p)
+    p:flag("--resume", "Continue the interrupted run of this command and configuration.")
+    p:flag("--force", "Evaluate again what is already stored for this configuration.")
+    p:option("--trials", "Correctness trials per candidate (default 5).", nil):convert(tonumber)
+  end,
+  run = function(args)
+    local cli = require "kreach.cli"
+    local sizes, err = cli.sizes(args.size)
+    if not sizes then
+      io.stderr:write("kreach eval: ", err, "\n")
+      return 2
+    end
+    local timing, measure = cli.timing_overrides(args)
+    if not timing then
+      io.stderr:write("kreach eval: ", measure, "\n")
+      return 2
+    end
+    local policy = {}
+    if args.trials then policy.trials = math.tointeger(args.trials) or args.trials end
+    local okp, perr = pcall(require("kreach.check").policy, policy)
+    if not okp then
+      io.stderr:write("kreach eval: ", tostring(perr), "\n")
+      return 2
+    end
+    local util = require "kreach.core.util"
+    local argv = { "kreach", "eval" }
+    for _, a in ipairs(arg or {}) do argv[#argv + 1] = a end
+    local res = require("kreach.eval").run{
+      target = args.target, candidates = args.candidates, dtype = args.dtype, sizes = sizes,
+      policy = policy, timing = timing, measure = measure, db = args.db, resume = args.resume,
+      force = args.force, timeout_s = args.timeout, tty = util.isatty(2), command = argv,
+      log = function(l) io.stderr:write("kreach eval: ", l, "\n") end,
+    }
+    if args.json then
+      local cjson = require("cjson").new()
+      cjson.encode_invalid_numbers(true)
+      io.write(cjson.encode({ run_id = res.run_id, db = res.db, evaluations = res.rows, summary = res.summary,
+                               skipped = res.skipped }), "\n")
+    else
+      io.write(("\nrun %d (%s), %s, dtype %s\n\n"):format(res.run_id, res.db, kreach.device().name, args.dtype))
+      require("kreach.eval").report(res.rows, res.summary)
+      if #res.skipped > 0 then io.write(("%d candidate%s skipped (see above)\n"):format(#res.skipped, #res.skipped == 1 and "" or "s")) end
+    end
+    return 0
+  end,
+}

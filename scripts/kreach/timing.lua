@@ -1,0 +1,367 @@
+-- kreach.timing: the timing engine's policy (docs/timing.md). Calls are timed with CUDA events
+-- on the harness stream in one of three modes:
+--   cold   (default) before each sample, outside the timed region, persisting L2 lines are
+--          reset and a buffer of flush_factor x the L2 size is written, so the call starts
+--          from a cold L2;
+--   hot    calls queued back to back, an event between each; the first call of each batch is
+--          dropped (it follows the other subject's work);
+--   graph  graph_calls calls captured in one CUDA graph and replayed; a sample is a replay's
+--          time over graph_calls (launch overhead gone; for kernels under about 10 us).
+-- Each subject is warmed up until its times settle; then subjects are sampled in turn (A B A B)
+-- until every subject's 95% interval of the median is narrower than rel_ci of it, or the time
+-- budget is spent (at least min_samples each). The clocks are read around and during the
+-- measurement. Every option has a default in M.DEFAULTS, and the options used are returned
+-- with the results.
+local stats = require "kreach.stats"
+
+local M = {}
+
+M.DEFAULTS = {
+  mode = "cold",
+  flush_factor = 2,      -- cold mode writes this many times the L2 size before each sample
+  warmup_min = 3,        -- warm-up: at least this many calls,
+  warmup_max = 200,      -- at most this many,
+  warmup_s = 1,          -- and at most this long per subject;
+  settle_window = 3,     -- settled when the median of the last window of times is within
+  settle_rel = 0.02,     -- settle_rel of the median of the window before it
+  min_samples = 10,      -- the stopping rule (kreach.stats.should_stop)
+  max_samples = 10000,
+  rel_ci = 0.01,
+  budget_s = 2,          -- wall time of the sampling loop, all subjects together
+  level = 0.95,
+  hot_batch = 10,        -- hot mode: calls timed back to back per batch (plus one dropped)
+  graph_calls = 20,      -- graph mode: calls captured in one graph
+  clock_every = 25,      -- read the clocks every this many rounds
+  resamples = 2000,      -- bootstrap of the speedup's interval
+  seed = 1,
+}
+M.MODES = { cold = true, hot = true, graph = true }
+
+local function core() return require "kreach.core.timing" end
+local function kreach() return require "kreach" end
+
+-- options(over) -> the defaults with `over` applied; raises for unknown keys or bad values.
+function M.options(over)
+  local o = {}
+  for k, v in pairs(M.DEFAULTS) do o[k] = v end
+  for k, v in pairs(over or {}) do
+    if M.DEFAULTS[k] == nil then error(("timing: unknown option '%s'"):format(tostring(k)), 2) end
+    if type(v) ~= type(M.DEFAULTS[k]) then
+      error(("timing: option '%s' must be a %s, got %s"):format(k, type(M.DEFAULTS[k]), type(v)), 2)
+    end
+    o[k] = v
+  end
+  if not M.MODES[o.mode] then error(("timing: unknown mode '%s' (cold, hot, graph)"):format(tostring(o.mode)), 2) end
+  for _, k in ipairs({ "warmup_min", "warmup_max", "settle_window", "min_samples", "max_samples",
+                       "hot_batch", "graph_calls", "clock_every", "resamples", "seed" }) do
+    local v = math.tointeger(o[k])
+    if not v or v < 1 then error(("timing: option '%s' must be a positive integer, got %s"):format(k, tostring(o[k])), 2) end
+    o[k] = v
+  end
+  for _, k in ipairs({ "flush_factor", "warmup_s", "settle_rel", "rel_ci", "budget_s", "level" }) do
+    if not (o[k] > 0) then error(("timing: option '%s' must be positive"):format(k), 2) end
+  end
+  if o.flush_factor < 2 and o.mode == "cold" then
+    error("timing: flush_factor below 2 does not make a sample cold", 2)
+  end
+  return o
+end
+
+-- ---- scratch memory without allocations in the timed region ----
+-- A pool hands out views of device blocks it keeps; a view's :free() drops the view only, so
+-- no cudaFree (which synchronises the device) happens inside a call, and a captured graph's
+-- memory stays valid. :release() makes every block available again (between calls).
+
+local Pool = {}
+Pool.__index = Pool
+
+function M.pool()
+  return setmetatable({ blocks = {}, bytes = 0 }, Pool)
+end
+
+function Pool:take(shape, dtype)
+  local K = kreach()
+  dtype = dtype or "f32"
+  local n = 1
+  for _, s in ipairs(shape) do n = n * s end
+  local best
+  for _, b in ipairs(self.blocks) do
+    if not b.busy and b.dtype == dtype and b.n >= n and (not best or b.n < best.n) then best = b end
+  end
+  if not best then
+    best = { dtype = dtype, n = math.max(n, 1), t = K.empty({ math.max(n, 1) }, dtype) }
+    self.blocks[#self.blocks + 1] = best
+    self.bytes = self.bytes + best.n * K.dtype_size(dtype)
+  end
+  best.busy = true
+  if n == 0 then return K.empty(shape, dtype) end
+  return best.t:narrow(1, 1, n):view(shape)
+end
+
+function Pool:release()
+  for _, b in ipairs(self.blocks) do b.busy = false end
+end
+
+function Pool:free()
+  for _, b in ipairs(self.blocks) do if b.t:is_live() then b.t:free() end end
+  self.blocks, self.bytes = {}, 0
+end
+
+-- ---- clocks ----
+
+local Clocks = {}
+Clocks.__index = Clocks
+
+local function new_clocks()
+  local c = setmetatable({ readings = 0, reason_bits = 0, throttled = false }, Clocks)
+  local first, why = core().clocks()
+  if not first then
+    c.available, c.why = false, why
+  else
+    c.available = true
+    c:add(first)
+    c.before = first
+  end
+  return c
+end
+
+function Clocks:add(r)
+  r = r or core().clocks()
+  if not r then return end
+  self.readings = self.readings + 1
+  self.min_sm_mhz = math.min(self.min_sm_mhz or math.huge, r.sm_mhz)
+  self.max_sm_mhz = math.max(self.max_sm_mhz or 0, r.sm_mhz)
+  self.sm_max_mhz = r.sm_max_mhz
+  self.reason_bits = self.reason_bits | r.reason_bits
+  if r.throttled then self.throttled = true end
+  if r.temperature_c then self.max_temperature_c = math.max(self.max_temperature_c or 0, r.temperature_c) end
+  if r.power_w then self.max_power_w = math.max(self.max_power_w or 0, r.power_w) end
+  self.last = r
+end
+
+-- A plain table for results: the readings' range, the union of the reasons, throttled or not.
+function Clocks:report()
+  if not self.available then return { available = false, why = self.why } end
+  return { available = true, readings = self.readings, before = self.before, after = self.last,
+           min_sm_mhz = self.min_sm_mhz, max_sm_mhz = self.max_sm_mhz, sm_max_mhz = self.sm_max_mhz,
+           reasons = core().reason_names(self.reason_bits & ~1), -- gpu_idle between samples is normal
+           throttled = self.throttled, max_temperature_c = self.max_temperature_c, max_power_w = self.max_power_w }
+end
+
+-- ---- one sample of a subject, by mode ----
+
+local function events(n)
+  local ev = {}
+  for i = 1, n do ev[i] = kreach().event() end
+  return ev
+end
+
+local Sampler = {}
+Sampler.__index = Sampler
+
+local function new_sampler(o)
+  return setmetatable({ o = o, ev = events(math.max(2, o.hot_batch + 2)) }, Sampler)
+end
+
+-- Times one call (cold) or one batch (hot, graph). Returns a list of per-call milliseconds.
+function Sampler:sample(s)
+  local o, ev = self.o, self.ev
+  if o.mode == "cold" then
+    self.flush_bytes = core().flush(o.flush_factor)
+    ev[1]:record()
+    s.call()
+    ev[2]:record()
+    return { ev[1]:elapsed_ms(ev[2]) }
+  elseif o.mode == "hot" then
+    local n = o.hot_batch + 1
+    ev[1]:record()
+    for i = 1, n do
+      s.call()
+      ev[i + 1]:record()
+    end
+    local r = {}
+    for i = 2, n do r[#r + 1] = ev[i]:elapsed_ms(ev[i + 1]) end
+    return r
+  else
+    ev[1]:record()
+    s.graph:launch()
+    ev[2]:record()
+    return { ev[1]:elapsed_ms(ev[2]) / o.graph_calls }
+  end
+end
+
+-- Captures graph_calls calls of a subject into a graph (graph mode), after its warm-up.
+local function capture(s, o)
+  local t = core()
+  t.graph_begin()
+  local ok, err = pcall(function() for _ = 1, o.graph_calls do s.call() end end)
+  if not ok then
+    t.graph_abort()
+    error(("%s: the call failed while being captured in a CUDA graph: %s"):format(s.name, tostring(err)), 0)
+  end
+  local g, why = t.graph_end()
+  if not g then error(("%s: %s"):format(s.name, why), 0) end
+  s.graph = g
+  s.graph_nodes = g:nodes()
+end
+
+local function median_of(xs, from, to)
+  local w = {}
+  for i = from, to do w[#w + 1] = xs[i] end
+  return stats.median(w)
+end
+
+-- Warm-up: calls (timed like samples) until the times settle. Returns the times and whether
+-- they settled.
+function Sampler:warmup(s)
+  local o = self.o
+  local times, t0 = {}, kreach().now()
+  local settled = false
+  local K = o.settle_window
+  while #times < o.warmup_max do
+    local r = self:sample(s)
+    for _, x in ipairs(r) do times[#times + 1] = x end
+    local n = #times
+    if n >= math.max(o.warmup_min, 2 * K) then
+      local last, prev = median_of(times, n - K + 1, n), median_of(times, n - 2 * K + 1, n - K)
+      if math.abs(last - prev) <= o.settle_rel * prev then settled = true; break end
+    end
+    if kreach().now() - t0 >= o.warmup_s and #times >= o.warmup_min then break end
+  end
+  return times, settled
+end
+
+-- measure(subjects, opts) -> result. subjects: a list of { name =, call = function() end,
+-- before_last = function() end (optional: run before the last call, outside the timed region,
+-- e.g. to poison the outputs whose values are checked after timing and swap in other inputs) }. With two
+-- subjects, the first is the baseline and the second the candidate, and the result has
+-- speedup = median(baseline) / median(candidate) with its bootstrap interval.
+-- The result: { options, mode, rounds, spent_s, stop_reason, flush_bytes, clocks,
+--   subjects = { [name] = { samples, warmup = { times, settled }, summary, graph_nodes } },
+--   order = { names }, speedup = { ratio, lo, hi } }
+function M.measure(subjects, over)
+  local o = M.options(over)
+  local sampler = new_sampler(o)
+  local clocks = new_clocks()
+  local res = { options = o, mode = o.mode, subjects = {}, order = {} }
+  for _, s in ipairs(subjects) do
+    if type(s.name) ~= "string" or type(s.call) ~= "function" then error("timing.measure: a subject is { name =, call = }", 2) end
+    if o.mode == "graph" then
+      -- a few plain calls first, so that compiles, module loads and pool blocks happen outside
+      -- the capture
+      for _ = 1, 2 do s.call() end
+      kreach().synchronize()
+      capture(s, o)
+    end
+    local times, settled = sampler:warmup(s)
+    s.samples = {}
+    res.subjects[s.name] = { warmup = { times = times, settled = settled }, graph_nodes = s.graph_nodes }
+    res.order[#res.order + 1] = s.name
+  end
+  local t0 = kreach().now()
+  local rounds, next_check, why = 0, o.min_samples, nil
+  while true do
+    rounds = rounds + 1
+    for _, s in ipairs(subjects) do
+      for _, x in ipairs(sampler:sample(s)) do s.samples[#s.samples + 1] = x end
+    end
+    if rounds % o.clock_every == 0 and clocks.available then clocks:add() end
+    local n = math.huge
+    for _, s in ipairs(subjects) do n = math.min(n, #s.samples) end
+    local spent = kreach().now() - t0
+    -- the rule sorts the samples: check it on a schedule that grows with n, not every round
+    if n >= next_check or spent >= o.budget_s or n >= o.max_samples then
+      next_check = n + math.max(1, n // 10)
+      local all_converged = true
+      for _, s in ipairs(subjects) do
+        local stop, reason = stats.should_stop(s.samples, spent, o)
+        if stop and reason ~= "converged" then why = reason end
+        if not (stop and reason == "converged") then all_converged = false end
+      end
+      if all_converged then why = "converged" end
+      if why then break end
+    end
+  end
+  -- the last call: before_last (outputs poisoned, other inputs swapped in) outside the timed
+  -- region, so that the values checked after timing are this call's. In cold and hot modes it
+  -- is one more sample; a graph replays the inputs it captured, so in graph mode it is a plain
+  -- call, not timed.
+  for _, s in ipairs(subjects) do
+    if s.before_last then s.before_last() end
+    if o.mode == "graph" then
+      s.call()
+      kreach().synchronize()
+    else
+      for _, x in ipairs(sampler:sample(s)) do s.samples[#s.samples + 1] = x end
+    end
+  end
+  res.rounds, res.spent_s, res.stop_reason = rounds + 1, kreach().now() - t0, why
+  res.flush_bytes = o.mode == "cold" and sampler.flush_bytes or nil
+  if clocks.available then clocks:add() end
+  res.clocks = clocks:report()
+  for _, s in ipairs(subjects) do
+    local r = res.subjects[s.name]
+    r.samples = s.samples
+    r.summary = stats.summary(s.samples, o.level)
+    if s.graph then s.graph:free(); s.graph = nil end
+  end
+  if #subjects == 2 then
+    local a, b = subjects[1].samples, subjects[2].samples
+    local ratio, lo, hi = stats.ratio_ci(a, b, { seed = o.seed, resamples = o.resamples, level = o.level })
+    res.speedup = { ratio = ratio, lo = lo, hi = hi, baseline = subjects[1].name, candidate = subjects[2].name }
+  end
+  for _, e in ipairs(sampler.ev) do e:free() end
+  return res
+end
+
+-- ---- speed of light ----
+
+-- The time below which no implementation can run, from a problem's compulsory bytes and its
+-- flops against this device's measured ceilings (kreach calibrate): copy bandwidth, and the
+-- fastest matrix rate that could compute at this dtype (f32 problems count TF32, since a
+-- split-TF32 product can pass an f32 tolerance). In hot and graph modes the bytes may sit in
+-- L2, so only the flops bound holds there.
+-- sol(inst_like, median_ms, calibration, mode) -> { bound_ms, bytes_bound_ms, flops_bound_ms,
+--   achieved_bytes_per_s, achieved_flops_per_s, fraction } or nil without a calibration.
+function M.peak_flops(cal, dtype)
+  local f = cal.flops_per_s or {}
+  if dtype == "f32" then return math.max(f.f32 or 0, f.tf32 or 0) end
+  if dtype == "bf16" then return f.bf16 end
+  if dtype == "f16" then return f.f16 end
+  if dtype == "f64" then return f.f64 end
+  return nil
+end
+
+function M.sol(p, median_ms, cal, mode)
+  if not cal then return nil end
+  local bytes, flops = p.bytes or 0, p.flops or 0
+  local r = {}
+  if median_ms and median_ms > 0 then
+    r.achieved_bytes_per_s = bytes / (median_ms * 1e-3)
+    r.achieved_flops_per_s = flops / (median_ms * 1e-3)
+  end
+  if (mode or "cold") == "cold" and cal.copy_bytes_per_s and cal.copy_bytes_per_s > 0 then
+    r.bytes_bound_ms = bytes / cal.copy_bytes_per_s * 1e3
+  end
+  local peak = M.peak_flops(cal, p.dtype)
+  if peak and peak > 0 then r.flops_bound_ms = flops / peak * 1e3 end
+  r.bound_ms = math.max(r.bytes_bound_ms or 0, r.flops_bound_ms or 0)
+  if median_ms and median_ms > 0 and r.bound_ms > 0 then r.fraction = r.bound_ms / median_ms end
+  return r
+end
+
+-- faster_than_light(summary, sol, margin) -> detail string when the whole interval of the
+-- median lies more than `margin` below the bound (beyond noise), else nil.
+function M.faster_than_light(summary, sol, margin)
+  if not sol or not sol.bound_ms or sol.bound_ms <= 0 then return nil end
+  local hi = summary.ci_hi or summary.max
+  if hi < sol.bound_ms * (1 - margin) then
+    return ("median %.4g ms (95%% interval up to %.4g ms) is below the speed-of-light bound %.4g ms by more than %d%% (bytes bound %s ms, flops bound %s ms)"):format(
+      summary.median, hi, sol.bound_ms, math.floor(margin * 100 + 0.5),
+      sol.bytes_bound_ms and ("%.4g"):format(sol.bytes_bound_ms) or "-",
+      sol.flops_bound_ms and ("%.4g"):format(sol.flops_bound_ms) or "-")
+  end
+  return nil
+end
+
+return M

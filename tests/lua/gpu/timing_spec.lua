@@ -1,0 +1,198 @@
+-- The timing engine on the GPU: the L2 flush, the three modes, interleaved subjects and their
+-- speedup interval, the clocks, the scratch pool; and kreach.measure on real candidates,
+-- including two that only the recheck after timing catches. Numbers are printed as they are
+-- measured, so a failing assertion can be read against them.
+local kreach = require "kreach"
+local timing = require "kreach.timing"
+local core = require "kreach.core.timing"
+
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+local cands = here .. "/../../candidates"
+
+local prog = assert(kreach.build{ source = [[
+// reads n floats and writes their sum per block, `reps` times over (reps scales the work)
+extern "C" __global__ void sweep(const float4 *__restrict__ x, float *out, long long n4, int reps) {
+  float s = 0.f;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (int r = 0; r < reps; r++)
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4; i += stride) {
+      float4 v = x[i];
+      s += v.x + v.y + v.z + v.w;
+    }
+  if (s == 12345.678f) out[blockIdx.x] = s;  // keeps the loads; never true on these inputs
+}
+]] })
+
+local sms = kreach.device().sm_count
+local function sweeper(mb, reps)
+  local n = mb * 2 ^ 20 // 4
+  local x = kreach.empty({ n }, "f32"):uniform(0, 1, 7)
+  local out = kreach.zeros({ sms * 4 }, "f32")
+  local launch = prog.sweep{ grid = sms * 4, block = 256 }
+  return function() launch(x, out, n // 4, reps) end, x
+end
+
+local function show(label, r)
+  for _, name in ipairs(r.order) do
+    local s = r.subjects[name].summary
+    print(("%-28s %-10s median %.4f ms [%.4f, %.4f] n=%d stop=%s"):format(label, name, s.median, s.ci_lo or 0 / 0,
+      s.ci_hi or 0 / 0, s.n, r.stop_reason))
+  end
+end
+
+describe("the L2 flush", function()
+  it("writes at least twice the L2 and resets persisting lines", function()
+    local bytes = core.flush(2)
+    local l2 = kreach.device().l2_bytes
+    print("L2 bytes", l2, "flush bytes", bytes)
+    assert.is_true(bytes >= 2 * l2)
+    assert.is_true(core.flush(3) >= 3 * l2)
+    assert.is_true(core.persisting_l2() >= 0)
+    kreach.synchronize()
+  end)
+end)
+
+describe("timing.measure", function()
+  it("times a cold read from DRAM slower than a hot read from L2", function()
+    -- 24 MiB fits in the H200's L2 (60 MB), so back-to-back reads hit it
+    local call = sweeper(24, 1)
+    local cold = timing.measure({ { name = "read", call = call } }, { mode = "cold", budget_s = 1 })
+    local hot = timing.measure({ { name = "read", call = call } }, { mode = "hot", budget_s = 1 })
+    show("24 MiB read, cold", cold)
+    show("24 MiB read, hot", hot)
+    local c, h = cold.subjects.read.summary.median, hot.subjects.read.summary.median
+    assert.is_true(c > 1.15 * h, ("cold %.4f ms is not clearly slower than hot %.4f ms"):format(c, h))
+    assert.is_true(cold.flush_bytes >= 2 * kreach.device().l2_bytes)
+    assert.is_true(cold.subjects.read.summary.n >= 10)
+  end)
+
+  it("replays a captured graph, and agrees with hot timing on a long kernel", function()
+    local call = sweeper(256, 1)
+    local hot = timing.measure({ { name = "read", call = call } }, { mode = "hot", budget_s = 1 })
+    local graph = timing.measure({ { name = "read", call = call } }, { mode = "graph", budget_s = 1, graph_calls = 10 })
+    show("256 MiB read, hot", hot)
+    show("256 MiB read, graph", graph)
+    assert.equals(10, graph.subjects.read.graph_nodes)
+    local h, g = hot.subjects.read.summary.median, graph.subjects.read.summary.median
+    assert.is_true(math.abs(g - h) / h < 0.05, ("graph %.4f ms against hot %.4f ms"):format(g, h))
+  end)
+
+  it("interleaves subjects and bounds their speedup", function()
+    local a = sweeper(256, 1)
+    local b = sweeper(256, 2)
+    local same = timing.measure({ { name = "a", call = a }, { name = "a2", call = a } }, { budget_s = 1 })
+    show("same kernel twice", same)
+    local sp = same.speedup
+    print(("speedup of identical subjects %.4f [%.4f, %.4f]"):format(sp.ratio, sp.lo, sp.hi))
+    assert.is_true(sp.lo <= 1.02 and sp.hi >= 0.98)
+    local double = timing.measure({ { name = "once", call = a }, { name = "twice", call = b } }, { budget_s = 1 })
+    show("one pass against two", double)
+    print(("speedup of a 2x-work candidate %.4f [%.4f, %.4f]"):format(double.speedup.ratio, double.speedup.lo, double.speedup.hi))
+    assert.near(0.5, double.speedup.ratio, 0.06)
+    assert.is_true(double.speedup.lo <= double.speedup.ratio and double.speedup.ratio <= double.speedup.hi)
+    -- the samples alternate: both subjects have the same count
+    assert.equals(double.subjects.once.summary.n, double.subjects.twice.summary.n)
+  end)
+
+  it("reads the clocks around the measurement", function()
+    local r = timing.measure({ { name = "read", call = sweeper(64, 1) } }, { budget_s = 0.3 })
+    local c = r.clocks
+    print("clocks", require("cjson").encode(c))
+    assert.is_true(c.available, "NVML: " .. tostring(c.why))
+    assert.is_true(c.readings >= 2)
+    assert.is_true(c.max_sm_mhz > 0 and c.max_sm_mhz <= c.sm_max_mhz)
+    assert.is_boolean(c.throttled)
+  end)
+
+  it("stops at the budget when the interval cannot narrow", function()
+    -- rel_ci so tight it cannot be met: the budget ends the loop
+    local r = timing.measure({ { name = "read", call = sweeper(16, 1) } }, { budget_s = 0.2, rel_ci = 1e-9 })
+    assert.equals("budget", r.stop_reason)
+    assert.is_true(r.spent_s >= 0.2 and r.spent_s < 1.5)
+  end)
+end)
+
+describe("the scratch pool", function()
+  it("serves views of blocks it keeps, and reuses them after a release", function()
+    local pool = timing.pool()
+    local a = pool:take({ 1000 }, "f32")
+    local b = pool:take({ 10, 10 }, "f32")
+    assert.equals(2, #pool.blocks)
+    assert.same({ 10, 10 }, b.shape)
+    a:free(); b:free()
+    pool:release()
+    local c = pool:take({ 500 }, "f32")   -- fits in the 1000-element block
+    assert.equals(2, #pool.blocks)
+    local d = pool:take({ 8 }, "bf16")    -- another dtype: a block of its own
+    assert.equals(3, #pool.blocks)
+    c:fill(1); d:fill(2)
+    kreach.synchronize()
+    pool:free()
+    assert.equals(0, #pool.blocks)
+  end)
+end)
+
+describe("kreach.measure", function()
+  local measure = require "kreach.measure"
+  local small = { batch_size = 64, dim = 4099 }
+  local cal = { copy_bytes_per_s = 4.2e12, flops_per_s = { f32 = 50e12, tf32 = 400e12, bf16 = 780e12, f16 = 780e12 } }
+
+  local function time(cand, topts, sizes)
+    local inst = kreach.load_problem("19"):instantiate{ sizes = sizes or small }
+    return measure.time(inst, { candidate = cand and (cands .. "/" .. cand), timing = topts or { budget_s = 0.5 }, calibration = cal })
+  end
+
+  it("times a correct candidate against its baseline, with the speed of light", function()
+    local r = time("019_relu.lua")
+    print("verdict", r.verdict.verdict, r.verdict.reason, "speedup", r.speedup.ratio, r.speedup.lo, r.speedup.hi)
+    for _, w in ipairs(r.warnings) do print("warning", w) end
+    assert.equals("correct", r.verdict.verdict)
+    assert.is_true(r.speedup.lo <= r.speedup.ratio and r.speedup.ratio <= r.speedup.hi)
+    assert.is_true(r.candidate.summary.n >= 10 and r.baseline.summary.n >= 10)
+    assert.is_true(r.candidate.sol.fraction > 0)
+    assert.equals(r.candidate.summary.n, #r.candidate.samples)
+    assert.is_true(r.recheck[1].ok)
+  end)
+
+  it("times at the shipped size in every mode", function()
+    for _, mode in ipairs({ "cold", "hot", "graph" }) do
+      local r = time("019_relu.lua", { mode = mode, budget_s = 0.5 }, {})
+      print(mode, "baseline", r.baseline.summary.median, "candidate", r.candidate.summary.median, "SOL", r.candidate.sol.fraction)
+      assert.equals("correct", r.verdict.verdict, tostring(r.verdict.detail))
+      assert.near(1, r.speedup.ratio, 0.15)
+    end
+  end)
+
+  it("times a baseline alone", function()
+    local r = time(nil)
+    assert.is_nil(r.verdict)
+    assert.is_nil(r.candidate)
+    assert.is_true(r.baseline.summary.median > 0)
+  end)
+
+  it("catches a candidate that stops computing once it has been checked", function()
+    local r = time("adv_warmup.lua")
+    print("adv_warmup:", r.verdict.verdict, r.verdict.reason, r.verdict.detail)
+    assert.equals("incorrect", r.verdict.verdict)
+    assert.equals("wrong_values", r.verdict.reason)
+  end)
+
+  it("catches a candidate that replays an answer it kept from earlier calls", function()
+    local r = time("adv_replay.lua")
+    print("adv_replay:", r.verdict.verdict, r.verdict.reason, r.verdict.detail)
+    assert.equals("incorrect", r.verdict.verdict)
+    assert.equals("wrong_values", r.verdict.reason)
+  end)
+
+  it("calls a time below the speed of light impossible", function()
+    -- a calibration that claims a bandwidth 100 times too low makes the real ReLU impossible
+    local inst = kreach.load_problem("19"):instantiate{}
+    local slow = { copy_bytes_per_s = 4.2e10, flops_per_s = cal.flops_per_s }
+    local r = measure.time(inst, { candidate = cands .. "/019_relu.lua", timing = { budget_s = 0.3 }, calibration = slow })
+    -- the baseline is as fast, so the candidate is not blamed: a warning names the problem
+    local warned = false
+    for _, w in ipairs(r.warnings) do if w:find("baseline itself runs faster than the speed%-of%-light") then warned = true end end
+    assert.is_true(warned)
+    assert.equals("correct", r.verdict.verdict)
+  end)
+end)
