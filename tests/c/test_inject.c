@@ -1,0 +1,283 @@
+/* test_inject.c: libkreach_inject.so without a GPU: the text helpers (runtime/inject/kr_inject_fmt.c,
+ * compiled in), the library's exports, and InitializeInjection's behaviour when it cannot trace.
+ * The library is found beside the tests directory (../libkreach_inject.so), or at $KREACH_INJECT_LIB.
+ * With a GPU, tests/inject/inject_check.c checks a real trace. */
+#define _GNU_SOURCE
+#include "kr_inject_fmt.h"
+#include "kr_test.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char text[4096];
+
+static const char *esc(const char *s) {
+    kr_jbuf b = {0};
+    kr_jbuf_json_string(&b, s);
+    snprintf(text, sizeof text, "%s", kr_jbuf_text(&b));
+    kr_jbuf_free(&b);
+    return text;
+}
+
+static void escaping(void) {
+    CHECK_STR(esc("step"), "\"step\"");
+    CHECK_STR(esc(""), "\"\"");
+    CHECK_STR(esc(NULL), "\"\"");
+    CHECK_STR(esc("a\"b\\c"), "\"a\\\"b\\\\c\"");
+    CHECK_STR(esc("l1\nl2\r\t\b\f"), "\"l1\\nl2\\r\\t\\b\\f\"");
+    CHECK_STR(esc("\x01\x1f\x7f"), "\"\\u0001\\u001f\x7f\"");
+    CHECK_STR(esc("void krt::scale<float>(float*, float, int)"),
+              "\"void krt::scale<float>(float*, float, int)\"");
+    /* well-formed UTF-8 passes through; anything else becomes U+FFFD, a byte at a time */
+    CHECK_STR(esc("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+    CHECK_STR(esc("a\xff" "b"), "\"a\\ufffdb\"");
+    CHECK_STR(esc("\xc3"), "\"\\ufffd\"");                   /* cut short at the end */
+    CHECK_STR(esc("\xc0\xaf"), "\"\\ufffd\\ufffd\"");        /* overlong */
+    CHECK_STR(esc("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\""); /* a surrogate */
+    CHECK_STR(esc("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\""); /* above U+10FFFF */
+
+    kr_jbuf b = {0};
+    kr_jbuf_u64(&b, 0);
+    kr_jbuf_raw(&b, " ", 1);
+    kr_jbuf_u64(&b, UINT64_MAX);
+    kr_jbuf_raw(&b, " ", 1);
+    kr_jbuf_i64(&b, INT64_MIN);
+    kr_jbuf_raw(&b, " ", 1);
+    kr_jbuf_i64(&b, -7);
+    CHECK_STR(kr_jbuf_text(&b), "0 18446744073709551615 -9223372036854775808 -7");
+    kr_jbuf_free(&b);
+
+    /* a long string grows the buffer */
+    static char big[3000];
+    memset(big, 'x', sizeof big - 1);
+    kr_jbuf_json_string(&b, big);
+    CHECK_INT(b.len, sizeof big + 1);
+    CHECK(!b.failed);
+    kr_jbuf_free(&b);
+}
+
+static void names(void) {
+    char *d = kr_inject_demangle("_ZN3krt5scaleIfEEvPT_S1_i");
+    CHECK_STR(d, "void krt::scale<float>(float*, float, int)");
+    free(d);
+    d = kr_inject_demangle("_Z7add_onePii");
+    CHECK_STR(d, "add_one(int*, int)");
+    free(d);
+    CHECK(kr_inject_demangle("add_one") == NULL);      /* extern "C": not mangled */
+    CHECK(kr_inject_demangle("_Z") == NULL);           /* not a valid mangling */
+    CHECK(kr_inject_demangle("_Znotreally(") == NULL);
+    CHECK(kr_inject_demangle(NULL) == NULL);
+
+    kr_jbuf b = {0};
+    kr_inject_names_json(&b, "_ZN3krt5scaleIfEEvPT_S1_i");
+    CHECK_STR(kr_jbuf_text(&b),
+              "\"name\":\"void krt::scale<float>(float*, float, int)\",\"mangled\":\"_ZN3krt5scaleIfEEvPT_S1_i\"");
+    b.len = 0;
+    kr_inject_names_json(&b, "relu_kernel");
+    CHECK_STR(kr_jbuf_text(&b), "\"name\":\"relu_kernel\",\"mangled\":\"relu_kernel\"");
+    kr_jbuf_free(&b);
+
+    CHECK_STR(kr_inject_copy_kind(0), "unknown");
+    CHECK_STR(kr_inject_copy_kind(1), "HtoD");
+    CHECK_STR(kr_inject_copy_kind(2), "DtoH");
+    CHECK_STR(kr_inject_copy_kind(8), "DtoD");
+    CHECK_STR(kr_inject_copy_kind(9), "HtoH");
+    CHECK_STR(kr_inject_copy_kind(10), "PtoP");
+    CHECK_STR(kr_inject_copy_kind(11), "unknown");
+    CHECK_STR(kr_inject_copy_kind(0x7fffffff), "unknown");
+}
+
+static void records(void) {
+    kr_jbuf b = {0};
+    kr_inject_line_header(&b, 123, 130001, 1000);
+    CHECK_STR(kr_jbuf_text(&b), "{\"type\":\"header\",\"version\":1,\"pid\":123,"
+                                "\"cupti_version\":130001,\"start_ns\":1000}\n");
+    b.len = 0;
+    kr_inject_kernel k = {.start = 5000, .end = 7000, .device = 0, .context = 1, .stream = 7,
+                          .correlation = 123, .grid = {4, 2, 1}, .block = {256, 1, 1},
+                          .registers = 32, .static_shared = 1024, .dynamic_shared = 0};
+    kr_jbuf n = {0};
+    kr_inject_names_json(&n, "_Z7add_onePii");
+    kr_inject_line_kernel(&b, &k, n.p, n.len);
+    CHECK_STR(kr_jbuf_text(&b),
+              "{\"type\":\"kernel\",\"name\":\"add_one(int*, int)\",\"mangled\":\"_Z7add_onePii\","
+              "\"start\":5000,\"end\":7000,\"device\":0,\"context\":1,\"stream\":7,"
+              "\"grid\":[4,2,1],\"block\":[256,1,1],\"registers\":32,\"static_shared\":1024,"
+              "\"dynamic_shared\":0,\"correlation\":123}\n");
+    kr_jbuf_free(&n);
+    b.len = 0;
+    kr_inject_line_memcpy(&b, 10, 20, 4096, 1, 0, 7, 55);
+    CHECK_STR(kr_jbuf_text(&b), "{\"type\":\"memcpy\",\"start\":10,\"end\":20,\"bytes\":4096,"
+                                "\"copy_kind\":\"HtoD\",\"device\":0,\"stream\":7,\"correlation\":55}\n");
+    b.len = 0;
+    kr_inject_line_memset(&b, 30, 40, 4096, 1, 13);
+    CHECK_STR(kr_jbuf_text(&b), "{\"type\":\"memset\",\"start\":30,\"end\":40,\"bytes\":4096,"
+                                "\"device\":1,\"stream\":13}\n");
+    b.len = 0;
+    kr_inject_line_range(&b, "step", NULL, 1, 2);
+    CHECK_STR(kr_jbuf_text(&b), "{\"type\":\"range\",\"name\":\"step\",\"start\":1,\"end\":2}\n");
+    b.len = 0;
+    kr_inject_line_range(&b, "all\"reduce", "NCCL", 3, 4);
+    CHECK_STR(kr_jbuf_text(&b), "{\"type\":\"range\",\"name\":\"all\\\"reduce\",\"domain\":\"NCCL\","
+                                "\"start\":3,\"end\":4}\n");
+    b.len = 0;
+    kr_inject_totals t = {.kernels = 25, .memcpys = 2, .memsets = 1, .ranges = 6, .dropped = 0,
+                          .buffers = 3, .end_ns = 99};
+    kr_inject_line_footer(&b, &t);
+    CHECK_STR(kr_jbuf_text(&b), "{\"type\":\"footer\",\"kernels\":25,\"memcpys\":2,\"memsets\":1,"
+                                "\"ranges\":6,\"dropped\":0,\"buffers\":3,\"end_ns\":99}\n");
+    kr_jbuf_free(&b);
+}
+
+/* ---- the built library ---- */
+
+static char lib_path[4096];
+static char tmpdir[256];
+
+static int find_library(void) {
+    const char *env = getenv("KREACH_INJECT_LIB");
+    if (env && *env) {
+        snprintf(lib_path, sizeof lib_path, "%s", env);
+        return 0;
+    }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = 0;
+    snprintf(lib_path, sizeof lib_path, "%s/../libkreach_inject.so", dirname(exe));
+    return 0;
+}
+
+/* The file's first 64 KiB, malloc'd (the caller frees it), or NULL. */
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = malloc(1 << 16);
+    size_t n = buf ? fread(buf, 1, (1 << 16) - 1, f) : 0;
+    if (buf)
+        buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* Runs InitializeInjection in a child with `trace` as KREACH_TRACE_FILE (NULL: unset); returns the
+ * child's wait status and leaves its stderr in <tmpdir>/stderr. */
+static int run_child(int (*init)(void), const char *trace, pid_t *pid_out) {
+    char errpath[512];
+    snprintf(errpath, sizeof errpath, "%s/stderr", tmpdir);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0)
+            dup2(fd, 2);
+        if (trace)
+            setenv("KREACH_TRACE_FILE", trace, 1);
+        else
+            unsetenv("KREACH_TRACE_FILE");
+        unsetenv("KREACH_INJECT_VERBOSE");
+        int r = init();
+        exit(r == 1 ? 0 : 3); /* exit, not _exit: the library's exit handler must run */
+    }
+    int status = -1;
+    waitpid(pid, &status, 0);
+    if (pid_out)
+        *pid_out = pid;
+    return status;
+}
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; s && *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void library(void) {
+    if (find_library()) {
+        CHECK(!"cannot find the library");
+        return;
+    }
+    void *h = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "dlopen %s: %s\n", lib_path, dlerror());
+        CHECK(h != NULL);
+        return;
+    }
+    int (*init)(void) = (int (*)(void))dlsym(h, "InitializeInjection");
+    CHECK(init != NULL);
+    CHECK(dlsym(h, "InitializeInjectionNvtx2") != NULL);
+    /* the helpers stay inside */
+    CHECK(dlsym(h, "kr_jbuf_json_string") == NULL);
+    CHECK(dlsym(h, "kr_inject_demangle") == NULL);
+    CHECK(dlsym(h, "kr_inject_line_kernel") == NULL);
+    if (!init)
+        return;
+
+    snprintf(tmpdir, sizeof tmpdir, "%s/kr_inject_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(tmpdir)) {
+        CHECK(!"mkdtemp");
+        return;
+    }
+    char errpath[512], trace[512];
+    snprintf(errpath, sizeof errpath, "%s/stderr", tmpdir);
+
+    /* no KREACH_TRACE_FILE: one line, nothing written, the program goes on */
+    int st = run_child(init, NULL, NULL);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    char *err = slurp(errpath);
+    CHECK_STR(err, "kreach_inject: KREACH_TRACE_FILE is not set; not tracing\n");
+    free(err);
+
+    /* a directory that does not exist: one line naming the path, %p expanded */
+    pid_t pid = 0;
+    st = run_child(init, "/nonexistent-kreach-dir/trace.%p.jsonl", &pid);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    err = slurp(errpath);
+    char want[256];
+    snprintf(want, sizeof want, "cannot create the trace file /nonexistent-kreach-dir/trace.%ld.jsonl",
+             (long)pid);
+    CHECK_CONTAINS(err, want);
+    CHECK_INT(count_lines(err), 1);
+    free(err);
+
+    /* a writable path: without a GPU driver CUPTI fails, says so and the file is removed; with
+     * one (the GPU machine runs this test too), the trace of a process with no CUDA work is a
+     * header and a footer */
+    snprintf(trace, sizeof trace, "%s/trace.jsonl", tmpdir);
+    st = run_child(init, trace, &pid);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    err = slurp(errpath);
+    char *t = slurp(trace);
+    if (t) {
+        snprintf(want, sizeof want, "{\"type\":\"header\",\"version\":1,\"pid\":%ld,", (long)pid);
+        CHECK(strncmp(t, want, strlen(want)) == 0);
+        CHECK_CONTAINS(t, "\n{\"type\":\"footer\",\"kernels\":0,\"memcpys\":0,\"memsets\":0,\"ranges\":0,\"dropped\":0,");
+        CHECK_INT(count_lines(t), 2);
+        CHECK_STR(err, "");
+        printf("CUPTI started here: the trace has a header and a footer\n");
+    } else {
+        CHECK_CONTAINS(err, "kreach_inject: ");
+        CHECK_CONTAINS(err, "kreach_inject: not tracing\n");
+        printf("CUPTI did not start here (no GPU driver?): %s", err ? err : "(no message)\n");
+    }
+    free(err);
+    free(t);
+    unlink(trace);
+    unlink(errpath);
+    rmdir(tmpdir);
+}
+
+int main(void) {
+    escaping();
+    names();
+    records();
+    library();
+    return kr_test_done("test_inject");
+}
