@@ -1,5 +1,5 @@
 /* kr_kernels.h: the runtime's own device kernels (fills, conversion, poison), built by nvcc.
- * Runtime layer (no Lua), internal: only kr_tensor.c calls these. Each enqueues work on
+ * Runtime layer (no Lua), internal: only kr_tensor.c and kr_timing.c call these. Each enqueues work on
  * `stream` and returns the cudaError_t of the launch as an int. Element counts are 64-bit. */
 #ifndef KR_KERNELS_H
 #define KR_KERNELS_H
@@ -23,6 +23,10 @@ int krk_randint(void *dst, int dtype, int64_t n, int64_t lo, int64_t hi, uint64_
 /* Adds to *count (device memory, u64) the number of elements equal to the pattern. */
 int krk_count_pattern(const void *src, int64_t n, int elem_size, const void *pattern,
                       unsigned long long *count, void *stream);
+
+/* Reads n16 16-byte words of src (16-byte aligned) into L2; writes *sink only for a value
+ * the flush never leaves (so the loads are kept). */
+int krk_read_words(const void *src, int64_t n16, unsigned *sink, int sms, void *stream);
 
 #ifdef __cplusplus
 }

@@ -9,9 +9,10 @@
 #include "kr_context.h"
 
 /* Makes the next work on the harness stream start from a cold L2: resets every persisting L2
- * line to normal (cudaCtxResetPersistingL2Cache) and writes a device buffer of `factor` times
+ * line to normal (cudaCtxResetPersistingL2Cache), writes a device buffer of `factor` times
  * the L2 size (factor >= 2 is what the timing policy asks for) with a value that alternates
- * from one flush to the next. The buffer is allocated on the first call and kept with the
+ * from one flush to the next, then reads it back, so that the L2 holds only clean lines of
+ * that buffer (no write-back of dirty lines falls inside the timed call). The buffer is allocated on the first call and kept with the
  * context (grown if a later call asks for more). Asynchronous: queued on the harness stream.
  * *bytes_out (may be NULL) receives the bytes written. */
 kr_status kr_timing_flush(kr_context *ctx, double factor, size_t *bytes_out);

@@ -134,7 +134,7 @@ local function free_outputs(outs)
 end
 
 -- Hashes of every tensor the candidate reads (inputs and parameters).
-local function hash_inputs(inst, vals, lib)
+function M.hash_inputs(inst, vals, lib)
   local h = {}
   for i, a in ipairs(inst.args) do
     if a.kind == "input" or a.kind == "param" then h[i] = lib.hash(vals[i]) end
@@ -162,7 +162,7 @@ function Runner:call(vals, label)
   local args = {}
   for i = 1, #inst.args do args[i] = vals[i] end
   for i, o in pairs(outs) do args[i] = o.view end
-  local before = hash_inputs(inst, vals, lib)
+  local before = M.hash_inputs(inst, vals, lib)
   sync_or_raise()
   self.phase(label .. ".forward")
   local ok, err = require("kreach.candidate").call_forward(cand, self.k, args, { steps = self.policy.steps })
@@ -178,7 +178,7 @@ function Runner:call(vals, label)
   end
   self.phase(label .. ".checks")
   local r = { outs = outs, untouched = {}, guards = {}, mutated = {} }
-  local after = hash_inputs(inst, vals, lib)
+  local after = M.hash_inputs(inst, vals, lib)
   for i, a in ipairs(inst.args) do
     if before[i] and before[i] ~= after[i] then r.mutated[#r.mutated + 1] = a.name end
   end
@@ -212,7 +212,8 @@ local function bookkeeping_failure(inst, r)
   end
 end
 
-local function clean_metrics(m)
+-- Metrics as JSON can carry them: non-finite numbers as strings.
+function M.clean_metrics(m)
   local r = {}
   for k, v in pairs(m) do
     if type(v) == "number" and (v ~= v or v == math.huge or v == -math.huge) then r[k] = tostring(v) else r[k] = v end
@@ -281,7 +282,7 @@ function Runner:trial(t)
         local m = lib.metrics(r1.outs[i].view, ref, mopts)
         local okv, reason, detail, degenerate = M.judge(m, th)
         local bok, breason = M.judge(base, th)
-        local o = { name = a.name, metrics = clean_metrics(m), baseline = clean_metrics(base), thresholds = th,
+        local o = { name = a.name, metrics = M.clean_metrics(m), baseline = M.clean_metrics(base), thresholds = th,
                     degenerate = degenerate or false, ok = okv, reason = reason }
         if m.allclose_fail then
           kb.pass = kb.pass and m.allclose_fail[1] == 0
@@ -301,8 +302,8 @@ function Runner:trial(t)
           local m2 = lib.metrics(r2.outs[i].view, ref, mopts)
           local ok2, reason2, detail2 = M.judge(m2, th)
           local between = lib.metrics(r2.outs[i].view, r1.outs[i].view, mopts)
-          o.repeat_metrics = clean_metrics(m2)
-          o.repeat_difference = clean_metrics(between)
+          o.repeat_metrics = M.clean_metrics(m2)
+          o.repeat_difference = M.clean_metrics(between)
           if not bok then -- judged above as unjudgeable
           elseif not ok2 then
             failure = verdict.new("incorrect", "nondeterministic", ("trial %d: the first call passed, the repeated call on the same inputs did not (%s: %s)"):format(t, reason2, detail2))

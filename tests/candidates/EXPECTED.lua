@@ -17,13 +17,13 @@ return {
   -- correct candidates
   { file = "019_relu.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "correct", repeats = 10 },
   { file = "019_relu.lua", problem = 19, sizes = nil, verdict = "correct", repeats = 2 },
-  { file = "023_softmax_rowblock.lua", problem = 23, sizes = { batch_size = 65, dim = 5003 }, verdict = "correct", repeats = 10 },
-  { file = "023_softmax_rowblock.lua", problem = 23, sizes = { batch_size = 129, dim = 7 }, verdict = "correct", repeats = 10 },
-  { file = "023_softmax_rowblock.lua", problem = 23, sizes = nil, verdict = "correct", repeats = 2 },
+  { file = "../../examples/023_softmax_online.lua", problem = 23, sizes = { batch_size = 65, dim = 5003 }, verdict = "correct", repeats = 10 },
+  { file = "../../examples/023_softmax_online.lua", problem = 23, sizes = { batch_size = 129, dim = 7 }, verdict = "correct", repeats = 10 },
+  { file = "../../examples/023_softmax_online.lua", problem = 23, sizes = nil, verdict = "correct", repeats = 2 },
   { file = "047_sum_dim.lua", problem = 47, sizes = { batch_size = 16, dim1 = 257, dim2 = 255 }, verdict = "correct", repeats = 10 },
   { file = "094_mse_atomic.lua", problem = 94, sizes = { batch_size = 129, input_size = 1001 }, verdict = "correct", repeats = 10 },
-  { file = "001_matmul_tiled.lua", problem = 1, sizes = { N = 257 }, verdict = "correct", repeats = 10 },
-  { file = "001_matmul_tiled.lua", problem = 1, sizes = { N = 100 }, verdict = "correct", repeats = 10 },
+  { file = "../../examples/001_matmul_tiled.lua", problem = 1, sizes = { N = 257 }, verdict = "correct", repeats = 10 },
+  { file = "../../examples/001_matmul_tiled.lua", problem = 1, sizes = { N = 100 }, verdict = "correct", repeats = 10 },
   { file = "012_diag_matmul.lua", problem = 12, sizes = { N = 257, M = 1001 }, verdict = "correct", repeats = 10 },
   -- M a multiple of 4: the float4 kernel
   { file = "012_diag_matmul.lua", problem = 12, sizes = { N = 255, M = 1028 }, verdict = "correct", repeats = 10 },
