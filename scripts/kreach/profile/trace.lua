@@ -1,0 +1,377 @@
+-- kreach.profile.trace: GPU activity traces in one shape, whatever recorded them. Readers for the
+-- injection library's JSON Lines (here), PyTorch profiler Chrome traces (kreach.profile.kineto)
+-- and Nsight Systems SQLite exports (kreach.profile.nsys); step selection by NVTX range.
+--
+-- The shape every reader returns (times are integer nanoseconds; the store saves exactly this):
+--   { source = "cupti"|"kineto"|"nsys", command = {argv...}|nil, workload =, knobs =, device =,
+--     wall_s =, window = {start_ns, end_ns}|nil, dropped = integer, meta = {...},
+--     kernels = { {name=, mangled=, start_ns=, end_ns=, device=, stream=, grid={x,y,z},
+--                  block={x,y,z}, registers=, shared_bytes=, correlation=}, ... },
+--     memops = { {kind="memcpy"|"memset", start_ns=, end_ns=, bytes=, copy_kind=, device=, stream=}, ... },
+--     ranges = { {name=, start_ns=, end_ns=[, gpu=true][, domain=]}, ... } }
+-- (gpu: a PyTorch trace's GPU projection of a host range; domain: a named NVTX domain's range).
+-- Readers return nil and "<file>:<line>: <what>" for a malformed file; misuse raises.
+local cjson_safe = require "cjson.safe"
+
+local M = {}
+
+M.FORMATS = { "kreach", "kineto", "nsys" }
+M.JSONL_VERSION = 1
+
+-- ---- helpers shared by the readers ----
+
+local function int(x)
+  if type(x) ~= "number" or x ~= x then return nil end
+  return math.tointeger(x) or math.floor(x + 0.5)
+end
+M.int = int
+
+local function by_start(a, b)
+  if a.start_ns ~= b.start_ns then return a.start_ns < b.start_ns end
+  return a.end_ns < b.end_ns
+end
+
+-- finish(trace): the common defaults, everything sorted by start. Returns the trace.
+function M.finish(t)
+  t.kernels = t.kernels or {}
+  t.memops = t.memops or {}
+  t.ranges = t.ranges or {}
+  t.dropped = t.dropped or 0
+  t.meta = t.meta or {}
+  table.sort(t.kernels, by_start)
+  table.sort(t.memops, by_start)
+  table.sort(t.ranges, by_start)
+  return t
+end
+
+-- The three numbers of a grid or block: {x, y, z} from an array, or nil.
+function M.dim3(v)
+  if type(v) ~= "table" then return nil end
+  local x, y, z = int(v[1]), int(v[2]), int(v[3])
+  if not (x and y and z) then return nil end
+  return { x, y, z }
+end
+
+-- The CUPTI copy kinds (CUpti_ActivityMemcpyKind), for readers that get a number.
+M.COPY_KINDS = { [0] = "unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" }
+
+-- ---- the injection library's JSON Lines ----
+
+-- The exact integer value of `"key": 123` in a line of JSON: lua-cjson decodes numbers as
+-- doubles, which cannot hold CUPTI's nanosecond timestamps (about 1.7e18) exactly.
+local function exact_int(line, key)
+  local digits = line:match('"' .. key .. '"%s*:%s*(%-?%d+)%s*[,}]')
+  return digits and math.tointeger(tonumber(digits)) or nil
+end
+
+local function decode_line(line)
+  local obj, err = cjson_safe.decode(line)
+  if obj == nil then return nil, "not JSON: " .. tostring(err) end
+  if type(obj) ~= "table" or obj[1] ~= nil then return nil, "not a JSON object" end
+  return obj
+end
+
+local function str(v) if type(v) == "string" then return v end end
+local function num(v) if type(v) == "number" then return int(v) end end
+
+local function interval(obj, line, what)
+  local s, e = exact_int(line, "start"), exact_int(line, "end")
+  if not s then return nil, ("%s without an integer 'start'"):format(what) end
+  if not e then return nil, ("%s without an integer 'end'"):format(what) end
+  if e < s then return nil, ("%s ends (%d) before it starts (%d)"):format(what, e, s) end
+  return s, e
+end
+
+local RECORD = {}
+
+-- A record whose times CUPTI could not collect (start and end 0: a kernel still running at
+-- exit) is counted in meta.untimed and left out.
+local function untimed(t, s, e)
+  if s == 0 and e == 0 then
+    t.meta.untimed = (t.meta.untimed or 0) + 1
+    return true
+  end
+end
+
+function RECORD.kernel(t, obj, line)
+  local s, e = interval(obj, line, "kernel")
+  if not s then return nil, e end
+  local name = str(obj.name) or str(obj.mangled)
+  if not name then return nil, "kernel without a 'name'" end
+  t.counts.kernels = t.counts.kernels + 1
+  if untimed(t, s, e) then return true end
+  local shared
+  if obj.static_shared or obj.dynamic_shared then shared = (num(obj.static_shared) or 0) + (num(obj.dynamic_shared) or 0) end
+  t.kernels[#t.kernels + 1] = { name = name, mangled = str(obj.mangled), start_ns = s, end_ns = e,
+    device = num(obj.device), stream = num(obj.stream), grid = M.dim3(obj.grid), block = M.dim3(obj.block),
+    registers = num(obj.registers), shared_bytes = shared, correlation = exact_int(line, "correlation") }
+  return true
+end
+
+local function memop(kind)
+  return function(t, obj, line)
+    local s, e = interval(obj, line, kind)
+    if not s then return nil, e end
+    t.counts[kind .. "s"] = t.counts[kind .. "s"] + 1
+    if untimed(t, s, e) then return true end
+    local ck = obj.copy_kind
+    if type(ck) == "number" then ck = M.COPY_KINDS[int(ck)] end
+    t.memops[#t.memops + 1] = { kind = kind, start_ns = s, end_ns = e, bytes = exact_int(line, "bytes"),
+      copy_kind = kind == "memcpy" and str(ck) or nil, device = num(obj.device), stream = num(obj.stream),
+      correlation = exact_int(line, "correlation") }
+    return true
+  end
+end
+RECORD.memcpy = memop("memcpy")
+RECORD.memset = memop("memset")
+
+function RECORD.range(t, obj, line)
+  local s, e = interval(obj, line, "range")
+  if not s then return nil, e end
+  if not str(obj.name) then return nil, "range without a 'name'" end
+  t.counts.ranges = t.counts.ranges + 1
+  t.ranges[#t.ranges + 1] = { name = obj.name, start_ns = s, end_ns = e, domain = str(obj.domain) }
+  return true
+end
+
+-- read_kreach(path, {allow_partial =}) -> trace, or nil and "<file>:<line>: <what>". The format
+-- is the injection library's (docs/profiling-inject.md). A file without its footer (the
+-- program was killed before it exited) is an error unless allow_partial, which marks the trace
+-- meta.partial; the footer's counts must match the records read. Records of an unknown type
+-- are skipped and counted in meta.unknown_records, so that a newer library's extra records do
+-- not break an older reader.
+function M.read_kreach(path, opts)
+  opts = opts or {}
+  local f, err = io.open(path, "rb")
+  if not f then return nil, err end
+  local t = { source = "cupti", kernels = {}, memops = {}, ranges = {}, dropped = 0, meta = { path = path },
+              counts = { kernels = 0, memcpys = 0, memsets = 0, ranges = 0 } }
+  local n, header, footer, unknown = 0, nil, nil, 0
+  local function fail(msg)
+    f:close()
+    return nil, ("%s:%d: %s"):format(path, n, msg)
+  end
+  for line in f:lines() do
+    n = n + 1
+    line = line:gsub("\r$", "")
+    if line:find("%S") then
+      local obj, derr = decode_line(line)
+      if not obj then return fail(derr) end
+      local ty = obj.type
+      if not header then
+        if ty ~= "header" then return fail("not a kreach trace: the first record is not a header") end
+        local v = exact_int(line, "version")
+        if v ~= M.JSONL_VERSION then
+          local shown = type(obj.version) == "number" and ("%.14g"):format(obj.version) or tostring(obj.version)
+          return fail(("trace format version %s, this kreach reads version %d"):format(shown, M.JSONL_VERSION))
+        end
+        header = obj
+        t.meta.header = { version = v, pid = num(obj.pid), cupti_version = obj.cupti_version,
+                          start_ns = exact_int(line, "start_ns") }
+        if type(obj.device) == "table" then t.device = obj.device end
+        if type(obj.command) == "table" then t.command = obj.command end
+      elseif footer then
+        return fail("a record after the footer")
+      elseif ty == "footer" then
+        footer = obj
+        local want = t.counts
+        for _, k in ipairs({ "kernels", "memcpys", "memsets", "ranges" }) do
+          local c = num(obj[k])
+          if c == nil then return fail(("the footer has no '%s' count"):format(k)) end
+          if c ~= want[k] then
+            return fail(("the footer counts %d %s, the file has %d"):format(c, k, want[k]))
+          end
+        end
+        t.dropped = num(obj.dropped) or 0
+        t.meta.footer = { buffers = num(obj.buffers), end_ns = exact_int(line, "end_ns") }
+      elseif type(ty) ~= "string" then
+        return fail("a record without a 'type'")
+      elseif ty == "header" then
+        return fail("a second header")
+      elseif RECORD[ty] then
+        local ok, rerr = RECORD[ty](t, obj, line)
+        if not ok then return fail(rerr) end
+      else
+        unknown = unknown + 1
+      end
+    end
+  end
+  f:close()
+  t.counts = nil
+  if not header then return nil, ("%s: empty: not a kreach trace"):format(path) end
+  if not footer then
+    if not opts.allow_partial then
+      return nil, ("%s:%d: no footer: the program did not exit normally (killed or crashed?), so the trace may be incomplete (--allow-partial analyses what it holds)"):format(path, n)
+    end
+    t.meta.partial = true
+  end
+  if unknown > 0 then t.meta.unknown_records = unknown end
+  return M.finish(t)
+end
+
+-- ---- all formats ----
+
+-- detect(path) -> "kreach" | "kineto" | "nsys", or nil and why.
+function M.detect(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, err end
+  local head = f:read(4096) or ""
+  f:close()
+  if head:sub(1, 16) == "SQLite format 3\0" then return "nsys" end
+  if head:sub(1, 2) == "\31\139" then
+    return nil, ("%s is gzip-compressed: kreach reads plain JSON only (gunzip it first)"):format(path)
+  end
+  local first = head:match("^%s*([^\n]*)")
+  if first and first:find('"type"%s*:%s*"header"') then return "kreach" end
+  if head:find('"traceEvents"') or head:match("^%s*%[") or head:find('"schemaVersion"') then return "kineto" end
+  if head:match("^%s*{") then return "kineto" end
+  return nil, ("%s: not a trace kreach knows (kreach JSON Lines, a PyTorch profiler Chrome trace, or an Nsight Systems SQLite export)"):format(path)
+end
+
+-- read(path, {format = "auto"|"kreach"|"kineto"|"nsys", allow_partial =}) -> trace, or nil and why.
+function M.read(path, opts)
+  opts = opts or {}
+  local format = opts.format or "auto"
+  if format == "auto" then
+    local f, err = M.detect(path)
+    if not f then return nil, err end
+    format = f
+  end
+  if format == "kreach" or format == "cupti" then return M.read_kreach(path, opts) end
+  if format == "kineto" then return require("kreach.profile.kineto").read(path, opts) end
+  if format == "nsys" then return require("kreach.profile.nsys").read(path, opts) end
+  error(("unknown trace format '%s' (auto, kreach, kineto or nsys)"):format(tostring(format)), 2)
+end
+
+-- ---- step selection ----
+
+-- Whether a range's name is the one asked for: the same, or the same followed by "#<n>" (the
+-- PyTorch profiler names its steps ProfilerStep#0, ProfilerStep#1, ...).
+function M.range_matches(name, want)
+  if name == want then return true end
+  local rest = name:sub(#want + 1)
+  return name:sub(1, #want) == want and rest:match("^#%d+$") ~= nil
+end
+
+local function merge(intervals)
+  table.sort(intervals, function(a, b) return a[1] < b[1] end)
+  local out = {}
+  for _, iv in ipairs(intervals) do
+    local last = out[#out]
+    if last and iv[1] <= last[2] then
+      if iv[2] > last[2] then last[2] = iv[2] end
+    else
+      out[#out + 1] = { iv[1], iv[2] }
+    end
+  end
+  return out
+end
+M.merge = merge
+
+-- The records whose start lies in one of the sorted, disjoint, half-open intervals [s, e).
+local function inside(records, intervals)
+  local out, j = {}, 1
+  for _, r in ipairs(records) do
+    while intervals[j] and r.start_ns >= intervals[j][2] do j = j + 1 end
+    local iv = intervals[j]
+    if not iv then break end
+    if r.start_ns >= iv[1] then out[#out + 1] = r end
+  end
+  return out
+end
+
+local function range_names(ranges)
+  local seen, names = {}, {}
+  for _, r in ipairs(ranges) do
+    local base = r.name:gsub("#%d+$", "")
+    if not seen[base] then seen[base] = true; names[#names + 1] = base end
+    if #names >= 8 then break end
+  end
+  return names
+end
+
+-- select(trace, {range =, skip =, count =}) -> a new trace holding the kernels and memory
+-- operations that start inside the chosen ranges, or nil and why. With `range`: the ranges of
+-- that name (host ranges; the GPU projections of a PyTorch trace when it has no host range of
+-- that name), in time order, after skipping the first `skip` (warm-up) and keeping `count` (all
+-- by default); the window spans them and wall_s is their summed length. Without: the window is
+-- the first kernel's start to the last kernel's end, and wall_s its length. Either way
+-- meta.selection records the intervals the report measures busy time over.
+function M.select(trace, opts)
+  opts = opts or {}
+  local out = {}
+  for k, v in pairs(trace) do out[k] = v end
+  local meta = {}
+  for k, v in pairs(trace.meta or {}) do meta[k] = v end
+  out.meta = meta
+  local intervals
+  if opts.range then
+    local skip = opts.skip or 0
+    if math.type(skip) ~= "integer" or skip < 0 then error("skip: a non-negative integer expected", 2) end
+    local function collect(gpu)
+      local m = {}
+      for _, r in ipairs(trace.ranges or {}) do
+        if (r.gpu and true or false) == gpu and M.range_matches(r.name, opts.range) then m[#m + 1] = r end
+      end
+      return m
+    end
+    local matches = collect(false)
+    if #matches == 0 then matches = collect(true) end
+    if #matches == 0 then
+      local names = range_names(trace.ranges or {})
+      return nil, ("no range named '%s' in the trace (%s)"):format(opts.range,
+        #names > 0 and ("its ranges: " .. table.concat(names, ", ")) or "it has no ranges")
+    end
+    table.sort(matches, by_start)
+    if skip >= #matches then
+      return nil, ("skipping %d leaves none of the %d '%s' ranges"):format(skip, #matches, opts.range)
+    end
+    local last = #matches
+    if opts.count then last = math.min(last, skip + opts.count) end
+    local chosen = {}
+    for i = skip + 1, last do chosen[#chosen + 1] = { matches[i].start_ns, matches[i].end_ns } end
+    intervals = merge(chosen)
+    meta.selection = { range = opts.range, skip = skip, selected = #chosen, total = #matches, intervals = intervals }
+  else
+    local ks = trace.kernels or {}
+    if #ks == 0 then
+      out.window, out.wall_s = nil, nil
+      meta.selection = { intervals = {} }
+      out.kernels, out.memops = {}, {}
+      return out
+    end
+    local s, e = ks[1].start_ns, ks[1].end_ns
+    for _, k in ipairs(ks) do
+      if k.start_ns < s then s = k.start_ns end
+      if k.end_ns > e then e = k.end_ns end
+    end
+    intervals = { { s, e } }
+    meta.selection = { intervals = intervals }
+    -- every kernel is inside by construction; memory operations must start by the last end
+    out.kernels = ks
+    out.memops = {}
+    for _, m in ipairs(trace.memops or {}) do
+      if m.start_ns >= s and m.start_ns <= e then out.memops[#out.memops + 1] = m end
+    end
+  end
+  local wall = 0
+  for _, iv in ipairs(intervals) do wall = wall + (iv[2] - iv[1]) end
+  if opts.range then
+    out.kernels = inside(trace.kernels or {}, intervals)
+    out.memops = inside(trace.memops or {}, intervals)
+  end
+  out.window = { intervals[1][1], intervals[#intervals][2] }
+  out.wall_s = wall / 1e9
+  return out
+end
+
+-- summary(trace) -> { kernels =, memcpys =, memsets =, ranges =, dropped = }
+function M.summary(t)
+  local s = { kernels = #(t.kernels or {}), memcpys = 0, memsets = 0, ranges = #(t.ranges or {}), dropped = t.dropped or 0 }
+  for _, m in ipairs(t.memops or {}) do
+    if m.kind == "memcpy" then s.memcpys = s.memcpys + 1 else s.memsets = s.memsets + 1 end
+  end
+  return s
+end
+
+return M
