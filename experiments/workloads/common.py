@@ -303,6 +303,33 @@ def run(env, knobs, step, *, samples_per_step, tokens_per_step=None):
     return summary
 
 
+def step_function(env, data, forward, opt=None, loss=None, loss_in_autocast=False):
+    """The function one step runs. With an optimizer, a training step: the forward pass of a
+    batch of `data` (taken in turn) under the precision policy's autocast, the loss inside it or
+    after it, backward, the optimizer step, gradients dropped. Without one, an inference step:
+    the forward pass, no gradients. forward(batch) -> output; loss(output, batch) -> loss."""
+    torch = env.torch
+    if opt is None:
+        def infer(i):
+            with torch.no_grad(), env.autocast_ctx():
+                forward(data[i % len(data)])
+            return None
+        return infer
+
+    def train(i):
+        batch = data[i % len(data)]
+        with env.autocast_ctx():
+            out = forward(batch)
+            value = loss(out, batch) if loss_in_autocast else None
+        if value is None:
+            value = loss(out, batch)
+        value.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return value
+    return train
+
+
 def input_pool(n, make):
     """`n` input batches made by make(k), used in turn by step i as pool[i % n]."""
     return [make(k) for k in range(n)]

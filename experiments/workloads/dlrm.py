@@ -187,23 +187,12 @@ def main():
     fmodel = env.compile(model)
     if args.mode == "train":
         opt = torch.optim.SGD(model.parameters(), lr=lr, **env.optimizer_kwargs())
-
-        def step(i):
-            dense, idx, y = data[i % len(data)]
-            with env.autocast_ctx():
-                out = fmodel(dense, offsets, idx)
-            # BCELoss is refused under autocast; dlrm computes it in fp32 anyway.
-            loss = torch.nn.functional.binary_cross_entropy(out.float(), y)
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            return loss
     else:
-        def step(i):
-            dense, idx, _ = data[i % len(data)]
-            with torch.no_grad(), env.autocast_ctx():
-                fmodel(dense, offsets, idx)
-            return None
+        opt = None
+    # BCELoss is refused under autocast; dlrm computes it in fp32 anyway.
+    step = common.step_function(
+        env, data, lambda b: fmodel(b[0], offsets, b[1]), opt,
+        loss=lambda out, b: torch.nn.functional.binary_cross_entropy(out.float(), b[2]))
 
     knobs = common.base_knobs(env, f"dlrm-{args.config}", "experiments/workloads/dlrm.py")
     knobs.update({

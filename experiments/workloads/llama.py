@@ -198,22 +198,11 @@ def main():
     if args.mode == "train":
         opt = torch.optim.AdamW(common.decay_groups(model, 0.1), lr=3e-4, betas=(0.9, 0.95),
                                 **env.optimizer_kwargs())
-
-        def step(i):
-            x, y = data[i % len(data)]
-            with env.autocast_ctx():
-                logits = fmodel(x)
-            loss = torch.nn.functional.cross_entropy(logits.float().view(-1, logits.size(-1)), y.view(-1))
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            return loss
     else:
-        def step(i):
-            x, _ = data[i % len(data)]
-            with torch.no_grad(), env.autocast_ctx():
-                fmodel(x)
-            return None
+        opt = None
+    step = common.step_function(
+        env, data, lambda b: fmodel(b[0]), opt,
+        loss=lambda logits, b: torch.nn.functional.cross_entropy(logits.float().view(-1, logits.size(-1)), b[1].view(-1)))
 
     knobs = common.base_knobs(env, "llama-1b", "experiments/workloads/llama.py")
     knobs.update({

@@ -88,21 +88,10 @@ def main(arch, doc):
         else:
             opt = torch.optim.AdamW(common.decay_groups(model, 0.3), lr=3e-3, **env.optimizer_kwargs())
         criterion = torch.nn.CrossEntropyLoss(label_smoothing=spec["label_smoothing"])
-
-        def step(i):
-            x, y = data[i % len(data)]
-            with env.autocast_ctx():
-                loss = criterion(fmodel(x), y)
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            return loss
     else:
-        def step(i):
-            x, _ = data[i % len(data)]
-            with torch.no_grad(), env.autocast_ctx():
-                fmodel(x)
-            return None
+        opt = criterion = None
+    step = common.step_function(env, data, lambda b: fmodel(b[0]), opt, loss_in_autocast=True,
+                                loss=lambda out, b: criterion(out, b[1]))
 
     knobs = common.base_knobs(env, arch, f"experiments/workloads/{arch.replace('-', '_')}.py")
     knobs.update({
