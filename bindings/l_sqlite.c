@@ -245,6 +245,12 @@ static void push_row(lua_State *L, sqlite3_stmt *st) {
     }
 }
 
+/* A cached statement goes back to the cache reset, with no values bound. */
+static void stmt_done(sqlite3_stmt *st) {
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
 /* db:exec(sql, ...) -> number of changed rows | nil, message, code */
 static int l_db_exec(lua_State *L) {
     ldb *u = checkdb(L, 1);
@@ -263,12 +269,10 @@ static int l_db_exec(lua_State *L) {
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
     if (rc != SQLITE_DONE) {
         sql_fail(L, u->db, rc);
-        sqlite3_reset(st);
-        sqlite3_clear_bindings(st);
+        stmt_done(st);
         return 3;
     }
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    stmt_done(st);
     lua_pushinteger(L, sqlite3_total_changes64(u->db) == before ? 0 : sqlite3_changes64(u->db));
     return 1;
 }
@@ -293,12 +297,10 @@ static int l_db_query(lua_State *L) {
     }
     if (rc != SQLITE_DONE) {
         sql_fail(L, u->db, rc);
-        sqlite3_reset(st);
-        sqlite3_clear_bindings(st);
+        stmt_done(st);
         return 3;
     }
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    stmt_done(st);
     return 1;
 }
 
