@@ -55,7 +55,7 @@ end
 
 function M.hash(s) return require("kreach.core.util").hash(s) end
 
-local function file_text(path)
+function M.file_text(path)
   local f, err = io.open(path, "rb")
   if not f then return nil, err end
   local s = f:read("a")
@@ -80,7 +80,7 @@ function M.candidate_files(args)
       local dir = a:gsub("/+$", "")
       local mpath = dir .. "/manifest.json"
       if lfs.attributes(mpath, "mode") == "file" then
-        local text = assert(file_text(mpath))
+        local text = assert(M.file_text(mpath))
         local ok, m = pcall(require("cjson").decode, text)
         if not ok or type(m) ~= "table" then
           errors[#errors + 1] = ("%s: not a JSON list of candidates (%s)"):format(mpath, ok and "not a list" or tostring(m))
@@ -268,13 +268,16 @@ end
 
 -- ---- workers ----
 
-local function phase_timeouts(timeout_s, topts)
+-- The time limits of a timing worker's phases: sampling gets ten times its budget and warm-up.
+function M.phase_timeouts(timeout_s, topts)
   local t = require("kreach.timing").options(topts)
   local sampling = 10 * (t.budget_s + 2 * t.warmup_s) + 30
   return { timing = math.max(timeout_s, sampling) }
 end
 
-local function worker_argv(job, item, o)
+-- The command line of a worker: job "check" or "time", item { problem_path, candidate_path
+-- (nil: the baseline alone) }, o { dtype, sizes, policy, timing, measure, calibration }.
+function M.worker_argv(job, item, o)
   local kreach = require "kreach"
   local cjson = require "cjson"
   local argv = { kreach.executable(), "worker", job, item.problem_path }
@@ -299,13 +302,13 @@ function M.evaluate(item, o, status)
   local started = os.date("!%Y-%m-%dT%H:%M:%SZ")
   status = status or function() end
   status("correctness")
-  local chk, failed = worker.run(worker_argv("check", item, o), { timeout_s = o.timeout_s })
+  local chk, failed = worker.run(M.worker_argv("check", item, o), { timeout_s = o.timeout_s })
   if not chk then chk = { verdict = failed, trials = {} } end
   local v = chk.verdict
   local tres
   if v.verdict == "correct" then
     status("timing")
-    local r, tfailed = worker.run(worker_argv("time", item, o), { timeout_s = o.timeout_s, timeouts = phase_timeouts(o.timeout_s, o.timing) })
+    local r, tfailed = worker.run(M.worker_argv("time", item, o), { timeout_s = o.timeout_s, timeouts = M.phase_timeouts(o.timeout_s, o.timing) })
     if not r then
       v = tfailed
       v.detail = (v.detail and v.detail .. "; " or "") .. "while timing"
@@ -344,10 +347,16 @@ end
 
 -- ---- calibration ----
 
--- This device's calibration from the store, measured (in a worker) and stored when missing.
-function M.calibration(db, dev, o, log)
+-- This device's calibration from the store, measured (in a worker) and stored when missing;
+-- returned as the workers take it (M.worker_argv), or nil when it could not be measured.
+function M.calibration(db, dev, log)
   local cal = db:calibration(dev.uuid)
-  if cal then return cal end
+  if not cal then cal = M.measure_calibration(db, dev, log) end
+  return cal and { copy_bytes_per_s = cal.copy_bytes_per_s, flops_per_s = cal.flops_per_s,
+                   device_uuid = cal.device_uuid, measured_at = cal.measured_at } or nil
+end
+
+function M.measure_calibration(db, dev, log)
   log(("no calibration of %s (%s) in %s: measuring one now (kreach calibrate)"):format(dev.name, dev.uuid, db.path))
   local r, failed = require("kreach.worker").run({ require("kreach").executable(), "worker", "calibrate" }, { timeout_s = 300 })
   if not r then
@@ -359,6 +368,16 @@ function M.calibration(db, dev, o, log)
 end
 
 -- ---- a run ----
+
+-- Starts a run in the store: its command, configuration, device, and the versions it ran with.
+function M.begin_run(db, dev, command, config, config_hash)
+  local kreach = require "kreach"
+  local v = kreach.versions()
+  local num = require("kreach.calibrate").version_number
+  return db:begin_run{ command = command, config = config, config_hash = config_hash, device = dev,
+    versions = { driver = num(v.driver), runtime = num(v.runtime), nvrtc = v.nvrtc },
+    kreach_version = kreach.version, kreach_revision = kreach.version:match("%(([^)]+)%)") or kreach.version }
+end
 
 -- run(o) -> { run_id, rows, summary, skipped }. o: target, candidates (paths), dtype, sizes,
 -- policy, timing, measure (overrides), db (path), resume, force, timeout_s, tty, command (argv),
@@ -373,9 +392,7 @@ function M.run(o)
   local db, err = store.open(o.db or "results.db")
   if not db then require("kreach.problem").raise(err) end
   local ok, res = pcall(function()
-    local cal = M.calibration(db, dev, o, log)
-    o.calibration = cal and { copy_bytes_per_s = cal.copy_bytes_per_s, flops_per_s = cal.flops_per_s,
-                              device_uuid = cal.device_uuid, measured_at = cal.measured_at } or nil
+    o.calibration = M.calibration(db, dev, log)
     -- the configuration an evaluation depends on, and the run's (which adds what it covers)
     local econf = { protocol = M.PROTOCOL, dtype = o.dtype, sizes = o.sizes or {},
                     policy = require("kreach.check").policy(o.policy),
@@ -395,17 +412,13 @@ function M.run(o)
       db:reopen_run(run_id)
       log(("resuming run %d of %s (started %s)"):format(run_id, db.path, tostring(r.started_at)))
     else
-      local v = kreach.versions()
-      run_id = db:begin_run{ command = o.command or {}, config = rconf, config_hash = rconf_hash,
-        device = dev, versions = { driver = require("kreach.calibrate").version_number(v.driver),
-        runtime = require("kreach.calibrate").version_number(v.runtime), nvrtc = v.nvrtc },
-        kreach_version = kreach.version, kreach_revision = kreach.version:match("%(([^)]+)%)") or kreach.version }
+      run_id = M.begin_run(db, dev, o.command or {}, rconf, rconf_hash)
     end
     local progress = M.progress(#items, o.tty, o.out)
     local rows = {}
     for _, item in ipairs(items) do
-      local ptext = assert(file_text(item.problem_path))
-      local ctext, cerr = file_text(item.candidate_path)
+      local ptext = assert(M.file_text(item.problem_path))
+      local ctext, cerr = M.file_text(item.candidate_path)
       local label = (item.candidate_path:match("([^/]+)$") or item.candidate_path)
       if not ctext then
         skipped[#skipped + 1] = { candidate_path = item.candidate_path, why = item.candidate_path .. ": " .. tostring(cerr) }

@@ -30,19 +30,14 @@ return {
     if not db then problem.raise(derr) end
     local log = function(l) io.stderr:write("kreach bench: ", l, "\n") end
     local t_start = kreach.now()
-    local cal = ev.calibration(db, dev, {}, log)
-    local o = { dtype = args.dtype, sizes = sizes, timing = timing, measure = measure, timeout_s = args.timeout,
-                calibration = cal and { copy_bytes_per_s = cal.copy_bytes_per_s, flops_per_s = cal.flops_per_s } or nil }
+    local o = { dtype = args.dtype, sizes = sizes, timing = timing, measure = measure,
+                calibration = ev.calibration(db, dev, log) }
     local econf = { protocol = ev.PROTOCOL, kind = "bench", dtype = args.dtype, sizes = sizes,
                     timing = require("kreach.timing").options(timing), measure = measure, device = dev.uuid }
     local chash = ev.hash(ev.canonical(econf))
     local argv = { "kreach", "bench" }
     for _, a in ipairs(arg or {}) do argv[#argv + 1] = a end
-    local v = kreach.versions()
-    local cv = require("kreach.calibrate").version_number
-    local run_id = db:begin_run{ command = argv, config = econf, config_hash = chash, device = dev,
-      versions = { driver = cv(v.driver), runtime = cv(v.runtime), nvrtc = v.nvrtc },
-      kreach_version = kreach.version, kreach_revision = kreach.version:match("%(([^)]+)%)") or kreach.version }
+    local run_id = ev.begin_run(db, dev, argv, econf, chash)
     local rows = {}
     local tty = require("kreach.core.util").isatty(2)
     if not args.json then
@@ -52,20 +47,11 @@ return {
     for i, f in ipairs(files) do
       local p = problem.load(f)
       if tty then io.stderr:write(("\r[%d/%d] %s\27[K"):format(i, #files, p.name)); io.stderr:flush() end
-      local item = { problem_path = f }
       local t0 = kreach.now()
-      local r, failed = require("kreach.worker").run((function()
-        local a = { kreach.executable(), "worker", "time", f, "--dtype", args.dtype }
-        for k, val in pairs(sizes) do a[#a + 1] = "--size"; a[#a + 1] = ("%s=%d"):format(k, val) end
-        local cj = require "cjson"
-        if next(timing) then a[#a + 1] = "--timing"; a[#a + 1] = cj.encode(timing) end
-        if next(measure) then a[#a + 1] = "--measure"; a[#a + 1] = cj.encode(measure) end
-        if o.calibration then a[#a + 1] = "--calibration"; a[#a + 1] = cj.encode(o.calibration) end
-        return a
-      end)(), { timeout_s = args.timeout, timeouts = { timing = math.max(args.timeout, 10 * ((timing.budget_s or 2) + 2) + 30) } })
+      local r, failed = require("kreach.worker").run(ev.worker_argv("time", { problem_path = f }, o),
+        { timeout_s = args.timeout, timeouts = ev.phase_timeouts(args.timeout, timing) })
       if tty then io.stderr:write("\r\27[K") end
-      local ptext = assert(io.open(f, "rb")):read("a")
-      local phash = ev.hash(ptext)
+      local phash = ev.hash(assert(ev.file_text(f)))
       local rec = { run_id = run_id, eval_key = ev.hash(ev.canonical({ chash, phash, "baseline" })), dtype = args.dtype,
                     sizes = sizes, problem = { suite = p.suite, problem_id = p.id, name = p.name, path = f, file_hash = phash },
                     wall_s = kreach.now() - t0, finished_at = os.date("!%Y-%m-%dT%H:%M:%SZ") }
