@@ -489,6 +489,18 @@ static void start(void) {
         return;
     }
     g.buffer_bytes = buffer_bytes_from_env();
+    unsigned kinds = 0;
+    char bad[64];
+    if (kr_inject_parse_kinds(getenv("KREACH_TRACE_KINDS"), &kinds, bad, sizeof bad)) {
+        char why[96];
+        if (*bad)
+            snprintf(why, sizeof why, "unknown kind '%s'", bad);
+        else
+            snprintf(why, sizeof why, "an empty kind name");
+        say("KREACH_TRACE_KINDS=%s: %s (kinds: kernel, memcpy, memset, marker, all); not tracing",
+            getenv("KREACH_TRACE_KINDS"), why);
+        return;
+    }
     if (open_trace(tmpl))
         return;
 
@@ -509,15 +521,16 @@ static void start(void) {
         give_up(sub);
         return;
     }
-    static const struct { CUpti_ActivityKind kind; const char *what; } kinds[] = {
-        {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "cuptiActivityEnable(CONCURRENT_KERNEL)"},
-        {CUPTI_ACTIVITY_KIND_MEMCPY, "cuptiActivityEnable(MEMCPY)"},
-        {CUPTI_ACTIVITY_KIND_MEMSET, "cuptiActivityEnable(MEMSET)"},
-        {CUPTI_ACTIVITY_KIND_MARKER, "cuptiActivityEnable(MARKER)"},
+    static const struct { unsigned bit; CUpti_ActivityKind kind; const char *what; } table[] = {
+        {KR_TRACE_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "cuptiActivityEnable(CONCURRENT_KERNEL)"},
+        {KR_TRACE_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "cuptiActivityEnable(MEMCPY)"},
+        {KR_TRACE_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "cuptiActivityEnable(MEMSET)"},
+        {KR_TRACE_MARKER, CUPTI_ACTIVITY_KIND_MARKER, "cuptiActivityEnable(MARKER)"},
     };
-    int enabled = 0;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        enabled += ok(cuptiActivityEnable(kinds[i].kind), kinds[i].what);
+    unsigned enabled = 0;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if ((kinds & table[i].bit) && ok(cuptiActivityEnable(table[i].kind), table[i].what))
+            enabled |= table[i].bit;
     if (!enabled) {
         give_up(sub);
         return;
@@ -529,7 +542,7 @@ static void start(void) {
     ok(cuptiGetTimestamp(&start_ns), "cuptiGetTimestamp");
     pthread_mutex_lock(&g.mu);
     kr_jbuf_reserve(&g.out, OUT_FLUSH_BYTES + 4096);
-    kr_inject_line_header(&g.out, (long)g.pid, version, start_ns);
+    kr_inject_line_header(&g.out, (long)g.pid, version, start_ns, enabled);
     write_out();
     g.state = ST_RUNNING;
     pthread_mutex_unlock(&g.mu);

@@ -183,12 +183,78 @@ static void key_dim3(kr_jbuf *b, const char *key, const int32_t d[3]) {
     kr_jbuf_raw(b, "]", 1);
 }
 
-void kr_inject_line_header(kr_jbuf *b, long pid, uint32_t cupti_version, uint64_t start_ns) {
+static const char *const kind_names[] = {"kernel", "memcpy", "memset", "marker"};
+
+const char *kr_inject_kind_name(unsigned bit) {
+    for (unsigned i = 0; i < sizeof kind_names / sizeof kind_names[0]; i++)
+        if (bit == 1u << i)
+            return kind_names[i];
+    return NULL;
+}
+
+static void set_bad(char *bad, size_t badlen, const char *s, size_t n) {
+    if (!bad || !badlen)
+        return;
+    if (n > badlen - 1)
+        n = badlen - 1;
+    memcpy(bad, s, n);
+    bad[n] = 0;
+}
+
+int kr_inject_parse_kinds(const char *spec, unsigned *mask, char *bad, size_t badlen) {
+    *mask = 0;
+    set_bad(bad, badlen, "", 0);
+    if (!spec || !*spec) {
+        *mask = KR_TRACE_ALL;
+        return 0;
+    }
+    const char *p = spec;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        if (!end)
+            end = p + strlen(p);
+        const char *a = p, *z = end;
+        while (a < z && (*a == ' ' || *a == '\t'))
+            a++;
+        while (z > a && (z[-1] == ' ' || z[-1] == '\t'))
+            z--;
+        size_t n = (size_t)(z - a);
+        unsigned bit = 0;
+        if (n == 3 && !memcmp(a, "all", 3))
+            bit = KR_TRACE_ALL;
+        for (unsigned i = 0; !bit && i < sizeof kind_names / sizeof kind_names[0]; i++)
+            if (strlen(kind_names[i]) == n && !memcmp(a, kind_names[i], n))
+                bit = 1u << i;
+        if (!bit) {
+            set_bad(bad, badlen, a, n);
+            *mask = 0;
+            return -1;
+        }
+        *mask |= bit;
+        if (!*end)
+            break;
+        p = end + 1;
+    }
+    return 0;
+}
+
+void kr_inject_line_header(kr_jbuf *b, long pid, uint32_t cupti_version, uint64_t start_ns,
+                           unsigned kinds) {
     kr_jbuf_cstr(b, "{\"type\":\"header\",\"version\":1,\"pid\":");
     kr_jbuf_i64(b, pid);
     key_u64(b, ",\"cupti_version\":", cupti_version);
     key_u64(b, ",\"start_ns\":", start_ns);
-    kr_jbuf_raw(b, "}\n", 2);
+    kr_jbuf_cstr(b, ",\"kinds\":[");
+    int first = 1;
+    for (unsigned i = 0; i < sizeof kind_names / sizeof kind_names[0]; i++) {
+        if (!(kinds & (1u << i)))
+            continue;
+        if (!first)
+            kr_jbuf_raw(b, ",", 1);
+        kr_jbuf_json_string(b, kind_names[i]);
+        first = 0;
+    }
+    kr_jbuf_raw(b, "]}\n", 3);
 }
 
 void kr_inject_line_kernel(kr_jbuf *b, const kr_inject_kernel *k, const char *names_json,

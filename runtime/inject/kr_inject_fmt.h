@@ -37,6 +37,22 @@ void kr_inject_names_json(kr_jbuf *b, const char *mangled);
 /* "HtoD", "DtoH", ... for CUPTI's CUpti_ActivityMemcpyKind values; "unknown" otherwise. */
 const char *kr_inject_copy_kind(unsigned kind);
 
+/* ---- what is traced: KREACH_TRACE_KINDS ---- */
+enum {
+    KR_TRACE_KERNEL = 1u << 0,
+    KR_TRACE_MEMCPY = 1u << 1,
+    KR_TRACE_MEMSET = 1u << 2,
+    KR_TRACE_MARKER = 1u << 3,
+    KR_TRACE_ALL = (1u << 4) - 1,
+};
+/* Reads a comma-separated list of kinds ("kernel", "memcpy", "memset", "marker", or "all";
+ * spaces around a name are allowed) into *mask. NULL or an empty string is every kind. Returns
+ * 0, or -1 with the offending name (up to badlen - 1 bytes) in `bad` when a name is unknown or
+ * the list names no kind. */
+int kr_inject_parse_kinds(const char *spec, unsigned *mask, char *bad, size_t badlen);
+/* The name of one KR_TRACE_* bit ("kernel", ...); NULL for anything else. */
+const char *kr_inject_kind_name(unsigned bit);
+
 /* ---- the records: each appends one line, newline included ---- */
 typedef struct kr_inject_kernel {
     uint64_t start, end;
@@ -50,7 +66,9 @@ typedef struct kr_inject_totals {
     uint64_t kernels, memcpys, memsets, ranges, dropped, buffers, end_ns;
 } kr_inject_totals;
 
-void kr_inject_line_header(kr_jbuf *b, long pid, uint32_t cupti_version, uint64_t start_ns);
+/* kinds: the KR_TRACE_* mask being traced, written as a "kinds" array of names. */
+void kr_inject_line_header(kr_jbuf *b, long pid, uint32_t cupti_version, uint64_t start_ns,
+                           unsigned kinds);
 /* names_json: what kr_inject_names_json produced for the kernel's name (cached by the caller). */
 void kr_inject_line_kernel(kr_jbuf *b, const kr_inject_kernel *k, const char *names_json,
                            size_t names_len);

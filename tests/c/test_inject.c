@@ -91,11 +91,49 @@ static void names(void) {
     CHECK_STR(kr_inject_copy_kind(0x7fffffff), "unknown");
 }
 
+static void kinds(void) {
+    unsigned m = 99;
+    char bad[16];
+    CHECK_INT(kr_inject_parse_kinds(NULL, &m, bad, sizeof bad), 0);
+    CHECK_INT(m, KR_TRACE_ALL);
+    CHECK_INT(kr_inject_parse_kinds("", &m, bad, sizeof bad), 0);
+    CHECK_INT(m, KR_TRACE_ALL);
+    CHECK_INT(kr_inject_parse_kinds("kernel", &m, bad, sizeof bad), 0);
+    CHECK_INT(m, KR_TRACE_KERNEL);
+    CHECK_INT(kr_inject_parse_kinds(" kernel , marker", &m, bad, sizeof bad), 0);
+    CHECK_INT(m, KR_TRACE_KERNEL | KR_TRACE_MARKER);
+    CHECK_INT(kr_inject_parse_kinds("memset,memcpy,memset", &m, bad, sizeof bad), 0);
+    CHECK_INT(m, KR_TRACE_MEMSET | KR_TRACE_MEMCPY);
+    CHECK_INT(kr_inject_parse_kinds("marker,all", &m, bad, sizeof bad), 0);
+    CHECK_INT(m, KR_TRACE_ALL);
+    /* unknown names are named back, cut to the buffer */
+    CHECK_INT(kr_inject_parse_kinds("kernel,kernels", &m, bad, sizeof bad), -1);
+    CHECK_STR(bad, "kernels");
+    CHECK_INT(m, 0);
+    CHECK_INT(kr_inject_parse_kinds("Kernel", &m, bad, sizeof bad), -1);
+    CHECK_STR(bad, "Kernel");
+    CHECK_INT(kr_inject_parse_kinds("a-very-long-unknown-kind-name", &m, bad, sizeof bad), -1);
+    CHECK_STR(bad, "a-very-long-unk");
+    /* an empty name: no kind at all */
+    CHECK_INT(kr_inject_parse_kinds("kernel,", &m, bad, sizeof bad), -1);
+    CHECK_STR(bad, "");
+    CHECK_INT(kr_inject_parse_kinds(" , ", &m, bad, sizeof bad), -1);
+    CHECK_STR(kr_inject_kind_name(KR_TRACE_MEMCPY), "memcpy");
+    CHECK(kr_inject_kind_name(KR_TRACE_KERNEL | KR_TRACE_MARKER) == NULL);
+    CHECK(kr_inject_kind_name(0) == NULL);
+}
+
 static void records(void) {
     kr_jbuf b = {0};
-    kr_inject_line_header(&b, 123, 130001, 1000);
+    kr_inject_line_header(&b, 123, 130001, 1000, KR_TRACE_ALL);
     CHECK_STR(kr_jbuf_text(&b), "{\"type\":\"header\",\"version\":1,\"pid\":123,"
-                                "\"cupti_version\":130001,\"start_ns\":1000}\n");
+                                "\"cupti_version\":130001,\"start_ns\":1000,"
+                                "\"kinds\":[\"kernel\",\"memcpy\",\"memset\",\"marker\"]}\n");
+    b.len = 0;
+    kr_inject_line_header(&b, 7, 130001, 2, KR_TRACE_KERNEL | KR_TRACE_MARKER);
+    CHECK_STR(kr_jbuf_text(&b), "{\"type\":\"header\",\"version\":1,\"pid\":7,"
+                                "\"cupti_version\":130001,\"start_ns\":2,"
+                                "\"kinds\":[\"kernel\",\"marker\"]}\n");
     b.len = 0;
     kr_inject_kernel k = {.start = 5000, .end = 7000, .device = 0, .context = 1, .stream = 7,
                           .correlation = 123, .grid = {4, 2, 1}, .block = {256, 1, 1},
@@ -166,6 +204,9 @@ static char *slurp(const char *path) {
     return buf;
 }
 
+/* KREACH_TRACE_KINDS for the next run_child (NULL: unset). */
+static const char *kinds_env;
+
 /* Runs InitializeInjection in a child with `trace` as KREACH_TRACE_FILE (NULL: unset); returns the
  * child's wait status and leaves its stderr in <tmpdir>/stderr. */
 static int run_child(int (*init)(void), const char *trace, pid_t *pid_out) {
@@ -182,6 +223,10 @@ static int run_child(int (*init)(void), const char *trace, pid_t *pid_out) {
         else
             unsetenv("KREACH_TRACE_FILE");
         unsetenv("KREACH_INJECT_VERBOSE");
+        if (kinds_env)
+            setenv("KREACH_TRACE_KINDS", kinds_env, 1);
+        else
+            unsetenv("KREACH_TRACE_KINDS");
         int r = init();
         exit(r == 1 ? 0 : 3); /* exit, not _exit: the library's exit handler must run */
     }
@@ -247,6 +292,18 @@ static void library(void) {
     CHECK_INT(count_lines(err), 1);
     free(err);
 
+    /* an unknown kind in KREACH_TRACE_KINDS: one line naming it, no trace file, the program goes on */
+    snprintf(trace, sizeof trace, "%s/kinds.jsonl", tmpdir);
+    kinds_env = "kernel,kernal";
+    st = run_child(init, trace, NULL);
+    kinds_env = NULL;
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    err = slurp(errpath);
+    CHECK_STR(err, "kreach_inject: KREACH_TRACE_KINDS=kernel,kernal: unknown kind 'kernal' (kinds: "
+                   "kernel, memcpy, memset, marker, all); not tracing\n");
+    free(err);
+    CHECK(access(trace, F_OK) != 0);
+
     /* a writable path: without a GPU driver CUPTI fails, says so and the file is removed; with
      * one (the GPU machine runs this test too), the trace of a process with no CUDA work is a
      * header and a footer */
@@ -277,6 +334,7 @@ static void library(void) {
 int main(void) {
     escaping();
     names();
+    kinds();
     records();
     library();
     return kr_test_done("test_inject");

@@ -41,6 +41,15 @@ $ KREACH_INJECT_LIB=/nonexistent/libkreach_inject.so kreach profile -- true
 $ kreach profile
 ? 2
 ~ nothing to run
+$ KREACH_TRACE_KINDS=kernel,kernal kreach profile -- true
+? 2
+= kreach profile: KREACH_TRACE_KINDS=kernel,kernal: unknown kind 'kernal' (kinds: kernel, memcpy, memset, marker, all)
+$ KREACH_TRACE_KINDS='kernel,' kreach profile -- true
+? 2
+~ an empty kind name
+$ KREACH_TRACE_KINDS=kernel kreach profile --steps step -- true
+? 2
+= kreach profile: --steps needs the program's NVTX ranges, and KREACH_TRACE_KINDS=kernel leaves out 'marker'
 $ kreach profile import tests/data/profile/kineto_small.json --steps nosuch
 ? 1
 = kreach profile: no range named 'nosuch' in the trace (its ranges: ProfilerStep, ## forward ##)

@@ -16,3 +16,6 @@ $ kreach profile --no-store -- kreach -e 'require("kreach").zeros({ 64 }); requi
 $ d=$(mktemp -d) && touch $d/t.jsonl && kreach profile --no-store -o $d/t.jsonl -- true
 ? 1
 ~ exists %(a trace is never overwritten%)
+$ KREACH_TRACE_KINDS='kernel, marker' kreach profile --no-store -- kreach -e 'local k = require "kreach"; local x = k.zeros({ 1 << 20 }); x:fill(2); k.synchronize()'
+~ ; [1-9]%d* kernels, 0 memory operations
+= note: memcpy, memset not traced (KREACH_TRACE_KINDS): the report leaves them out

@@ -167,6 +167,22 @@ describe("kreach.profile.trace", function()
       assert.near(200e-6, s.wall_s, 1e-15) -- the summed length of the two steps
     end)
 
+    it("keeps the kinds the library traced, and a report names those left out", function()
+      local report = require "kreach.profile.report"
+      local h = HEADER:gsub("}$", ',"kinds":["kernel","marker"]}')
+      local r = assert(trace.read(tmpfile(lines({ h, K1, FOOTER1 }))))
+      assert.same({ "kernel", "marker" }, r.meta.header.kinds)
+      local rep = report.build(r)
+      assert.same({ "memcpy", "memset" }, rep.not_traced)
+      assert.matches("note: memcpy, memset not traced %(KREACH_TRACE_KINDS%)", report.text(rep))
+      -- all four, or a trace from before the field: nothing to note
+      local all = HEADER:gsub("}$", ',"kinds":["kernel","memcpy","memset","marker"]}')
+      assert.is_nil(report.build(assert(trace.read(tmpfile(lines({ all, K1, FOOTER1 }))))).not_traced)
+      rep = report.build(assert(trace.read(tmpfile(lines({ HEADER, K1, FOOTER1 })))))
+      assert.is_nil(rep.not_traced)
+      assert.not_matches("not traced", report.text(rep))
+    end)
+
     it("sorts records, which CUPTI delivers out of order", function()
       local K0 = K1:gsub('"start":2000,"end":3000', '"start":1500,"end":1600'):gsub("ampere_sgemm_128x64_tn", "early")
       local p = tmpfile(lines({ HEADER, K1, K0, (FOOTER1:gsub('"kernels":1', '"kernels":2')) }))
@@ -192,6 +208,7 @@ describe("kreach.profile.trace", function()
       fails(lines({ (HEADER:gsub('"version":1', '"version":2')), FOOTER1 }), ":1: trace format version 2, this kreach reads version 1")
       fails(lines({ HEADER, K1, FOOTER1, K1 }), ":4: a record after the footer")
       fails(lines({ HEADER, HEADER, K1, FOOTER1 }), ":2: a second header")
+      fails(lines({ (HEADER:gsub("}$", ',"kinds":["kernel",3]}')), FOOTER1 }), ":1: the header's 'kinds' is not a list of names")
     end)
 
     it("checks the footer's counts against the records", function()

@@ -175,8 +175,37 @@ local function report_cmd(args, o)
   return emit(sel, args, o, sel.meta and sel.meta.stored)
 end
 
+-- KREACH_TRACE_KINDS (what the library traces; docs/profiling-inject.md), checked here so that a
+-- mistake stops before the program runs. Returns the set of kinds, or nil and why.
+local TRACE_KINDS = { kernel = true, memcpy = true, memset = true, marker = true }
+local function trace_kinds(spec)
+  local set = {}
+  if spec == nil or spec == "" then
+    for k in pairs(TRACE_KINDS) do set[k] = true end
+    return set
+  end
+  for item in (spec .. ","):gmatch("([^,]*),") do
+    local name = item:match("^%s*(.-)%s*$")
+    if name == "all" then
+      for k in pairs(TRACE_KINDS) do set[k] = true end
+    elseif TRACE_KINDS[name] then
+      set[name] = true
+    else
+      return nil, ("KREACH_TRACE_KINDS=%s: %s (kinds: kernel, memcpy, memset, marker, all)"):format(spec,
+        name == "" and "an empty kind name" or ("unknown kind '%s'"):format(name))
+    end
+  end
+  return set
+end
+
 local function run_program(args, o)
   local argv = args.words
+  local kinds, kerr = trace_kinds(os.getenv("KREACH_TRACE_KINDS"))
+  if not kinds then return fail(kerr, 2) end
+  if args.steps and not kinds.marker then
+    return fail(("--steps needs the program's NVTX ranges, and KREACH_TRACE_KINDS=%s leaves out 'marker'"):format(
+      os.getenv("KREACH_TRACE_KINDS")), 2)
+  end
   local lib = inject_lib()
   if not file_exists(lib) then
     return fail(("the injection library is missing: %s (it is built next to the kreach binary; KREACH_INJECT_LIB names another)"):format(lib))

@@ -49,6 +49,19 @@ local function frac(x, d) if d and d > 0 then return x / d end return 0 end
 -- build(trace[, opts]) -> report. opts: rules (a list, default classify.RULES), addressable (a
 -- policy { family = bool }), speedups ({ family = s }: adds the projection). A trace without a
 -- window is measured over its default window (kreach.profile.trace.select without a range).
+-- not_traced(trace) -> the activity kinds the recording library was told to leave out
+-- (KREACH_TRACE_KINDS), in a list, or nil when it traced them all (or the trace does not say).
+function M.not_traced(t)
+  local kinds = t.meta and t.meta.header and t.meta.header.kinds
+  if type(kinds) ~= "table" then return nil end
+  local have, out = {}, {}
+  for _, k in ipairs(kinds) do have[k] = true end
+  for _, k in ipairs({ "kernel", "memcpy", "memset", "marker" }) do
+    if not have[k] then out[#out + 1] = k end
+  end
+  return out[1] and out or nil
+end
+
 function M.build(trace, opts)
   opts = opts or {}
   local t = trace
@@ -94,7 +107,7 @@ function M.build(trace, opts)
   local rep = {
     source = t.source, path = t.meta and t.meta.path, workload = t.workload, knobs = t.knobs,
     command = t.command, device = t.device, exit = t.meta and t.meta.exit, run_s = t.meta and t.meta.run_s,
-    partial = t.meta and t.meta.partial or nil,
+    partial = t.meta and t.meta.partial or nil, not_traced = M.not_traced(t),
     selection = sel.range and { range = sel.range, skip = sel.skip, selected = sel.selected, total = sel.total } or nil,
     window_ns = t.window, wall_s = wall_s,
     totals = { kernels = #(t.kernels or {}), memops = #(t.memops or {}), dropped = t.dropped or 0,
@@ -255,6 +268,9 @@ local function header(rep, out)
   out[#out + 1] = ("window: %s; wall %s %s; %d kernels, %d memory operations%s"):format(win, ms(rep.wall_s or 0), unit_name,
     tt.kernels, tt.memops, tt.dropped > 0 and (", %d records DROPPED by the recorder"):format(tt.dropped) or "")
   if rep.partial then out[#out + 1] = "warning: partial trace (no footer): the program did not exit normally" end
+  if rep.not_traced then
+    out[#out + 1] = ("note: %s not traced (KREACH_TRACE_KINDS): the report leaves them out"):format(table.concat(rep.not_traced, ", "))
+  end
   out[#out + 1] = ("GPU busy: %s of the wall (kernels and memory operations, concurrent streams once); summed GPU time %s %s (kernels %s, memory %s)"):format(
     pct(tt.busy_frac), ms(tt.gpu_s), unit_name, ms(tt.kernel_s), ms(tt.memop_s))
 end

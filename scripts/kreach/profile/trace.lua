@@ -168,6 +168,15 @@ function M.read_kreach(path, opts)
         header = obj
         t.meta.header = { version = v, pid = num(obj.pid), cupti_version = obj.cupti_version,
                           start_ns = exact_int(line, "start_ns") }
+        -- what the library traced (KREACH_TRACE_KINDS); traces written before the field have all four
+        if type(obj.kinds) == "table" then
+          local kinds = {}
+          for _, k in ipairs(obj.kinds) do
+            if type(k) ~= "string" then return fail("the header's 'kinds' is not a list of names") end
+            kinds[#kinds + 1] = k
+          end
+          t.meta.header.kinds = kinds
+        end
         if type(obj.device) == "table" then t.device = obj.device end
         if type(obj.command) == "table" then t.command = obj.command end
       elseif footer then
