@@ -1,0 +1,247 @@
+-- The profiler checked against torch.profiler and against no profiler (issue 6). For each run
+-- of experiments/workloads/list.json (the core runs unless --all or --only):
+--   * --rounds rounds of three runs: one plain (`python3 <argv>`), one under
+--     `kreach profile --steps step`, and one with the workload's own --torch-profile
+--     (torch.profiler, CPU and CUDA activities, around the same warm-up and measured steps; its
+--     Chrome trace is read by experiments/workloads/trace_stats.py and then deleted). The
+--     profiled run is always the middle one and the order reverses from round to round, so a
+--     drift of the machine (clocks, temperature) falls on every side.
+-- CUPTI takes one subscriber a process, so kreach's library and torch.profiler cannot watch the
+-- same process: the three kinds of run are separate processes running the same program with the
+-- same seed, and are compared on the same steps (the `step` ranges after the warm-up).
+-- Printed per workload: kernels a step by kreach and by torch.profiler (the same in every
+-- round, else flagged), the kernel time a step by each (medians over rounds) and the median of
+-- the rounds' differences (target 2%), kreach's own run-to-run spread of kernel time, the median
+-- step time plain and profiled and the slowdown (target under 3%), and the records kreach
+-- dropped. A difference over its target is starred; kernel counts that differ in some round
+-- are marked "!".
+-- usage: kreach experiments/profiler_check.lua [--only a,b | --all] [--rounds N] [--steps N]
+--            [--db FILE] [--python python3] [--extra 'OPTIONS'] [--kinds K] [--json FILE] [--timeout S]
+-- --extra appends options to every run's command line (such as '--compile'); --db keeps the
+-- profiles in FILE (else a temporary database, removed at the end); --kinds sets
+-- KREACH_TRACE_KINDS for the profiled runs (what the library traces, docs/profiling-inject.md).
+-- The torch.profiler run's own median step time is printed too ("torch.prof"), for scale: it
+-- pays CUPTI's tracing as well, and records the CPU side of every operator.
+local kreach = require "kreach"
+kreach.skip_without_device()
+local cjson = require "cjson"
+local json = require("kreach.store").json
+
+local here = arg[0]:match("^(.*)/[^/]*$") or "."
+local root = here .. "/.."
+local db, only, all, python, json_out = os.tmpname(), nil, false, "python3", nil
+local rounds, steps, timeout, extra, kinds = 2, nil, 300, "", nil
+local keep_db = false
+local function usage(msg)
+  io.stderr:write("profiler_check: ", msg, "\n")
+  os.exit(2)
+end
+local function count(s, what)
+  local n = math.tointeger(tonumber(s))
+  if not n or n < 1 then usage(what .. " takes a positive integer") end
+  return n
+end
+local i = 1
+while i <= #arg do
+  local a = arg[i]
+  if a == "--db" then i = i + 1; db = arg[i]; keep_db = true
+  elseif a == "--only" then i = i + 1; only = {}; for n in (arg[i] or ""):gmatch("[^,]+") do only[n] = true end
+  elseif a == "--all" then all = true
+  elseif a == "--rounds" then i = i + 1; rounds = count(arg[i], "--rounds")
+  elseif a == "--steps" then i = i + 1; steps = count(arg[i], "--steps")
+  elseif a == "--timeout" then i = i + 1; timeout = count(arg[i], "--timeout")
+  elseif a == "--python" then i = i + 1; python = arg[i]
+  elseif a == "--extra" then i = i + 1; extra = arg[i] or ""
+  elseif a == "--kinds" then i = i + 1; kinds = arg[i]
+  elseif a == "--json" then i = i + 1; json_out = arg[i]
+  else usage("unknown option " .. tostring(a)) end
+  i = i + 1
+end
+
+local list = cjson.decode(assert(io.open(here .. "/workloads/list.json")):read("a"))
+local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local function median(xs)
+  local s = {}
+  for k, x in ipairs(xs) do s[k] = x end
+  table.sort(s)
+  local n = #s
+  if n == 0 then return nil end
+  return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
+end
+
+-- the program's command line: the script as a path from the repository root, then its options
+-- (with --steps, the measured steps overridden: argparse keeps the last --steps)
+local function program(run)
+  local argv = { q(python), q(root .. "/" .. run.argv[1]) }
+  for j = 2, #run.argv do argv[#argv + 1] = q(run.argv[j]) end
+  if steps then argv[#argv + 1] = "--steps " .. steps end
+  if extra ~= "" then argv[#argv + 1] = extra end
+  return table.concat(argv, " ")
+end
+
+-- runs a shell command under `timeout`, returns its output (stdout and stderr) and whether it exited 0
+local function sh(cmd)
+  local p = io.popen(("timeout %d %s 2>&1"):format(timeout, cmd))
+  local out = p:read("a")
+  local ok = p:close()
+  return out, ok
+end
+
+local function summary_of(out)
+  local line = out:match("\nsummary (%b{})") or out:match("^summary (%b{})")
+  if not line then return nil end
+  local ok, s = pcall(json.decode, line)
+  return ok and type(s) == "table" and s or nil
+end
+
+local function tail(out) return (out:sub(-400):gsub("\n", " | ")) end
+
+-- the measured steps of a run: --steps, else the list's own
+local function steps_of(run)
+  if steps then return steps end
+  for j = 2, #run.argv - 1 do
+    if run.argv[j] == "--steps" then return math.tointeger(tonumber(run.argv[j + 1])) end
+  end
+  error(("%s: list.json gives no --steps; pass --steps"):format(run.name))
+end
+
+local function plain(run)
+  local out, ok = sh(program(run))
+  local s = summary_of(out)
+  if not ok or not s then return nil, "the plain run failed: " .. tail(out) end
+  return { step_ms = s.median_step_ms }
+end
+
+local function profiled(run)
+  local out, ok = sh(("%s%s profile --steps step --db %s --workload %s --json -- %s"):format(
+    kinds and ("env KREACH_TRACE_KINDS=" .. q(kinds) .. " ") or "", q(kreach.executable()), q(db), q(run.name), program(run)))
+  local s = summary_of(out)
+  local rep
+  for line in out:gmatch("[^\n]+") do
+    if line:sub(1, 1) == "{" then rep = line end
+  end
+  local dok, r = pcall(json.decode, rep or "")
+  if not ok or not s or not dok or type(r) ~= "table" or not r.totals then
+    return nil, "the profiled run failed: " .. tail(out)
+  end
+  local n = r.selection and r.selection.selected or 0
+  if n ~= steps_of(run) then return nil, ("the profile holds %d step ranges, not %d"):format(n, steps_of(run)) end
+  return { step_ms = s.median_step_ms, kernels = r.totals.kernels / n, kernel_ms = r.totals.kernel_s * 1e3 / n,
+           dropped = r.totals.dropped }
+end
+
+local function torch_profiled(run)
+  local trace = os.tmpname() .. ".json"
+  local out, ok = sh(("%s --torch-profile %s"):format(program(run), q(trace)))
+  local st_out, st_ok = sh(("%s %s %s"):format(q(python), q(here .. "/workloads/trace_stats.py"), q(trace)))
+  os.remove(trace)
+  local s = summary_of(out)
+  if not ok or not s then return nil, "the torch.profiler run failed: " .. tail(out) end
+  local dok, st = pcall(json.decode, st_out:match("(%b{})%s*$") or "")
+  if not st_ok or not dok or type(st) ~= "table" then return nil, "trace_stats failed: " .. tail(st_out) end
+  local n = steps_of(run)
+  if st.ranges ~= n then return nil, ("the trace holds %d step ranges, not %d"):format(st.ranges, n) end
+  return { kernels = st.total.kernels.count / n, kernel_ms = st.total.kernels.time_ms / n,
+           outside = st.gpu_activities_outside_ranges, step_ms = s.median_step_ms }
+end
+
+local rows, failed = {}, 0
+for _, run in ipairs(list.runs) do
+  if (only and only[run.name]) or (not only and (all or run.core ~= false)) then
+    local row = { name = run.name, plain_ms = {}, profiled_ms = {}, kreach = {} }
+    local t0 = kreach.now()
+    local function note(res, err)
+      if not res and not row.error then row.error = err end
+      return res
+    end
+    -- a round: one plain, one profiled and one torch.profiler run, the profiled one in the
+    -- middle, so that it is next in time to the torch.profiler run it is compared with
+    row.torch_runs = {}
+    for r = 1, rounds do
+      local order = r % 2 == 1 and { "plain", "profiled", "torch" } or { "torch", "profiled", "plain" }
+      local k, t
+      for _, kind in ipairs(order) do
+        if kind == "plain" then
+          local p = note(plain(run))
+          if p then row.plain_ms[#row.plain_ms + 1] = p.step_ms end
+        elseif kind == "profiled" then
+          k = note(profiled(run))
+          if k then
+            row.profiled_ms[#row.profiled_ms + 1] = k.step_ms
+            row.kreach[#row.kreach + 1] = k
+          end
+        else
+          t = note(torch_profiled(run))
+          if t then row.torch_runs[#row.torch_runs + 1] = t end
+        end
+      end
+      if k and t then
+        k.torch = t
+        -- (a run traced without kernels, KREACH_TRACE_KINDS=marker, has nothing to compare)
+        k.diff = k.kernels > 0 and t.kernel_ms > 0 and k.kernel_ms / t.kernel_ms - 1 or nil
+      end
+    end
+    if not row.error then
+      -- counts must agree in every round; times are compared round by round (median difference)
+      local k1, t1 = row.kreach[1], row.torch_runs[1]
+      row.kernels_kreach, row.kernels_torch = k1.kernels, t1.kernels
+      local diffs, kms, tms, torch_step = {}, {}, {}, {}
+      for _, k in ipairs(row.kreach) do
+        if k.kernels ~= k1.kernels or k.torch.kernels ~= k1.kernels then row.count_mismatch = true end
+        diffs[#diffs + 1] = k.diff -- (nil, nothing to compare, adds nothing)
+        kms[#kms + 1], tms[#tms + 1] = k.kernel_ms, k.torch.kernel_ms
+        torch_step[#torch_step + 1] = k.torch.step_ms
+      end
+      row.kernel_ms_kreach, row.kernel_ms_torch = median(kms), median(tms)
+      row.kernel_ms_diff = median(diffs)
+      -- the spread of kreach's own kernel time from run to run, for scale
+      local lo, hi = math.huge, 0
+      for _, x in ipairs(kms) do lo = math.min(lo, x); hi = math.max(hi, x) end
+      row.kernel_ms_spread = lo > 0 and hi / lo - 1 or nil
+      row.dropped = 0
+      for _, x in ipairs(row.kreach) do row.dropped = row.dropped + x.dropped end
+      row.step_ms_plain, row.step_ms_profiled = median(row.plain_ms), median(row.profiled_ms)
+      row.slowdown = row.step_ms_profiled / row.step_ms_plain - 1
+      row.slowdown_torch = median(torch_step) / row.step_ms_plain - 1
+    else
+      failed = failed + 1
+    end
+    row.wall_s = kreach.now() - t0
+    rows[#rows + 1] = row
+    io.stderr:write(("checked %s in %.1f s%s\n"):format(run.name, row.wall_s, row.error and (": " .. row.error) or ""))
+  end
+end
+if not keep_db then os.remove(db) end
+
+local function pct(x, target)
+  if not x then return "-" end
+  return ("%+.2f%%%s"):format(100 * x, (target and math.abs(x) > target) and "*" or "")
+end
+print(("%d rounds of plain, profiled and torch.profiler runs, %s measured steps a run, KREACH_TRACE_KINDS %s, on %s"):format(rounds,
+  steps and tostring(steps) or "list.json's", kinds or "unset (all)", kreach.device().name))
+print(("%-20s %9s %9s %10s %10s %9s %8s %10s %10s %9s %10s %7s"):format("workload", "kernels", "(torch)", "kernel ms",
+  "(torch)", "diff", "spread", "step ms", "profiled", "slowdown", "torch.prof", "dropped"))
+local diffs, slows = {}, {}
+for _, r in ipairs(rows) do
+  if r.error then
+    print(("%-20s FAILED %s"):format(r.name, r.error))
+  else
+    if r.kernel_ms_diff then diffs[#diffs + 1] = math.abs(r.kernel_ms_diff) end
+    slows[#slows + 1] = r.slowdown
+    print(("%-20s %9s %9.1f %10.3f %10.3f %9s %8s %10.3f %10.3f %9s %10s %7d"):format(r.name,
+      ("%s%.1f"):format(r.count_mismatch and "!" or "", r.kernels_kreach), r.kernels_torch,
+      r.kernel_ms_kreach, r.kernel_ms_torch, pct(r.kernel_ms_diff, 0.02), pct(r.kernel_ms_spread),
+      r.step_ms_plain, r.step_ms_profiled, pct(r.slowdown, 0.03), pct(r.slowdown_torch), r.dropped))
+  end
+end
+if #rows > failed then
+  table.sort(diffs); table.sort(slows)
+  print(("largest kernel-time difference %s (target 2%%); slowdown median %+.2f%%, largest %+.2f%% (target 3%%)")
+    :format(diffs[1] and ("%.2f%%"):format(100 * diffs[#diffs]) or "-", 100 * median(slows), 100 * slows[#slows]))
+end
+if json_out then
+  local f = assert(io.open(json_out, "w"))
+  f:write(cjson.encode({ device = kreach.device().name, rounds = rounds, steps = steps or "list", kinds = kinds, rows = rows }), "\n")
+  f:close()
+end
+os.exit(failed == 0 and 0 or 1)
