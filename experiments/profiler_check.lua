@@ -13,7 +13,7 @@
 -- round, else flagged), the kernel time a step by each (medians over rounds) and the median of
 -- the rounds' differences (target 2%), kreach's own run-to-run spread of kernel time, the median
 -- step time plain and profiled and the slowdown (target under 3%), and the records kreach
--- dropped. A difference over its target is starred; kernel counts that differ in some round
+-- dropped. A kernel-time difference over 2% is starred; kernel counts that differ in some round
 -- are marked "!".
 -- usage: kreach experiments/profiler_check.lua [--only a,b | --all] [--rounds N (3)] [--steps N]
 --            [--db FILE] [--python python3] [--extra 'OPTIONS'] [--kinds K] [--no-torch]
