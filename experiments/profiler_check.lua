@@ -32,6 +32,7 @@ local kreach = require "kreach"
 kreach.skip_without_device()
 local cjson = require "cjson"
 local json = require("kreach.store").json
+local stats = require "kreach.stats"
 
 local here = arg[0]:match("^(.*)/[^/]*$") or "."
 local root = here .. "/.."
@@ -67,14 +68,8 @@ end
 
 local list = cjson.decode(assert(io.open(here .. "/workloads/list.json")):read("a"))
 local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-local function median(xs)
-  local s = {}
-  for k, x in ipairs(xs) do s[k] = x end
-  table.sort(s)
-  local n = #s
-  if n == 0 then return nil end
-  return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
-end
+-- the median, nil for no values (a run traced without kernels has no difference to give)
+local function median(xs) return xs[1] ~= nil and stats.median(xs) or nil end
 
 -- the program's command line: the script as a path from the repository root, then its options
 -- (with --steps, the measured steps overridden: argparse keeps the last --steps)
@@ -190,11 +185,6 @@ for _, run in ipairs(list.runs) do
       end
     end
     if not row.error then
-      local function spread(xs)
-        local lo, hi = math.huge, -math.huge
-        for _, x in ipairs(xs) do lo = math.min(lo, x); hi = math.max(hi, x) end
-        return lo > 0 and hi / lo - 1 or nil
-      end
       local k1, t1 = row.kreach[1], row.torch_runs[1]
       row.kernels_kreach = k1.kernels
       local kms = {}
@@ -202,9 +192,10 @@ for _, run in ipairs(list.runs) do
         if k.kernels ~= k1.kernels then row.count_mismatch = true end
         kms[#kms + 1] = k.kernel_ms
       end
-      row.kernel_ms_kreach = median(kms)
+      local ks = stats.summary(kms)
+      row.kernel_ms_kreach = ks.median
       -- the spread of kreach's own kernel time from run to run, for scale
-      row.kernel_ms_spread = spread(kms)
+      row.kernel_ms_spread = ks.min > 0 and ks.max / ks.min - 1 or nil
       if t1 then
         -- counts must agree in every round; times are compared round by round (median difference)
         row.kernels_torch = t1.kernels
@@ -221,14 +212,10 @@ for _, run in ipairs(list.runs) do
       end
       row.dropped = 0
       for _, x in ipairs(row.kreach) do row.dropped = row.dropped + x.dropped end
-      row.step_ms_plain, row.step_ms_profiled = median(row.plain_ms), median(row.profiled_ms)
+      local ps, fs = stats.summary(row.plain_ms), stats.summary(row.profiled_ms)
+      row.step_ms_plain, row.step_ms_profiled = ps.median, fs.median
       row.slowdown = row.step_ms_profiled / row.step_ms_plain - 1
-      local function rel_range(xs, mid)
-        local lo, hi = math.huge, -math.huge
-        for _, x in ipairs(xs) do lo = math.min(lo, x); hi = math.max(hi, x) end
-        return (hi - lo) / mid
-      end
-      row.noise = math.max(rel_range(row.plain_ms, row.step_ms_plain), rel_range(row.profiled_ms, row.step_ms_profiled))
+      row.noise = math.max((ps.max - ps.min) / ps.median, (fs.max - fs.min) / fs.median)
       row.verdict = row.slowdown + row.noise < 0.03 and "under"
         or row.slowdown - row.noise > 0.03 and "over" or "unresolved"
       row.slowdown_torch = row.step_ms_torch and row.step_ms_torch / row.step_ms_plain - 1 or nil
