@@ -124,13 +124,18 @@ local function emit(t, args, o, stored)
   return 0
 end
 
-local function finish(t, args, o)
+-- The trace with --knobs and --workload applied, its steps selected.
+local function annotate(t, args, o)
   if o.knobs then
     t.knobs = t.knobs or {}
     for k, v in pairs(o.knobs) do t.knobs[k] = v end
   end
   if args.workload then t.workload = args.workload end
-  local sel, err = select_steps(t, args)
+  return select_steps(t, args)
+end
+
+local function finish(t, args, o)
+  local sel, err = annotate(t, args, o)
   if not sel then return nil, err end
   local stored
   if o.store then
@@ -165,12 +170,7 @@ local function report_cmd(args, o)
     return fail(("'%s' is neither a trace file nor a profile id"):format(what), 2)
   end
   if not t then return fail(err) end
-  if o.knobs then
-    t.knobs = t.knobs or {}
-    for k, v in pairs(o.knobs) do t.knobs[k] = v end
-  end
-  if args.workload then t.workload = args.workload end
-  local sel, serr = select_steps(t, args)
+  local sel, serr = annotate(t, args, o)
   if not sel then return fail(serr) end
   return emit(sel, args, o, sel.meta and sel.meta.stored)
 end
