@@ -330,9 +330,21 @@ def step_function(env, data, forward, opt=None, loss=None, loss_in_autocast=Fals
     return train
 
 
-def input_pool(n, make):
-    """`n` input batches made by make(k), used in turn by step i as pool[i % n]."""
-    return [make(k) for k in range(n)]
+def input_pool(env, make):
+    """--data-batches input batches, each made by make(gen) with one generator seeded with --seed
+    on the device, used in turn by step i as pool[i % n]."""
+    gen = env.torch.Generator(device=env.device)
+    gen.manual_seed(env.args.seed)
+    return [make(gen) for _ in range(env.args.data_batches)]
+
+
+def token_pool(env, vocab, batch, seq):
+    """input_pool of language-model batches: (tokens, next tokens), each batch x seq, uniform
+    over the vocabulary."""
+    def make(gen):
+        toks = env.torch.randint(0, vocab, (batch, seq + 1), generator=gen, device=env.device)
+        return toks[:, :-1].contiguous(), toks[:, 1:].contiguous()
+    return input_pool(env, make)
 
 
 def decay_groups(model, weight_decay):

@@ -171,18 +171,16 @@ def main():
     n_params = common.param_count(model)
     model.train(args.mode == "train")
 
-    gen = torch.Generator(device=env.device)
-    gen.manual_seed(args.seed)
     offsets = torch.arange(0, batch * args.pooling, args.pooling, dtype=torch.long, device=env.device)
 
-    def make(_):
+    def make(gen):
         dense = torch.rand(batch, cfg["bot"][0], generator=gen, device=env.device)
         dense = torch.log1p(dense * 100.0).to(env.param_dtype)  # dlrm's log(x + 1) of counts
         idx = [make_indices(torch, n, batch * args.pooling, args.index_dist, args.zipf_alpha, gen, env.device)
                for n in rows]
         y = (torch.rand(batch, 1, generator=gen, device=env.device) < 0.25).float()  # ~Criteo's click rate
         return dense, idx, y
-    data = common.input_pool(args.data_batches, make)
+    data = common.input_pool(env, make)
 
     fmodel = env.compile(model)
     if args.mode == "train":

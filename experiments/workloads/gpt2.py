@@ -143,13 +143,7 @@ def main():
     n_params = common.param_count(model)
     model.train(args.mode == "train")
 
-    gen = torch.Generator(device=env.device)
-    gen.manual_seed(args.seed)
-
-    def make(_):
-        toks = torch.randint(0, vocab, (batch, seq + 1), generator=gen, device=env.device)
-        return toks[:, :-1].contiguous(), toks[:, 1:].contiguous()
-    data = common.input_pool(args.data_batches, make)
+    data = common.token_pool(env, vocab, batch, seq)
 
     fmodel = env.compile(model)
     if args.mode == "train":

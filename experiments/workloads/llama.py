@@ -186,13 +186,7 @@ def main():
     n_params = common.param_count(model)
     model.train(args.mode == "train")
 
-    gen = torch.Generator(device=env.device)
-    gen.manual_seed(args.seed)
-
-    def make(_):
-        toks = torch.randint(0, cfg["vocab"], (batch, seq + 1), generator=gen, device=env.device)
-        return toks[:, :-1].contiguous(), toks[:, 1:].contiguous()
-    data = common.input_pool(args.data_batches, make)
+    data = common.token_pool(env, cfg["vocab"], batch, seq)
 
     fmodel = env.compile(model)
     if args.mode == "train":

@@ -70,15 +70,12 @@ def main(arch, doc):
     n_params = common.param_count(model)
     model.train(args.mode == "train")
 
-    gen = torch.Generator(device=env.device)
-    gen.manual_seed(args.seed)
-
-    def make(_):
+    def make(gen):
         x = torch.randn(batch, 3, image_size, image_size, generator=gen, device=env.device)
         x = x.to(dtype=env.param_dtype, memory_format=memory_format)
         y = torch.randint(0, args.num_classes, (batch,), generator=gen, device=env.device)
         return x, y
-    data = common.input_pool(args.data_batches, make)
+    data = common.input_pool(env, make)
 
     fmodel = env.compile(model)
     if args.mode == "train":
