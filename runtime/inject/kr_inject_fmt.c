@@ -185,13 +185,6 @@ static void key_dim3(kr_jbuf *b, const char *key, const int32_t d[3]) {
 
 static const char *const kind_names[] = {"kernel", "memcpy", "memset", "marker"};
 
-const char *kr_inject_kind_name(unsigned bit) {
-    for (unsigned i = 0; i < sizeof kind_names / sizeof kind_names[0]; i++)
-        if (bit == 1u << i)
-            return kind_names[i];
-    return NULL;
-}
-
 static void set_bad(char *bad, size_t badlen, const char *s, size_t n) {
     if (!bad || !badlen)
         return;

@@ -50,8 +50,6 @@ enum {
  * 0, or -1 with the offending name (up to badlen - 1 bytes) in `bad` when a name is unknown or
  * the list names no kind. */
 int kr_inject_parse_kinds(const char *spec, unsigned *mask, char *bad, size_t badlen);
-/* The name of one KR_TRACE_* bit ("kernel", ...); NULL for anything else. */
-const char *kr_inject_kind_name(unsigned bit);
 
 /* ---- the records: each appends one line, newline included ---- */
 typedef struct kr_inject_kernel {

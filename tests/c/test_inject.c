@@ -118,9 +118,6 @@ static void kinds(void) {
     CHECK_INT(kr_inject_parse_kinds("kernel,", &m, bad, sizeof bad), -1);
     CHECK_STR(bad, "");
     CHECK_INT(kr_inject_parse_kinds(" , ", &m, bad, sizeof bad), -1);
-    CHECK_STR(kr_inject_kind_name(KR_TRACE_MEMCPY), "memcpy");
-    CHECK(kr_inject_kind_name(KR_TRACE_KERNEL | KR_TRACE_MARKER) == NULL);
-    CHECK(kr_inject_kind_name(0) == NULL);
 }
 
 static void records(void) {
