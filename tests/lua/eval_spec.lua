@@ -1,20 +1,9 @@
 -- kreach.eval without a GPU: what a run evaluates (candidate files, manifests, matching to
 -- problems), the keys evaluations are stored under, and the summary statistics.
 local ev = require "kreach.eval"
-local lfs = require "lfs"
 
-local function tmpdir()
-  local d = os.tmpname()
-  os.remove(d)
-  assert(lfs.mkdir(d))
-  return d
-end
-
-local function write(path, text)
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-end
+local support = require "support"
+local tmpdir, write = support.tmpdir, support.spit
 
 describe("canonical JSON", function()
   it("does not depend on the order keys were inserted in", function()

@@ -2,12 +2,7 @@
 -- misuse as errors, kernel signatures, and the cache.
 local kreach = require "kreach"
 
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(require("lfs").mkdir(p))
-  return p
-end
+local tmpdir = require("support").tmpdir
 
 local SRC = [[
 #include <cuda_fp16.h>

@@ -14,13 +14,12 @@ local function files()
   return r
 end
 
-local function tmpdir()
-  local p = os.tmpname(); os.remove(p); assert(lfs.mkdir(p)); return p
-end
+local support = require "support"
+local tmpdir = support.tmpdir
 
 local function write(dir, name, text)
   local path = dir .. "/" .. name
-  local f = assert(io.open(path, "w")); f:write(text); f:close()
+  support.spit(path, text)
   return path
 end
 

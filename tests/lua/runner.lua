@@ -3,6 +3,8 @@
 -- a carried build directory has them), or from $KREACH_TEST_LUA_DEPS. With --gpu, exits 77
 -- (skipped) when there is no usable GPU.
 local args = { ... }
+-- this folder, for the specs' shared helpers (support.lua)
+package.path = ((arg[0] or ""):match("^(.*)/[^/]*$") or ".") .. "/?.lua;" .. package.path
 local gpu = args[1] == "--gpu"
 if gpu then table.remove(args, 1) end
 

@@ -3,19 +3,8 @@
 -- a file that is not a database is refused on first use and left byte-for-byte as it was.
 local sqlite = require "kreach.core.sqlite"
 
-local function tmpdir()
-  local d = os.tmpname()
-  os.remove(d)
-  assert(require("lfs").mkdir(d))
-  return d
-end
-
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local support = require "support"
+local tmpdir, slurp = support.tmpdir, support.slurp
 
 describe("kreach.core.sqlite", function()
   local db

@@ -6,12 +6,11 @@ local store = require "kreach.store"
 local sqlite = require "kreach.core.sqlite"
 local lfs = require "lfs"
 local json = store.json
+local support = require "support"
 
 local dirs = {}
 local function tmpdir()
-  local d = os.tmpname()
-  os.remove(d)
-  assert(lfs.mkdir(d))
+  local d = support.tmpdir()
   dirs[#dirs + 1] = d
   return d
 end
@@ -23,18 +22,7 @@ local function rm_tree(d)
   lfs.rmdir(d)
 end
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function spit(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
+local slurp, spit = support.slurp, support.spit
 
 -- The file's bytes and times, with its mtime set far in the past first, so that any write
 -- (even within the same second) shows.

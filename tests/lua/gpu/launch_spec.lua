@@ -2,9 +2,7 @@
 -- kernels (namespaced and templated), launch configurations, and the errors for bad launches.
 local kreach = require "kreach"
 
-local function tmpdir()
-  local p = os.tmpname(); os.remove(p); assert(require("lfs").mkdir(p)); return p
-end
+local tmpdir = require("support").tmpdir
 local cache = tmpdir()
 
 local SCALARS = [[
