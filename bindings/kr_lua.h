@@ -51,6 +51,12 @@ int kr_lua_optbool_field(lua_State *L, int idx, const char *name, int def);
  * a misspelt option is an error instead of being ignored. */
 void kr_lua_check_options(lua_State *L, int idx, const char *what, const char *const *known);
 
+/* Registers the metatable `name` of a userdata class, once: `methods` (NULL: none) as __index,
+ * `free` as __gc and __close, `tostring` (NULL: none) as __tostring, and __metatable false so
+ * that scripts cannot reach it. Leaves the stack as it was. */
+void kr_lua_newclass(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction free,
+                     lua_CFunction tostring);
+
 /* Module openers, registered in package.preload by kr_lua_openlibs. */
 int luaopen_kreach_core(lua_State *L);
 int luaopen_kreach_tensor(lua_State *L);

@@ -161,6 +161,28 @@ void kr_lua_check_options(lua_State *L, int idx, const char *what, const char *c
     }
 }
 
+void kr_lua_newclass(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction free,
+                     lua_CFunction tostring) {
+    if (luaL_newmetatable(L, name)) {
+        if (methods) {
+            lua_newtable(L);
+            luaL_setfuncs(L, methods, 0);
+            lua_setfield(L, -2, "__index");
+        }
+        lua_pushcfunction(L, free);
+        lua_setfield(L, -2, "__gc");
+        lua_pushcfunction(L, free);
+        lua_setfield(L, -2, "__close");
+        if (tostring) {
+            lua_pushcfunction(L, tostring);
+            lua_setfield(L, -2, "__tostring");
+        }
+        lua_pushboolean(L, 0);
+        lua_setfield(L, -2, "__metatable");
+    }
+    lua_pop(L, 1);
+}
+
 /* ---- kreach.core ---- */
 
 static void setint(lua_State *L, const char *k, lua_Integer v) {

@@ -61,17 +61,7 @@ int luaopen_kreach_event(lua_State *L) {
         {"record", l_event_record}, {"synchronize", l_event_synchronize},
         {"elapsed_ms", l_event_elapsed_ms}, {"query", l_event_query},
         {"free", l_event_free}, {NULL, NULL}};
-    if (luaL_newmetatable(L, KR_EVENT_MT)) {
-        luaL_newlib(L, methods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, l_event_free);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, l_event_free);
-        lua_setfield(L, -2, "__close");
-        lua_pushboolean(L, 0);
-        lua_setfield(L, -2, "__metatable");
-    }
-    lua_pop(L, 1);
+    kr_lua_newclass(L, KR_EVENT_MT, methods, l_event_free, NULL);
     static const luaL_Reg fns[] = {{"new", l_event_new}, {NULL, NULL}};
     luaL_newlib(L, fns);
     return 1;

@@ -106,17 +106,7 @@ int luaopen_kreach_proc(lua_State *L) {
         {"read_line", l_proc_read_line}, {"kill", l_proc_kill}, {"wait", l_proc_wait},
         {"stderr", l_proc_stderr},       {"pid", l_proc_pid},   {"free", l_proc_free},
         {NULL, NULL}};
-    if (luaL_newmetatable(L, KR_PROC_MT)) {
-        luaL_newlib(L, methods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, l_proc_free);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, l_proc_free);
-        lua_setfield(L, -2, "__close");
-        lua_pushboolean(L, 0);
-        lua_setfield(L, -2, "__metatable");
-    }
-    lua_pop(L, 1);
+    kr_lua_newclass(L, KR_PROC_MT, methods, l_proc_free, NULL);
     static const luaL_Reg fns[] = {{"spawn", l_proc_spawn}, {NULL, NULL}};
     luaL_newlib(L, fns);
     return 1;

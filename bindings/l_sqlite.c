@@ -403,28 +403,8 @@ int luaopen_kreach_sqlite(lua_State *L) {
         {"last_insert_rowid", l_db_last_insert_rowid},
         {"changes", l_db_changes}, {"errmsg", l_db_errmsg},
         {"close", l_db_close},     {NULL, NULL}};
-    if (luaL_newmetatable(L, KR_SQLITE_MT)) {
-        luaL_newlib(L, methods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, l_db_close);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, l_db_close);
-        lua_setfield(L, -2, "__close");
-        lua_pushcfunction(L, l_db_tostring);
-        lua_setfield(L, -2, "__tostring");
-        lua_pushboolean(L, 0);
-        lua_setfield(L, -2, "__metatable");
-    }
-    lua_pop(L, 1);
-    if (luaL_newmetatable(L, KR_SQLITE_ROWS_MT)) {
-        lua_pushcfunction(L, l_rows_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, l_rows_gc);
-        lua_setfield(L, -2, "__close");
-        lua_pushboolean(L, 0);
-        lua_setfield(L, -2, "__metatable");
-    }
-    lua_pop(L, 1);
+    kr_lua_newclass(L, KR_SQLITE_MT, methods, l_db_close, l_db_tostring);
+    kr_lua_newclass(L, KR_SQLITE_ROWS_MT, NULL, l_rows_gc, NULL);
     static const luaL_Reg fns[] = {{"open", l_sqlite_open}, {NULL, NULL}};
     luaL_newlib(L, fns);
     lua_pushstring(L, sqlite3_libversion());

@@ -126,17 +126,7 @@ static int l_timing_reason_names(lua_State *L) {
 int luaopen_kreach_timing(lua_State *L) {
     static const luaL_Reg methods[] = {
         {"launch", l_graph_launch}, {"nodes", l_graph_nodes}, {"free", l_graph_free}, {NULL, NULL}};
-    if (luaL_newmetatable(L, KR_GRAPH_MT)) {
-        luaL_newlib(L, methods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, l_graph_free);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, l_graph_free);
-        lua_setfield(L, -2, "__close");
-        lua_pushboolean(L, 0);
-        lua_setfield(L, -2, "__metatable");
-    }
-    lua_pop(L, 1);
+    kr_lua_newclass(L, KR_GRAPH_MT, methods, l_graph_free, NULL);
     static const luaL_Reg fns[] = {
         {"flush", l_timing_flush},           {"persisting_l2", l_timing_persisting_l2},
         {"graph_begin", l_timing_graph_begin}, {"graph_end", l_timing_graph_end},
