@@ -177,22 +177,20 @@ end
 
 -- KREACH_TRACE_KINDS (what the library traces; docs/profiling-inject.md), checked here so that a
 -- mistake stops before the program runs. Returns the set of kinds, or nil and why.
-local TRACE_KINDS = { kernel = true, memcpy = true, memset = true, marker = true }
 local function trace_kinds(spec)
+  local known, all = {}, {}
+  for _, k in ipairs(trace_mod.TRACE_KINDS) do known[k] = true; all[k] = true end
+  if spec == nil or spec == "" then return all end
   local set = {}
-  if spec == nil or spec == "" then
-    for k in pairs(TRACE_KINDS) do set[k] = true end
-    return set
-  end
   for item in (spec .. ","):gmatch("([^,]*),") do
     local name = item:match("^%s*(.-)%s*$")
     if name == "all" then
-      for k in pairs(TRACE_KINDS) do set[k] = true end
-    elseif TRACE_KINDS[name] then
+      for k in pairs(known) do set[k] = true end
+    elseif known[name] then
       set[name] = true
     else
-      return nil, ("KREACH_TRACE_KINDS=%s: %s (kinds: kernel, memcpy, memset, marker, all)"):format(spec,
-        name == "" and "an empty kind name" or ("unknown kind '%s'"):format(name))
+      return nil, ("KREACH_TRACE_KINDS=%s: %s (kinds: %s, all)"):format(spec,
+        name == "" and "an empty kind name" or ("unknown kind '%s'"):format(name), table.concat(trace_mod.TRACE_KINDS, ", "))
     end
   end
   return set

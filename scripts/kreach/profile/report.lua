@@ -46,9 +46,6 @@ M.busy_ns = busy_ns
 
 local function frac(x, d) if d and d > 0 then return x / d end return 0 end
 
--- build(trace[, opts]) -> report. opts: rules (a list, default classify.RULES), addressable (a
--- policy { family = bool }), speedups ({ family = s }: adds the projection). A trace without a
--- window is measured over its default window (kreach.profile.trace.select without a range).
 -- not_traced(trace) -> the activity kinds the recording library was told to leave out
 -- (KREACH_TRACE_KINDS), in a list, or nil when it traced them all (or the trace does not say).
 function M.not_traced(t)
@@ -56,12 +53,15 @@ function M.not_traced(t)
   if type(kinds) ~= "table" then return nil end
   local have, out = {}, {}
   for _, k in ipairs(kinds) do have[k] = true end
-  for _, k in ipairs({ "kernel", "memcpy", "memset", "marker" }) do
+  for _, k in ipairs(trace_mod.TRACE_KINDS) do
     if not have[k] then out[#out + 1] = k end
   end
   return out[1] and out or nil
 end
 
+-- build(trace[, opts]) -> report. opts: rules (a list, default classify.RULES), addressable (a
+-- policy { family = bool }), speedups ({ family = s }: adds the projection). A trace without a
+-- window is measured over its default window (kreach.profile.trace.select without a range).
 function M.build(trace, opts)
   opts = opts or {}
   local t = trace

@@ -17,6 +17,9 @@ local M = {}
 
 M.FORMATS = { "kreach", "kineto", "nsys" }
 M.JSONL_VERSION = 1
+-- The activity kinds the injection library can record (KREACH_TRACE_KINDS; a trace's header
+-- lists those it did), in this order.
+M.TRACE_KINDS = { "kernel", "memcpy", "memset", "marker" }
 
 -- ---- helpers shared by the readers ----
 
