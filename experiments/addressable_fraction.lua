@@ -24,8 +24,9 @@ while i <= #arg do
   i = i + 1
 end
 
-local list = cjson.decode(assert(io.open(here .. "/workloads/list.json")):read("a"))
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+package.path = here .. "/workloads/?.lua;" .. package.path
+local runs = require "runs"
+local list = runs.load(here .. "/workloads")
 
 -- the knobs that move the answer, in a short form
 local function knob_text(k)
@@ -40,20 +41,13 @@ end
 local rows = {}
 for _, run in ipairs(list.runs) do
   if (not only or only[run.name]) and (not core or run.core ~= false) then
-    local argv = {}
-    for _, a in ipairs(run.argv) do argv[#argv + 1] = q(root .. "/" .. a) end
-    -- the script is a path; its options are not
-    for j = 2, #run.argv do argv[j] = q(run.argv[j]) end
-    local cmd = ("%q profile --steps step --db %s --workload %s --json -- %s %s 2>&1"):format(kreach.executable(),
-      q(db), q(run.name), q(python), table.concat(argv, " "))
     local t0 = kreach.now()
-    local p = io.popen(cmd)
+    local p = io.popen(runs.profile_command(run, runs.program(run, root, python), db) .. " 2>&1")
     local out = p:read("a")
     local ok = p:close()
-    local line = out:match("(%b{})%s*$")
-    local dok, rep = pcall(require("kreach.store").json.decode, line or "")
+    local rep = runs.report_of(out)
     local row = { name = run.name, wall_s = kreach.now() - t0 }
-    if not ok or not dok or type(rep) ~= "table" or not rep.totals then
+    if not ok or not rep then
       row.error = "the profile failed: " .. out:sub(-300):gsub("\n", " | ")
     else
       row.knobs = rep.knobs

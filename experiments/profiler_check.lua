@@ -66,19 +66,17 @@ while i <= #arg do
   i = i + 1
 end
 
-local list = cjson.decode(assert(io.open(here .. "/workloads/list.json")):read("a"))
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+package.path = here .. "/workloads/?.lua;" .. package.path
+local runs = require "runs"
+local list = runs.load(here .. "/workloads")
+local q = runs.quote
 -- the median, nil for no values (a run traced without kernels has no difference to give)
 local function median(xs) return xs[1] ~= nil and stats.median(xs) or nil end
 
 -- the program's command line: the script as a path from the repository root, then its options
 -- (with --steps, the measured steps overridden: argparse keeps the last --steps)
 local function program(run)
-  local argv = { q(python), q(root .. "/" .. run.argv[1]) }
-  for j = 2, #run.argv do argv[#argv + 1] = q(run.argv[j]) end
-  if steps then argv[#argv + 1] = "--steps " .. steps end
-  if extra ~= "" then argv[#argv + 1] = extra end
-  return table.concat(argv, " ")
+  return runs.program(run, root, python, steps and ("--steps " .. steps) or nil, extra ~= "" and extra or nil)
 end
 
 -- runs a shell command under `timeout`, returns its output (stdout and stderr) and whether it exited 0
@@ -115,15 +113,10 @@ local function plain(run)
 end
 
 local function profiled(run)
-  local out, ok = sh(("%s%s profile --steps step --db %s --workload %s --json -- %s"):format(
-    kinds and ("env KREACH_TRACE_KINDS=" .. q(kinds) .. " ") or "", q(kreach.executable()), q(db), q(run.name), program(run)))
+  local out, ok = sh(runs.profile_command(run, program(run), db, kinds))
   local s = summary_of(out)
-  local rep
-  for line in out:gmatch("[^\n]+") do
-    if line:sub(1, 1) == "{" then rep = line end
-  end
-  local dok, r = pcall(json.decode, rep or "")
-  if not ok or not s or not dok or type(r) ~= "table" or not r.totals then
+  local r = runs.report_of(out)
+  if not ok or not s or not r then
     return nil, "the profiled run failed: " .. tail(out)
   end
   local n = r.selection and r.selection.selected or 0
