@@ -17,17 +17,23 @@
 -- are marked "!".
 -- usage: kreach experiments/profiler_check.lua [--only a,b | --all] [--rounds N (3)] [--steps N]
 --            [--db FILE] [--python python3] [--extra 'OPTIONS'] [--kinds K] [--no-torch]
---            [--json FILE] [--timeout S]
+--            [--json FILE] [--timeout S] [--pin CPUS]
 -- --extra appends options to every run's command line (such as '--compile'); --db keeps the
 -- profiles in FILE (else a temporary database, removed at the end); --kinds sets
 -- KREACH_TRACE_KINDS for the profiled runs (what the library traces, docs/profiling-inject.md).
 -- The torch.profiler run's own median step time is printed too ("torch.prof"), for scale: it
 -- pays CUPTI's tracing as well, and records the CPU side of every operator. --no-torch leaves
 -- the torch.profiler runs out (the slowdown alone, for many rounds of long runs).
--- Step times of host-bound programs shift from run to run: "noise" is the larger relative range
--- of the plain and of the profiled runs' median steps ((max - min) / median), and the verdict on
--- the 3% target is "under" when slowdown + noise < 3%, "over" when slowdown - noise > 3%, else
--- "unresolved" (more rounds or steps needed). A heuristic: with 2 rounds a range says little.
+-- Step times of host-bound programs shift from run to run, so the slowdown (the ratio of the
+-- medians, over runs, of the runs' median steps, profiled over plain) comes with a 95% bootstrap
+-- interval (kreach.stats.ratio_ci, seed 1, each kind's runs resampled): the verdict on the 3%
+-- target is "under" when the interval's top is under 3%, "over" when its bottom is over, else
+-- "unresolved" (more rounds needed; with 3 rounds the interval is as wide as the runs' range).
+-- "noise" is printed for scale: the larger relative range ((max - min) / median) of the plain
+-- and of the profiled runs' median steps. "us/kernel" is the slowdown in time a kernel launched:
+-- (profiled - plain median step) / kernels a step, what tracing costs a launch where the host's
+-- time is the step's. --pin CPUS runs every process under `taskset -c CPUS` (the same CPUs for
+-- every run), against the drift that the scheduler's placement adds to host-bound steps.
 local kreach = require "kreach"
 kreach.skip_without_device()
 local cjson = require "cjson"
@@ -38,7 +44,7 @@ local here = arg[0]:match("^(.*)/[^/]*$") or "."
 local root = here .. "/.."
 local db, only, all, python, json_out = os.tmpname(), nil, false, "python3", nil
 local rounds, steps, timeout, extra, kinds, no_torch = 3, nil, 300, "", nil, false
-local keep_db = false
+local keep_db, pin = false, nil
 local function usage(msg)
   io.stderr:write("profiler_check: ", msg, "\n")
   os.exit(2)
@@ -62,6 +68,9 @@ while i <= #arg do
   elseif a == "--kinds" then i = i + 1; kinds = arg[i]
   elseif a == "--no-torch" then no_torch = true
   elseif a == "--json" then i = i + 1; json_out = arg[i]
+  elseif a == "--pin" then
+    i = i + 1; pin = arg[i]
+    if not pin or not pin:match("^[%d,%-]+$") then usage("--pin takes a CPU list such as 2-5 or 0,2") end
   else usage("unknown option " .. tostring(a)) end
   i = i + 1
 end
@@ -79,9 +88,14 @@ local function program(run)
   return runs.program(run, root, python, steps and ("--steps " .. steps) or nil, extra ~= "" and extra or nil)
 end
 
--- runs a shell command under `timeout`, returns its output (stdout and stderr) and whether it exited 0
+if pin and not os.execute(("taskset -c %s true >/dev/null 2>&1"):format(pin)) then
+  usage(("--pin %s: `taskset -c %s true` failed (no taskset, or no such CPUs)"):format(pin, pin))
+end
+
+-- runs a shell command under `timeout` (and taskset with --pin), returns its output (stdout and
+-- stderr) and whether it exited 0
 local function sh(cmd)
-  local p = io.popen(("timeout %d %s 2>&1"):format(timeout, cmd))
+  local p = io.popen(("%stimeout %d %s 2>&1"):format(pin and ("taskset -c " .. pin .. " ") or "", timeout, cmd))
   local out = p:read("a")
   local ok = p:close()
   return out, ok
@@ -207,10 +221,12 @@ for _, run in ipairs(list.runs) do
       for _, x in ipairs(row.kreach) do row.dropped = row.dropped + x.dropped end
       local ps, fs = stats.summary(row.plain_ms), stats.summary(row.profiled_ms)
       row.step_ms_plain, row.step_ms_profiled = ps.median, fs.median
-      row.slowdown = row.step_ms_profiled / row.step_ms_plain - 1
+      local ratio, lo, hi = stats.ratio_ci(row.profiled_ms, row.plain_ms, { seed = 1 })
+      row.slowdown, row.slowdown_lo, row.slowdown_hi = ratio - 1, lo - 1, hi - 1
       row.noise = math.max((ps.max - ps.min) / ps.median, (fs.max - fs.min) / fs.median)
-      row.verdict = row.slowdown + row.noise < 0.03 and "under"
-        or row.slowdown - row.noise > 0.03 and "over" or "unresolved"
+      row.verdict = row.slowdown_hi < 0.03 and "under" or row.slowdown_lo > 0.03 and "over" or "unresolved"
+      row.us_per_kernel = k1.kernels > 0
+        and (row.step_ms_profiled - row.step_ms_plain) * 1e3 / row.kernels_kreach or nil
       row.slowdown_torch = row.step_ms_torch and row.step_ms_torch / row.step_ms_plain - 1 or nil
     else
       failed = failed + 1
@@ -226,11 +242,11 @@ local function pct(x, target)
   if not x then return "-" end
   return ("%+.2f%%%s"):format(100 * x, (target and math.abs(x) > target) and "*" or "")
 end
-print(("%d rounds of plain, profiled%s runs, %s measured steps a run, KREACH_TRACE_KINDS %s, on %s"):format(rounds,
+print(("%d rounds of plain, profiled%s runs, %s measured steps a run, KREACH_TRACE_KINDS %s, %s, on %s"):format(rounds,
   no_torch and "" or " and torch.profiler", steps and tostring(steps) or "list.json's", kinds or "unset (all)",
-  kreach.device().name))
-print(("%-20s %9s %9s %10s %10s %9s %8s %10s %10s %7s %10s %-10s %10s %7s"):format("workload", "kernels", "(torch)", "kernel ms",
-  "(torch)", "diff", "spread", "step ms", "profiled", "noise", "slowdown", "vs 3%", "torch.prof", "dropped"))
+  pin and ("pinned to CPUs " .. pin) or "not pinned", kreach.device().name))
+print(("%-20s %9s %9s %10s %10s %9s %8s %10s %10s %7s %10s %19s %9s %-10s %10s %7s"):format("workload", "kernels", "(torch)", "kernel ms",
+  "(torch)", "diff", "spread", "step ms", "profiled", "noise", "slowdown", "(95% interval)", "us/kernel", "vs 3%", "torch.prof", "dropped"))
 local diffs, slows, verdicts = {}, {}, { under = 0, over = 0, unresolved = 0 }
 for _, r in ipairs(rows) do
   if r.error then
@@ -239,12 +255,13 @@ for _, r in ipairs(rows) do
     if r.kernel_ms_diff then diffs[#diffs + 1] = math.abs(r.kernel_ms_diff) end
     slows[#slows + 1] = r.slowdown
     verdicts[r.verdict] = verdicts[r.verdict] + 1
-    print(("%-20s %9s %9s %10.3f %10s %9s %8s %10.3f %10.3f %7s %10s %-10s %10s %7d"):format(r.name,
+    print(("%-20s %9s %9s %10.3f %10s %9s %8s %10.3f %10.3f %7s %10s %19s %9s %-10s %10s %7d"):format(r.name,
       ("%s%.1f"):format(r.count_mismatch and "!" or "", r.kernels_kreach),
       r.kernels_torch and ("%.1f"):format(r.kernels_torch) or "-",
       r.kernel_ms_kreach, r.kernel_ms_torch and ("%.3f"):format(r.kernel_ms_torch) or "-",
       pct(r.kernel_ms_diff, 0.02), pct(r.kernel_ms_spread), r.step_ms_plain, r.step_ms_profiled,
-      ("%.1f%%"):format(100 * r.noise), pct(r.slowdown), r.verdict,
+      ("%.1f%%"):format(100 * r.noise), pct(r.slowdown), ("[%+.2f%%, %+.2f%%]"):format(100 * r.slowdown_lo, 100 * r.slowdown_hi),
+      r.us_per_kernel and ("%.2f"):format(r.us_per_kernel) or "-", r.verdict,
       pct(r.slowdown_torch), r.dropped))
   end
 end
@@ -257,7 +274,7 @@ end
 if json_out then
   local f = assert(io.open(json_out, "w"))
   f:write(cjson.encode({ device = kreach.device().name, rounds = rounds, steps = steps or "list", kinds = kinds,
-    torch = not no_torch, rows = rows }), "\n")
+    torch = not no_torch, pin = pin, rows = rows }), "\n")
   f:close()
 end
 os.exit(failed == 0 and 0 or 1)

@@ -44,7 +44,8 @@ with open(knobs_path) as f:
 for key in ("workload", "mode", "precision", "dropout", "batch", "seq", "compile", "device",
             "device_name", "torch_version", "param_count"):
     assert key in knobs, f"knob {key} missing"
-assert knobs["param_count"] > 0
+# the launch loop has no model; every other workload has parameters
+assert knobs["param_count"] > 0 or knobs["workload"] == "launch-loop"
 steps = [l.split() for l in lines if l.startswith("step ")]
 warm = [l.split() for l in lines if l.startswith("warmup ")]
 assert [int(s[1]) for s in steps] == list(range(n_steps)), f"step lines: {steps}"
@@ -100,6 +101,8 @@ run dlrm-kaggle-infer   0 dlrm.py "${tiny[@]}" --config kaggle --mode infer
 run dlrm-kaggle-dense   0 dlrm.py "${tiny[@]}" --config kaggle --grad dense --index-dist uniform --pooling 3
 run dlrm-kaggle-amp     0 dlrm.py "${tiny[@]}" --config kaggle --precision autocast-bf16
 run dlrm-mlperf-train   0 dlrm.py "${tiny[@]}" --config mlperf --table-scale 0.5
+run launch-loop         0 launch_loop.py "${tiny[@]}"
+run launch-loop-sync    0 launch_loop.py "${tiny[@]}" --ops 30 --sync-every 1
 
 # --torch-profile: the same steps under torch.profiler, a Chrome trace with one 'step' range a step
 trace="$tmp/trace.json"
@@ -119,6 +122,7 @@ run bad-steps           2 gpt2.py --device cpu --tiny --steps 0
 run bad-precision       2 llama.py --device cpu --tiny --precision fp16
 run bad-dropout         2 dlrm.py --device cpu --tiny --dropout 0.1
 run bad-sparse-foreach  2 dlrm.py --device cpu --tiny --optimizer-impl foreach
+run bad-loop-train      2 launch_loop.py --device cpu --tiny --mode train
 run bad-profile-dir     2 gpt2.py --device cpu --tiny --torch-profile /nonexistent-dir/t.json
 if [ "$has_cuda" = 0 ]; then
     run no-cuda         77 gpt2.py --tiny --steps 1 --warmup 0
