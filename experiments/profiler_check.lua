@@ -17,7 +17,7 @@
 -- are marked "!".
 -- usage: kreach experiments/profiler_check.lua [--only a,b | --all] [--rounds N (3)] [--steps N]
 --            [--db FILE] [--python python3] [--extra 'OPTIONS'] [--kinds K] [--no-torch]
---            [--json FILE] [--timeout S] [--pin CPUS]
+--            [--json FILE] [--timeout S] [--pin CPUS] [--alternate]
 -- --extra appends options to every run's command line (such as '--compile'); --db keeps the
 -- profiles in FILE (else a temporary database, removed at the end); --kinds sets
 -- KREACH_TRACE_KINDS for the profiled runs (what the library traces, docs/profiling-inject.md).
@@ -34,6 +34,16 @@
 -- (profiled - plain median step) / kernels a step, what tracing costs a launch where the host's
 -- time is the step's. --pin CPUS runs every process under `taskset -c CPUS` (the same CPUs for
 -- every run), against the drift that the scheduler's placement adds to host-bound steps.
+-- --alternate measures the slowdown within one process instead, free of the drift from process
+-- to process: each round is one run under `kreach profile` with KREACH_TRACE_ALTERNATE=step, so
+-- the library traces kernels, memcpys and memsets in the even steps (0, 2, ...) only (NVTX
+-- ranges in all), and each untraced step is compared with the mean of the traced steps either
+-- side of it. Printed: kernels a traced step, the step pairs compared, the median untraced and
+-- traced step, the slowdown (the median of the pairs' ratios) with its distribution-free 95%
+-- interval, the range of the rounds' own medians, the time added a kernel, and the mean time the
+-- library took to switch tracing on or off at a step's start (inside the step: on and off cost
+-- the traced and the untraced steps alike). It measures tracing against CUPTI attached but idle;
+-- plain runs against profiled ones (the default) measure attaching as well.
 local kreach = require "kreach"
 kreach.skip_without_device()
 local cjson = require "cjson"
@@ -44,7 +54,7 @@ local here = arg[0]:match("^(.*)/[^/]*$") or "."
 local root = here .. "/.."
 local db, only, all, python, json_out = os.tmpname(), nil, false, "python3", nil
 local rounds, steps, timeout, extra, kinds, no_torch = 3, nil, 300, "", nil, false
-local keep_db, pin = false, nil
+local keep_db, pin, alternate = false, nil, false
 local function usage(msg)
   io.stderr:write("profiler_check: ", msg, "\n")
   os.exit(2)
@@ -67,6 +77,7 @@ while i <= #arg do
   elseif a == "--extra" then i = i + 1; extra = arg[i] or ""
   elseif a == "--kinds" then i = i + 1; kinds = arg[i]
   elseif a == "--no-torch" then no_torch = true
+  elseif a == "--alternate" then alternate = true
   elseif a == "--json" then i = i + 1; json_out = arg[i]
   elseif a == "--pin" then
     i = i + 1; pin = arg[i]
@@ -154,83 +165,139 @@ local function torch_profiled(run)
            outside = st.gpu_activities_outside_ranges, step_ms = s.median_step_ms }
 end
 
+-- the plain, profiled (and torch.profiler) runs of a run, compared: a row of the table
+local function compare(run)
+  local row = { name = run.name, plain_ms = {}, profiled_ms = {}, kreach = {} }
+  local function note(res, err)
+    if not res and not row.error then row.error = err end
+    return res
+  end
+  -- a round: one plain, one profiled and one torch.profiler run, the profiled one in the
+  -- middle, so that it is next in time to the torch.profiler run it is compared with
+  row.torch_runs = {}
+  for r = 1, rounds do
+    local order = r % 2 == 1 and { "plain", "profiled", "torch" } or { "torch", "profiled", "plain" }
+    if no_torch then order = r % 2 == 1 and { "plain", "profiled" } or { "profiled", "plain" } end
+    local k, t
+    for _, kind in ipairs(order) do
+      if kind == "plain" then
+        local p = note(plain(run))
+        if p then row.plain_ms[#row.plain_ms + 1] = p.step_ms end
+      elseif kind == "profiled" then
+        k = note(profiled(run))
+        if k then
+          row.profiled_ms[#row.profiled_ms + 1] = k.step_ms
+          row.kreach[#row.kreach + 1] = k
+        end
+      else
+        t = note(torch_profiled(run))
+        if t then row.torch_runs[#row.torch_runs + 1] = t end
+      end
+    end
+    if k and t then
+      k.torch = t
+      -- (a run traced without kernels, KREACH_TRACE_KINDS=marker, has nothing to compare)
+      k.diff = k.kernels > 0 and t.kernel_ms > 0 and k.kernel_ms / t.kernel_ms - 1 or nil
+    end
+  end
+  if not row.error then
+    local k1, t1 = row.kreach[1], row.torch_runs[1]
+    row.kernels_kreach = k1.kernels
+    local kms = {}
+    for _, k in ipairs(row.kreach) do
+      if k.kernels ~= k1.kernels then row.count_mismatch = true end
+      kms[#kms + 1] = k.kernel_ms
+    end
+    local ks = stats.summary(kms)
+    row.kernel_ms_kreach = ks.median
+    -- the spread of kreach's own kernel time from run to run, for scale
+    row.kernel_ms_spread = ks.min > 0 and ks.max / ks.min - 1 or nil
+    if t1 then
+      -- counts must agree in every round; times are compared round by round (median difference)
+      row.kernels_torch = t1.kernels
+      local diffs, tms, torch_step = {}, {}, {}
+      for _, k in ipairs(row.kreach) do
+        if k.torch.kernels ~= k1.kernels then row.count_mismatch = true end
+        diffs[#diffs + 1] = k.diff -- (nil, nothing to compare, adds nothing)
+        tms[#tms + 1] = k.torch.kernel_ms
+        torch_step[#torch_step + 1] = k.torch.step_ms
+      end
+      row.kernel_ms_torch = median(tms)
+      row.kernel_ms_diff = median(diffs)
+      row.step_ms_torch = median(torch_step)
+    end
+    row.dropped = 0
+    for _, x in ipairs(row.kreach) do row.dropped = row.dropped + x.dropped end
+    local ps, fs = stats.summary(row.plain_ms), stats.summary(row.profiled_ms)
+    row.step_ms_plain, row.step_ms_profiled = ps.median, fs.median
+    local ratio, lo, hi = stats.ratio_ci(row.profiled_ms, row.plain_ms, { seed = 1 })
+    row.slowdown, row.slowdown_lo, row.slowdown_hi = ratio - 1, lo - 1, hi - 1
+    row.noise = math.max((ps.max - ps.min) / ps.median, (fs.max - fs.min) / fs.median)
+    row.verdict = row.slowdown_hi < 0.03 and "under" or row.slowdown_lo > 0.03 and "over" or "unresolved"
+    row.us_per_kernel = k1.kernels > 0
+      and (row.step_ms_profiled - row.step_ms_plain) * 1e3 / row.kernels_kreach or nil
+    row.slowdown_torch = row.step_ms_torch and row.step_ms_torch / row.step_ms_plain - 1 or nil
+  end
+  return row
+end
+
+-- --alternate: one run a round under `kreach profile` with KREACH_TRACE_ALTERNATE=step, whose
+-- even steps (0, 2, ...) are traced and odd ones not; each untraced step is compared with the
+-- mean of the traced steps either side of it (which cancels a drift of the machine), and the
+-- slowdown is the median of these ratios over all rounds, with its distribution-free 95%
+-- interval (kreach.stats.median_ci)
+local function alternating(run)
+  local row = { name = run.name, ratios = {}, traced_ms = {}, untraced_ms = {}, round_slowdowns = {},
+                dropped = 0, switch_s = 0, ranges = 0, kernels = {} }
+  for _ = 1, rounds do
+    local out, ok = sh("env KREACH_TRACE_ALTERNATE=step " .. runs.profile_command(run, program(run), db, kinds))
+    local r = runs.report_of(out)
+    if not ok or not r then row.error = "the alternating run failed: " .. tail(out); return row end
+    if not r.alternate then row.error = "the trace does not say it alternated: an older libkreach_inject.so?"; return row end
+    local t, n, seen = {}, steps_of(run), 0
+    for i, ms in ("\n" .. out):gmatch("\nstep (%d+) ([%d.]+)") do
+      t[tonumber(i) + 1] = tonumber(ms)
+      seen = seen + 1
+    end
+    for j = 1, n do
+      if not t[j] or seen ~= n then row.error = ("the run's step lines are not steps 0 to %d"):format(n - 1); return row end
+    end
+    if n < 3 then row.error = "--alternate needs 3 steps or more"; return row end
+    local mine = {}
+    for j = 2, n - 1, 2 do
+      local x = (t[j - 1] + t[j + 1]) / 2 / t[j]
+      row.ratios[#row.ratios + 1] = x
+      mine[#mine + 1] = x
+    end
+    for j = 1, n do
+      local into = j % 2 == 1 and row.traced_ms or row.untraced_ms
+      into[#into + 1] = t[j]
+    end
+    row.round_slowdowns[#row.round_slowdowns + 1] = stats.median(mine) - 1
+    row.kernels[#row.kernels + 1] = r.totals.kernels / ((n + 1) // 2)
+    row.dropped = row.dropped + r.totals.dropped
+    row.switch_s = row.switch_s + (r.alternate.switch_s or 0)
+    row.ranges = row.ranges + (r.alternate.ranges or 0)
+  end
+  row.kernels_per_step = stats.median(row.kernels)
+  row.step_ms_untraced, row.step_ms_traced = stats.median(row.untraced_ms), stats.median(row.traced_ms)
+  row.slowdown = stats.median(row.ratios) - 1
+  local lo, hi = stats.median_ci(row.ratios)
+  if not lo then row.error = "too few step pairs for an interval: raise --steps or --rounds"; return row end
+  row.slowdown_lo, row.slowdown_hi = lo - 1, hi - 1
+  row.verdict = row.slowdown_hi < 0.03 and "under" or row.slowdown_lo > 0.03 and "over" or "unresolved"
+  row.us_per_kernel = row.kernels_per_step > 0
+    and row.slowdown * row.step_ms_untraced * 1e3 / row.kernels_per_step or nil
+  row.switch_us = row.ranges > 0 and row.switch_s / row.ranges * 1e6 or nil
+  return row
+end
+
 local rows, failed = {}, 0
 for _, run in ipairs(list.runs) do
   if (only and only[run.name]) or (not only and (all or run.core ~= false)) then
-    local row = { name = run.name, plain_ms = {}, profiled_ms = {}, kreach = {} }
     local t0 = kreach.now()
-    local function note(res, err)
-      if not res and not row.error then row.error = err end
-      return res
-    end
-    -- a round: one plain, one profiled and one torch.profiler run, the profiled one in the
-    -- middle, so that it is next in time to the torch.profiler run it is compared with
-    row.torch_runs = {}
-    for r = 1, rounds do
-      local order = r % 2 == 1 and { "plain", "profiled", "torch" } or { "torch", "profiled", "plain" }
-      if no_torch then order = r % 2 == 1 and { "plain", "profiled" } or { "profiled", "plain" } end
-      local k, t
-      for _, kind in ipairs(order) do
-        if kind == "plain" then
-          local p = note(plain(run))
-          if p then row.plain_ms[#row.plain_ms + 1] = p.step_ms end
-        elseif kind == "profiled" then
-          k = note(profiled(run))
-          if k then
-            row.profiled_ms[#row.profiled_ms + 1] = k.step_ms
-            row.kreach[#row.kreach + 1] = k
-          end
-        else
-          t = note(torch_profiled(run))
-          if t then row.torch_runs[#row.torch_runs + 1] = t end
-        end
-      end
-      if k and t then
-        k.torch = t
-        -- (a run traced without kernels, KREACH_TRACE_KINDS=marker, has nothing to compare)
-        k.diff = k.kernels > 0 and t.kernel_ms > 0 and k.kernel_ms / t.kernel_ms - 1 or nil
-      end
-    end
-    if not row.error then
-      local k1, t1 = row.kreach[1], row.torch_runs[1]
-      row.kernels_kreach = k1.kernels
-      local kms = {}
-      for _, k in ipairs(row.kreach) do
-        if k.kernels ~= k1.kernels then row.count_mismatch = true end
-        kms[#kms + 1] = k.kernel_ms
-      end
-      local ks = stats.summary(kms)
-      row.kernel_ms_kreach = ks.median
-      -- the spread of kreach's own kernel time from run to run, for scale
-      row.kernel_ms_spread = ks.min > 0 and ks.max / ks.min - 1 or nil
-      if t1 then
-        -- counts must agree in every round; times are compared round by round (median difference)
-        row.kernels_torch = t1.kernels
-        local diffs, tms, torch_step = {}, {}, {}
-        for _, k in ipairs(row.kreach) do
-          if k.torch.kernels ~= k1.kernels then row.count_mismatch = true end
-          diffs[#diffs + 1] = k.diff -- (nil, nothing to compare, adds nothing)
-          tms[#tms + 1] = k.torch.kernel_ms
-          torch_step[#torch_step + 1] = k.torch.step_ms
-        end
-        row.kernel_ms_torch = median(tms)
-        row.kernel_ms_diff = median(diffs)
-        row.step_ms_torch = median(torch_step)
-      end
-      row.dropped = 0
-      for _, x in ipairs(row.kreach) do row.dropped = row.dropped + x.dropped end
-      local ps, fs = stats.summary(row.plain_ms), stats.summary(row.profiled_ms)
-      row.step_ms_plain, row.step_ms_profiled = ps.median, fs.median
-      local ratio, lo, hi = stats.ratio_ci(row.profiled_ms, row.plain_ms, { seed = 1 })
-      row.slowdown, row.slowdown_lo, row.slowdown_hi = ratio - 1, lo - 1, hi - 1
-      row.noise = math.max((ps.max - ps.min) / ps.median, (fs.max - fs.min) / fs.median)
-      row.verdict = row.slowdown_hi < 0.03 and "under" or row.slowdown_lo > 0.03 and "over" or "unresolved"
-      row.us_per_kernel = k1.kernels > 0
-        and (row.step_ms_profiled - row.step_ms_plain) * 1e3 / row.kernels_kreach or nil
-      row.slowdown_torch = row.step_ms_torch and row.step_ms_torch / row.step_ms_plain - 1 or nil
-    else
-      failed = failed + 1
-    end
+    local row = alternate and alternating(run) or compare(run)
+    if row.error then failed = failed + 1 end
     row.wall_s = kreach.now() - t0
     rows[#rows + 1] = row
     io.stderr:write(("checked %s in %.1f s%s\n"):format(run.name, row.wall_s, row.error and (": " .. row.error) or ""))
@@ -242,39 +309,72 @@ local function pct(x, target)
   if not x then return "-" end
   return ("%+.2f%%%s"):format(100 * x, (target and math.abs(x) > target) and "*" or "")
 end
-print(("%d rounds of plain, profiled%s runs, %s measured steps a run, KREACH_TRACE_KINDS %s, %s, on %s"):format(rounds,
-  no_torch and "" or " and torch.profiler", steps and tostring(steps) or "list.json's", kinds or "unset (all)",
-  pin and ("pinned to CPUs " .. pin) or "not pinned", kreach.device().name))
-print(("%-20s %9s %9s %10s %10s %9s %8s %10s %10s %7s %10s %19s %9s %-10s %10s %7s"):format("workload", "kernels", "(torch)", "kernel ms",
-  "(torch)", "diff", "spread", "step ms", "profiled", "noise", "slowdown", "(95% interval)", "us/kernel", "vs 3%", "torch.prof", "dropped"))
-local diffs, slows, verdicts = {}, {}, { under = 0, over = 0, unresolved = 0 }
-for _, r in ipairs(rows) do
-  if r.error then
-    print(("%-20s FAILED %s"):format(r.name, r.error))
-  else
-    if r.kernel_ms_diff then diffs[#diffs + 1] = math.abs(r.kernel_ms_diff) end
-    slows[#slows + 1] = r.slowdown
-    verdicts[r.verdict] = verdicts[r.verdict] + 1
-    print(("%-20s %9s %9s %10.3f %10s %9s %8s %10.3f %10.3f %7s %10s %19s %9s %-10s %10s %7d"):format(r.name,
-      ("%s%.1f"):format(r.count_mismatch and "!" or "", r.kernels_kreach),
-      r.kernels_torch and ("%.1f"):format(r.kernels_torch) or "-",
-      r.kernel_ms_kreach, r.kernel_ms_torch and ("%.3f"):format(r.kernel_ms_torch) or "-",
-      pct(r.kernel_ms_diff, 0.02), pct(r.kernel_ms_spread), r.step_ms_plain, r.step_ms_profiled,
-      ("%.1f%%"):format(100 * r.noise), pct(r.slowdown), ("[%+.2f%%, %+.2f%%]"):format(100 * r.slowdown_lo, 100 * r.slowdown_hi),
-      r.us_per_kernel and ("%.2f"):format(r.us_per_kernel) or "-", r.verdict,
-      pct(r.slowdown_torch), r.dropped))
+local function print_alternating()
+  print(("%d rounds of one run with KREACH_TRACE_ALTERNATE=step (even steps traced, odd not), %s measured steps a run, KREACH_TRACE_KINDS %s, %s, on %s"):format(
+    rounds, steps and tostring(steps) or "list.json's", kinds or "unset (all)", pin and ("pinned to CPUs " .. pin) or "not pinned",
+    kreach.device().name))
+  print(("%-20s %9s %7s %10s %10s %10s %19s %19s %9s %9s %-10s %7s"):format("workload", "kernels", "pairs", "untraced",
+    "traced", "slowdown", "(95% interval)", "(rounds' range)", "us/kernel", "switch us", "vs 3%", "dropped"))
+  local slows, verdicts = {}, { under = 0, over = 0, unresolved = 0 }
+  for _, r in ipairs(rows) do
+    if r.error then
+      print(("%-20s FAILED %s"):format(r.name, r.error))
+    else
+      slows[#slows + 1] = r.slowdown
+      verdicts[r.verdict] = verdicts[r.verdict] + 1
+      local rs = stats.summary(r.round_slowdowns)
+      print(("%-20s %9.1f %7d %10.3f %10.3f %10s %19s %19s %9s %9s %-10s %7d"):format(r.name, r.kernels_per_step, #r.ratios,
+        r.step_ms_untraced, r.step_ms_traced, pct(r.slowdown),
+        ("[%+.2f%%, %+.2f%%]"):format(100 * r.slowdown_lo, 100 * r.slowdown_hi),
+        ("[%+.2f%%, %+.2f%%]"):format(100 * rs.min, 100 * rs.max),
+        r.us_per_kernel and ("%.2f"):format(r.us_per_kernel) or "-", r.switch_us and ("%.1f"):format(r.switch_us) or "-",
+        r.verdict, r.dropped))
+    end
+  end
+  if #rows > failed then
+    table.sort(slows)
+    print(("slowdown median %+.2f%%, largest %+.2f%%; against 3%%: %d under, %d over, %d unresolved"):format(
+      100 * median(slows), 100 * slows[#slows], verdicts.under, verdicts.over, verdicts.unresolved))
   end
 end
-if #rows > failed then
-  table.sort(diffs); table.sort(slows)
-  print(("largest kernel-time difference %s (target 2%%); slowdown median %+.2f%%, largest %+.2f%%; "
-    .. "against 3%%: %d under, %d over, %d unresolved"):format(diffs[1] and ("%.2f%%"):format(100 * diffs[#diffs]) or "-",
-    100 * median(slows), 100 * slows[#slows], verdicts.under, verdicts.over, verdicts.unresolved))
+
+local function print_compared()
+  print(("%d rounds of plain, profiled%s runs, %s measured steps a run, KREACH_TRACE_KINDS %s, %s, on %s"):format(rounds,
+    no_torch and "" or " and torch.profiler", steps and tostring(steps) or "list.json's", kinds or "unset (all)",
+    pin and ("pinned to CPUs " .. pin) or "not pinned", kreach.device().name))
+  print(("%-20s %9s %9s %10s %10s %9s %8s %10s %10s %7s %10s %19s %9s %-10s %10s %7s"):format("workload", "kernels", "(torch)", "kernel ms",
+    "(torch)", "diff", "spread", "step ms", "profiled", "noise", "slowdown", "(95% interval)", "us/kernel", "vs 3%", "torch.prof", "dropped"))
+  local diffs, slows, verdicts = {}, {}, { under = 0, over = 0, unresolved = 0 }
+  for _, r in ipairs(rows) do
+    if r.error then
+      print(("%-20s FAILED %s"):format(r.name, r.error))
+    else
+      if r.kernel_ms_diff then diffs[#diffs + 1] = math.abs(r.kernel_ms_diff) end
+      slows[#slows + 1] = r.slowdown
+      verdicts[r.verdict] = verdicts[r.verdict] + 1
+      print(("%-20s %9s %9s %10.3f %10s %9s %8s %10.3f %10.3f %7s %10s %19s %9s %-10s %10s %7d"):format(r.name,
+        ("%s%.1f"):format(r.count_mismatch and "!" or "", r.kernels_kreach),
+        r.kernels_torch and ("%.1f"):format(r.kernels_torch) or "-",
+        r.kernel_ms_kreach, r.kernel_ms_torch and ("%.3f"):format(r.kernel_ms_torch) or "-",
+        pct(r.kernel_ms_diff, 0.02), pct(r.kernel_ms_spread), r.step_ms_plain, r.step_ms_profiled,
+        ("%.1f%%"):format(100 * r.noise), pct(r.slowdown), ("[%+.2f%%, %+.2f%%]"):format(100 * r.slowdown_lo, 100 * r.slowdown_hi),
+        r.us_per_kernel and ("%.2f"):format(r.us_per_kernel) or "-", r.verdict,
+        pct(r.slowdown_torch), r.dropped))
+    end
+  end
+  if #rows > failed then
+    table.sort(diffs); table.sort(slows)
+    print(("largest kernel-time difference %s (target 2%%); slowdown median %+.2f%%, largest %+.2f%%; "
+      .. "against 3%%: %d under, %d over, %d unresolved"):format(diffs[1] and ("%.2f%%"):format(100 * diffs[#diffs]) or "-",
+      100 * median(slows), 100 * slows[#slows], verdicts.under, verdicts.over, verdicts.unresolved))
+  end
 end
+
+if alternate then print_alternating() else print_compared() end
 if json_out then
   local f = assert(io.open(json_out, "w"))
   f:write(cjson.encode({ device = kreach.device().name, rounds = rounds, steps = steps or "list", kinds = kinds,
-    torch = not no_torch, pin = pin, rows = rows }), "\n")
+    torch = not no_torch and not alternate, pin = pin, alternate = alternate, rows = rows }), "\n")
   f:close()
 end
 os.exit(failed == 0 and 0 or 1)

@@ -7,6 +7,7 @@
 #include "kr_inject_fmt.h"
 
 #include <cupti.h>
+#include <generated_nvtx_meta.h>
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define KR_INJECT_EXPORT __attribute__((visibility("default")))
@@ -75,6 +77,21 @@ static struct {
     range_node *ranges[RANGE_BUCKETS];
     int reported_iter;
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+
+/* KREACH_TRACE_ALTERNATE=NAME, a measuring aid: the kinds other than marker are traced only from
+ * the 1st, 3rd, 5th... push of an NVTX range called NAME to the next push, so that a program's
+ * steps alternate traced and untraced within one process and their times can be compared pair by
+ * pair (experiments/profiler_check.lua --alternate). The switching runs in the program's thread,
+ * inside NVTX's call; its own lock, since g.mu can be held for a whole buffer. */
+static struct {
+    pthread_mutex_t mu;
+    char *name;       /* NULL: not alternating */
+    unsigned kinds;   /* the CUPTI kinds switched: what was enabled, less marker */
+    int on;           /* whether they are enabled now */
+    uint64_t ranges;  /* pushes of NAME seen */
+    uint64_t switch_ns;
+    int failed;
+} alt = {.mu = PTHREAD_MUTEX_INITIALIZER, .on = 1};
 
 static atomic_int init_phase; /* 0 not started, 1 in progress, 2 done */
 static atomic_int finished;
@@ -374,6 +391,13 @@ static void finish(void) {
     if (dr == CUPTI_SUCCESS)
         g.n.dropped += dropped;
     g.n.end_ns = end_ns;
+    if (alt.name) {
+        pthread_mutex_lock(&alt.mu);
+        g.n.alternate = 1;
+        g.n.alternate_ranges = alt.ranges;
+        g.n.switch_ns = alt.switch_ns;
+        pthread_mutex_unlock(&alt.mu);
+    }
     size_t open_ranges = ranges_open();
     kr_inject_line_footer(&g.out, &g.n);
     write_out();
@@ -398,9 +422,81 @@ __attribute__((destructor)) static void on_unload(void) { finish(); }
 
 /* ---- start-up ---- */
 
+/* The activity kinds behind the KR_TRACE_* bits, marker last. */
+static const struct {
+    unsigned bit;
+    CUpti_ActivityKind kind;
+    const char *name;
+} kind_table[] = {
+    {KR_TRACE_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL"},
+    {KR_TRACE_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},
+    {KR_TRACE_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
+    {KR_TRACE_MARKER, CUPTI_ACTIVITY_KIND_MARKER, "MARKER"},
+};
+#define N_KINDS (sizeof kind_table / sizeof kind_table[0])
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The ASCII message of a pushed range, or NULL. */
+static const char *pushed_name(CUpti_CallbackId cbid, const CUpti_NvtxData *d) {
+    const nvtxEventAttributes_t *ea = NULL;
+    if (!d || !d->functionParams)
+        return NULL;
+    switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxRangePushA:
+        return ((const nvtxRangePushA_params *)d->functionParams)->message;
+    case CUPTI_CBID_NVTX_nvtxRangePushEx:
+        ea = ((const nvtxRangePushEx_params *)d->functionParams)->eventAttrib;
+        break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
+        ea = ((const nvtxDomainRangePushEx_params *)d->functionParams)->core.eventAttrib;
+        break;
+    default:
+        return NULL;
+    }
+    return ea && ea->messageType == NVTX_MESSAGE_TYPE_ASCII ? ea->message.ascii : NULL;
+}
+
+/* A push of a range called alt.name: the odd ones (1st, 3rd...) turn the switched kinds on, the
+ * even ones off. */
+static void alternate_on_push(const char *name) {
+    if (!name || strcmp(name, alt.name) != 0)
+        return;
+    pthread_mutex_lock(&alt.mu);
+    uint64_t t0 = mono_ns();
+    alt.ranges++;
+    int want = (alt.ranges & 1) != 0;
+    if (want != alt.on && !alt.failed) {
+        for (size_t i = 0; i < N_KINDS; i++) {
+            if (!(alt.kinds & kind_table[i].bit))
+                continue;
+            CUptiResult r = want ? cuptiActivityEnable(kind_table[i].kind)
+                                 : cuptiActivityDisable(kind_table[i].kind);
+            if (r != CUPTI_SUCCESS && !alt.failed) {
+                alt.failed = 1;
+                say("KREACH_TRACE_ALTERNATE: cuptiActivity%s(%s) failed: %s; the kinds stay as "
+                    "they are from here on", want ? "Enable" : "Disable", kind_table[i].name,
+                    cupti_string(r));
+            }
+        }
+        alt.on = want;
+    }
+    alt.switch_ns += mono_ns() - t0;
+    pthread_mutex_unlock(&alt.mu);
+}
+
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *data) {
     (void)userdata;
+    if (domain == CUPTI_CB_DOMAIN_NVTX) {
+        if (alt.name)
+            alternate_on_push(pushed_name(cbid, data));
+        return;
+    }
     if (domain != CUPTI_CB_DOMAIN_RESOURCE || cbid != CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
         return;
     const CUpti_ResourceData *rd = data;
@@ -452,15 +548,15 @@ static int open_trace(const char *tmpl) {
         return -1;
     g.fd = open(g.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (g.fd < 0 && errno == EEXIST) {
-        char *alt = malloc(strlen(g.path) + 24);
-        if (alt) {
-            sprintf(alt, "%s.%ld", g.path, (long)g.pid);
-            g.fd = open(alt, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        char *other = malloc(strlen(g.path) + 24);
+        if (other) {
+            sprintf(other, "%s.%ld", g.path, (long)g.pid);
+            g.fd = open(other, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
             if (g.fd >= 0)
                 say("%s exists; this process (pid %ld) writes its trace to %s", g.path,
-                    (long)g.pid, alt);
+                    (long)g.pid, other);
             free(g.path);
-            g.path = alt;
+            g.path = other;
         }
     }
     if (g.fd < 0) {
@@ -521,19 +617,36 @@ static void start(void) {
         give_up(sub);
         return;
     }
-    static const struct { unsigned bit; CUpti_ActivityKind kind; const char *what; } table[] = {
-        {KR_TRACE_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "cuptiActivityEnable(CONCURRENT_KERNEL)"},
-        {KR_TRACE_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "cuptiActivityEnable(MEMCPY)"},
-        {KR_TRACE_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "cuptiActivityEnable(MEMSET)"},
-        {KR_TRACE_MARKER, CUPTI_ACTIVITY_KIND_MARKER, "cuptiActivityEnable(MARKER)"},
-    };
     unsigned enabled = 0;
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if ((kinds & table[i].bit) && ok(cuptiActivityEnable(table[i].kind), table[i].what))
-            enabled |= table[i].bit;
+    for (size_t i = 0; i < N_KINDS; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "cuptiActivityEnable(%s)", kind_table[i].name);
+        if ((kinds & kind_table[i].bit) && ok(cuptiActivityEnable(kind_table[i].kind), what))
+            enabled |= kind_table[i].bit;
+    }
     if (!enabled) {
         give_up(sub);
         return;
+    }
+    const char *alternate = getenv("KREACH_TRACE_ALTERNATE");
+    if (alternate && *alternate) {
+        static const CUpti_CallbackId pushes[] = {CUPTI_CBID_NVTX_nvtxRangePushA,
+                                                  CUPTI_CBID_NVTX_nvtxRangePushEx,
+                                                  CUPTI_CBID_NVTX_nvtxDomainRangePushEx};
+        int subscribed = 1;
+        for (size_t i = 0; i < sizeof pushes / sizeof pushes[0]; i++)
+            subscribed &= ok(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_NVTX, pushes[i]),
+                             "cuptiEnableCallback(NVTX range push)");
+        alt.name = subscribed ? strdup(alternate) : NULL;
+        alt.kinds = enabled & ~(unsigned)KR_TRACE_MARKER;
+        if (!alt.name || !alt.kinds) {
+            say("KREACH_TRACE_ALTERNATE=%s: %s; not tracing", alternate,
+                !alt.name ? "cannot follow NVTX's ranges" : "nothing to alternate (only marker is traced)");
+            free(alt.name);
+            alt.name = NULL;
+            give_up(sub);
+            return;
+        }
     }
 
     uint32_t version = 0;
@@ -542,7 +655,7 @@ static void start(void) {
     ok(cuptiGetTimestamp(&start_ns), "cuptiGetTimestamp");
     pthread_mutex_lock(&g.mu);
     kr_jbuf_reserve(&g.out, OUT_FLUSH_BYTES + 4096);
-    kr_inject_line_header(&g.out, (long)g.pid, version, start_ns, enabled);
+    kr_inject_line_header(&g.out, (long)g.pid, version, start_ns, enabled, alt.name);
     write_out();
     g.state = ST_RUNNING;
     pthread_mutex_unlock(&g.mu);

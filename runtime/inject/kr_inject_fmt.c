@@ -232,7 +232,7 @@ int kr_inject_parse_kinds(const char *spec, unsigned *mask, char *bad, size_t ba
 }
 
 void kr_inject_line_header(kr_jbuf *b, long pid, uint32_t cupti_version, uint64_t start_ns,
-                           unsigned kinds) {
+                           unsigned kinds, const char *alternate) {
     kr_jbuf_cstr(b, "{\"type\":\"header\",\"version\":1,\"pid\":");
     kr_jbuf_i64(b, pid);
     key_u64(b, ",\"cupti_version\":", cupti_version);
@@ -247,7 +247,12 @@ void kr_inject_line_header(kr_jbuf *b, long pid, uint32_t cupti_version, uint64_
         kr_jbuf_json_string(b, kind_names[i]);
         first = 0;
     }
-    kr_jbuf_raw(b, "]}\n", 3);
+    kr_jbuf_raw(b, "]", 1);
+    if (alternate) {
+        kr_jbuf_cstr(b, ",\"alternate\":");
+        kr_jbuf_json_string(b, alternate);
+    }
+    kr_jbuf_raw(b, "}\n", 2);
 }
 
 void kr_inject_line_kernel(kr_jbuf *b, const kr_inject_kernel *k, const char *names_json,
@@ -315,5 +320,9 @@ void kr_inject_line_footer(kr_jbuf *b, const kr_inject_totals *t) {
     key_u64(b, ",\"dropped\":", t->dropped);
     key_u64(b, ",\"buffers\":", t->buffers);
     key_u64(b, ",\"end_ns\":", t->end_ns);
+    if (t->alternate) {
+        key_u64(b, ",\"alternate_ranges\":", t->alternate_ranges);
+        key_u64(b, ",\"switch_ns\":", t->switch_ns);
+    }
     kr_jbuf_raw(b, "}\n", 2);
 }

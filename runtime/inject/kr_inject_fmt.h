@@ -62,11 +62,16 @@ typedef struct kr_inject_kernel {
 
 typedef struct kr_inject_totals {
     uint64_t kernels, memcpys, memsets, ranges, dropped, buffers, end_ns;
+    /* KREACH_TRACE_ALTERNATE: whether it was set; the ranges of its name seen, and the time the
+     * switching of the traced kinds took in the program's threads */
+    int alternate;
+    uint64_t alternate_ranges, switch_ns;
 } kr_inject_totals;
 
-/* kinds: the KR_TRACE_* mask being traced, written as a "kinds" array of names. */
+/* kinds: the KR_TRACE_* mask being traced, written as a "kinds" array of names. alternate: the
+ * range name of KREACH_TRACE_ALTERNATE, written as "alternate", or NULL (no key). */
 void kr_inject_line_header(kr_jbuf *b, long pid, uint32_t cupti_version, uint64_t start_ns,
-                           unsigned kinds);
+                           unsigned kinds, const char *alternate);
 /* names_json: what kr_inject_names_json produced for the kernel's name (cached by the caller). */
 void kr_inject_line_kernel(kr_jbuf *b, const kr_inject_kernel *k, const char *names_json,
                            size_t names_len);
@@ -78,6 +83,7 @@ void kr_inject_line_memset(kr_jbuf *b, uint64_t start, uint64_t end, uint64_t by
 /* domain: NULL for NVTX's default domain, and then no "domain" key is written. */
 void kr_inject_line_range(kr_jbuf *b, const char *name, const char *domain, uint64_t start,
                           uint64_t end);
+/* With t->alternate, also "alternate_ranges" and "switch_ns". */
 void kr_inject_line_footer(kr_jbuf *b, const kr_inject_totals *t);
 
 #endif

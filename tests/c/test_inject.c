@@ -122,15 +122,21 @@ static void kinds(void) {
 
 static void records(void) {
     kr_jbuf b = {0};
-    kr_inject_line_header(&b, 123, 130001, 1000, KR_TRACE_ALL);
+    kr_inject_line_header(&b, 123, 130001, 1000, KR_TRACE_ALL, NULL);
     CHECK_STR(kr_jbuf_text(&b), "{\"type\":\"header\",\"version\":1,\"pid\":123,"
                                 "\"cupti_version\":130001,\"start_ns\":1000,"
                                 "\"kinds\":[\"kernel\",\"memcpy\",\"memset\",\"marker\"]}\n");
     b.len = 0;
-    kr_inject_line_header(&b, 7, 130001, 2, KR_TRACE_KERNEL | KR_TRACE_MARKER);
+    kr_inject_line_header(&b, 7, 130001, 2, KR_TRACE_KERNEL | KR_TRACE_MARKER, NULL);
     CHECK_STR(kr_jbuf_text(&b), "{\"type\":\"header\",\"version\":1,\"pid\":7,"
                                 "\"cupti_version\":130001,\"start_ns\":2,"
                                 "\"kinds\":[\"kernel\",\"marker\"]}\n");
+    b.len = 0;
+    kr_inject_line_header(&b, 7, 130001, 2, KR_TRACE_ALL, "st\"ep");
+    CHECK_STR(kr_jbuf_text(&b), "{\"type\":\"header\",\"version\":1,\"pid\":7,"
+                                "\"cupti_version\":130001,\"start_ns\":2,"
+                                "\"kinds\":[\"kernel\",\"memcpy\",\"memset\",\"marker\"],"
+                                "\"alternate\":\"st\\\"ep\"}\n");
     b.len = 0;
     kr_inject_kernel k = {.start = 5000, .end = 7000, .device = 0, .context = 1, .stream = 7,
                           .correlation = 123, .grid = {4, 2, 1}, .block = {256, 1, 1},
@@ -165,6 +171,14 @@ static void records(void) {
     kr_inject_line_footer(&b, &t);
     CHECK_STR(kr_jbuf_text(&b), "{\"type\":\"footer\",\"kernels\":25,\"memcpys\":2,\"memsets\":1,"
                                 "\"ranges\":6,\"dropped\":0,\"buffers\":3,\"end_ns\":99}\n");
+    b.len = 0;
+    t.alternate = 1;
+    t.alternate_ranges = 10;
+    t.switch_ns = 12345;
+    kr_inject_line_footer(&b, &t);
+    CHECK_STR(kr_jbuf_text(&b), "{\"type\":\"footer\",\"kernels\":25,\"memcpys\":2,\"memsets\":1,"
+                                "\"ranges\":6,\"dropped\":0,\"buffers\":3,\"end_ns\":99,"
+                                "\"alternate_ranges\":10,\"switch_ns\":12345}\n");
     kr_jbuf_free(&b);
 }
 

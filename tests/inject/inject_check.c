@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 static const char *lib, *target;
+static const char *alternate; /* KREACH_TRACE_ALTERNATE for the next run_target, or NULL */
 static char dir[256];
 
 /* ---- a strict JSON validator, so that every line is known to parse ---- */
@@ -189,6 +190,10 @@ static int run_target(const char *tag, const char *trace, const char *arg, pid_t
         unsetenv("KREACH_INJECT_VERBOSE");
         unsetenv("KREACH_INJECT_BUFFER_MB");
         unsetenv("KREACH_TRACE_KINDS"); /* every kind: the checks expect all four */
+        if (alternate)
+            setenv("KREACH_TRACE_ALTERNATE", alternate, 1);
+        else
+            unsetenv("KREACH_TRACE_ALTERNATE");
         execl(target, target, arg, (char *)NULL);
         perror(target);
         _exit(127);
@@ -383,6 +388,74 @@ static void check_trace(const char *tag, const char *path, pid_t pid) {
     free(text);
 }
 
+/* KREACH_TRACE_ALTERNATE=step: kernels, memcpys and memsets are traced from the 1st, 3rd and 5th
+ * "step" push to the next push, ranges always. The target's copy and memset come before the first
+ * step (traced: nothing is switched before it) and its last copy after the 5th (traced). */
+static void check_alternate(const char *tag, const char *path) {
+    int failures_before = kr_test_failures;
+    char *text = slurp(path, NULL);
+    if (!text) {
+        fprintf(stderr, "%s: no trace at %s\n", tag, path);
+        CHECK(!"trace written");
+        return;
+    }
+    enum { MAXR = 64, MAXK = 256 };
+    span steps[MAXR];
+    uint64_t kstart[MAXK];
+    int n_steps = 0, n_kernels = 0, n_memcpy = 0, n_memset = 0;
+    char *header = NULL, *footer = NULL;
+    for (char *line = text, *nl; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (!nl)
+            break;
+        *nl = 0;
+        const char *type = str(line, "type");
+        if (!strcmp(type, "header")) {
+            header = line;
+        } else if (!strcmp(type, "footer")) {
+            footer = line;
+        } else if (!strcmp(type, "kernel")) {
+            if (n_kernels < MAXK)
+                kstart[n_kernels] = num(line, "start");
+            n_kernels++;
+        } else if (!strcmp(type, "memcpy")) {
+            n_memcpy++;
+        } else if (!strcmp(type, "memset")) {
+            n_memset++;
+        } else if (!strcmp(type, "range") && !strcmp(str(line, "name"), "step")) {
+            if (n_steps < MAXR)
+                steps[n_steps] = (span){num(line, "start"), num(line, "end")};
+            n_steps++;
+        }
+    }
+    CHECK(header && !strcmp(str(header, "alternate"), "step"));
+    CHECK_INT(n_steps, INJ_STEPS);
+    int traced_steps = (INJ_STEPS + 1) / 2;
+    CHECK_INT(n_kernels, traced_steps * (INJ_ADD_PER_STEP + INJ_SCALE_PER_STEP));
+    CHECK_INT(n_memcpy, 2);
+    CHECK_INT(n_memset, 1);
+    /* ranges arrive in the order they end, which is the order of the steps here */
+    for (int i = 0; i < n_kernels && i < MAXK; i++) {
+        int in = -1;
+        for (int r = 0; r < n_steps && r < MAXR; r++)
+            if (kstart[i] >= steps[r].start && kstart[i] <= steps[r].end)
+                in = r;
+        CHECK(in >= 0 && in % 2 == 0);
+    }
+    CHECK(footer != NULL);
+    if (footer) {
+        CHECK_INT(num(footer, "kernels"), n_kernels);
+        CHECK_INT(num(footer, "alternate_ranges"), INJ_STEPS);
+        CHECK(has(footer, "switch_ns") && num(footer, "switch_ns") > 0);
+    }
+    if (kr_test_failures != failures_before)
+        show_stderr(tag);
+    else
+        printf("%s: %d kernels in the odd ones of %d steps, %d memcpys, %d memsets: ok\n", tag,
+               n_kernels, n_steps, n_memcpy, n_memset);
+    free(text);
+}
+
 static int stderr_contains(const char *tag, const char *needle) {
     char errpath[512];
     snprintf(errpath, sizeof errpath, "%s/%s.err", dir, tag);
@@ -445,7 +518,17 @@ int main(int argc, char **argv) {
     snprintf(alt, sizeof alt, "%s.%ld", a, (long)pid);
     check_trace("exists", alt, pid);
 
-    /* 4. no KREACH_TRACE_FILE: one line, and the program runs as usual */
+    /* 4. KREACH_TRACE_ALTERNATE=step: every other step traced */
+    char c[512];
+    snprintf(c, sizeof c, "%s/c.jsonl", dir);
+    alternate = "step";
+    rc = run_target("alternate", c, NULL, &pid);
+    alternate = NULL;
+    CHECK_INT(rc, 0);
+    CHECK(stderr_empty("alternate"));
+    check_alternate("alternate", c);
+
+    /* 5. no KREACH_TRACE_FILE: one line, and the program runs as usual */
     rc = run_target("unset", NULL, NULL, &pid);
     CHECK_INT(rc, 0);
     CHECK(stderr_contains("unset", "kreach_inject: KREACH_TRACE_FILE is not set; not tracing\n"));

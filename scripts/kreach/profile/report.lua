@@ -59,6 +59,16 @@ function M.not_traced(t)
   return out[1] and out or nil
 end
 
+-- alternate(trace) -> { range =, ranges =, switch_s = } when the library traced kernels, memcpys
+-- and memsets in every other range of that name only (KREACH_TRACE_ALTERNATE, a measuring aid
+-- for the profiler's own cost), else nil.
+function M.alternate(t)
+  local h, f = t.meta and t.meta.header, t.meta and t.meta.footer
+  if not (h and h.alternate) then return nil end
+  return { range = h.alternate, ranges = f and f.alternate_ranges,
+           switch_s = f and f.switch_ns and f.switch_ns / 1e9 }
+end
+
 -- build(trace[, opts]) -> report. opts: rules (a list, default classify.RULES), addressable (a
 -- policy { family = bool }), speedups ({ family = s }: adds the projection). A trace without a
 -- window is measured over its default window (kreach.profile.trace.select without a range).
@@ -107,7 +117,7 @@ function M.build(trace, opts)
   local rep = {
     source = t.source, path = t.meta and t.meta.path, workload = t.workload, knobs = t.knobs,
     command = t.command, device = t.device, exit = t.meta and t.meta.exit, run_s = t.meta and t.meta.run_s,
-    partial = t.meta and t.meta.partial or nil, not_traced = M.not_traced(t),
+    partial = t.meta and t.meta.partial or nil, not_traced = M.not_traced(t), alternate = M.alternate(t),
     selection = sel.range and { range = sel.range, skip = sel.skip, selected = sel.selected, total = sel.total } or nil,
     window_ns = t.window, wall_s = wall_s,
     totals = { kernels = #(t.kernels or {}), memops = #(t.memops or {}), dropped = t.dropped or 0,
@@ -270,6 +280,9 @@ local function header(rep, out)
   if rep.partial then out[#out + 1] = "warning: partial trace (no footer): the program did not exit normally" end
   if rep.not_traced then
     out[#out + 1] = ("note: %s not traced (KREACH_TRACE_KINDS): the report leaves them out"):format(table.concat(rep.not_traced, ", "))
+  end
+  if rep.alternate then
+    out[#out + 1] = ("note: kernels and memory operations traced in every other '%s' range only (KREACH_TRACE_ALTERNATE): the totals hold the traced half"):format(rep.alternate.range)
   end
   out[#out + 1] = ("GPU busy: %s of the wall (kernels and memory operations, concurrent streams once); summed GPU time %s %s (kernels %s, memory %s)"):format(
     pct(tt.busy_frac), ms(tt.gpu_s), unit_name, ms(tt.kernel_s), ms(tt.memop_s))

@@ -180,6 +180,13 @@ function M.read_kreach(path, opts)
           end
           t.meta.header.kinds = kinds
         end
+        -- KREACH_TRACE_ALTERNATE: kernels, memcpys and memsets traced in every other range of this name
+        if obj.alternate ~= nil then
+          if type(obj.alternate) ~= "string" or obj.alternate == "" then
+            return fail("the header's 'alternate' is not a range name")
+          end
+          t.meta.header.alternate = obj.alternate
+        end
         if type(obj.device) == "table" then t.device = obj.device end
         if type(obj.command) == "table" then t.command = obj.command end
       elseif footer then
@@ -195,7 +202,8 @@ function M.read_kreach(path, opts)
           end
         end
         t.dropped = num(obj.dropped) or 0
-        t.meta.footer = { buffers = num(obj.buffers), end_ns = exact_int(line, "end_ns") }
+        t.meta.footer = { buffers = num(obj.buffers), end_ns = exact_int(line, "end_ns"),
+                          alternate_ranges = num(obj.alternate_ranges), switch_ns = num(obj.switch_ns) }
       elseif type(ty) ~= "string" then
         return fail("a record without a 'type'")
       elseif ty == "header" then
