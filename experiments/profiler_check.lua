@@ -40,10 +40,11 @@
 -- ranges in all), and each untraced step is compared with the mean of the traced steps either
 -- side of it. Printed: kernels a traced step, the step pairs compared, the median untraced and
 -- traced step, the slowdown (the median of the pairs' ratios) with its distribution-free 95%
--- interval, the range of the rounds' own medians, the time added a kernel, and the mean time the
--- library took to switch tracing on or off at a step's start (inside the step: on and off cost
--- the traced and the untraced steps alike). It measures tracing against CUPTI attached but idle;
--- plain runs against profiled ones (the default) measure attaching as well.
+-- interval, the range of the rounds' own medians, the time added a kernel, the mean time the
+-- library took to switch tracing on (at a traced step's start) and off (at an untraced one's),
+-- and the slowdown before those times were taken out of the steps ("raw"; switching is the
+-- measurement's own cost: a profiled run switches nothing). It measures tracing against CUPTI
+-- attached but idle; plain runs against profiled ones (the default) measure attaching as well.
 local kreach = require "kreach"
 kreach.skip_without_device()
 local cjson = require "cjson"
@@ -247,8 +248,8 @@ end
 -- slowdown is the median of these ratios over all rounds, with its distribution-free 95%
 -- interval (kreach.stats.median_ci)
 local function alternating(run)
-  local row = { name = run.name, ratios = {}, traced_ms = {}, untraced_ms = {}, round_slowdowns = {},
-                dropped = 0, switch_s = 0, ranges = 0, kernels = {} }
+  local row = { name = run.name, ratios = {}, raw_ratios = {}, traced_ms = {}, untraced_ms = {}, round_slowdowns = {},
+                dropped = 0, kernels = {}, on_us = {}, off_us = {} }
   for _ = 1, rounds do
     local out, ok = sh("env KREACH_TRACE_ALTERNATE=step " .. runs.profile_command(run, program(run), db, kinds))
     local r = runs.report_of(out)
@@ -263,10 +264,18 @@ local function alternating(run)
       if not t[j] or seen ~= n then row.error = ("the run's step lines are not steps 0 to %d"):format(n - 1); return row end
     end
     if n < 3 then row.error = "--alternate needs 3 steps or more"; return row end
+    -- the library's switching is timed inside the steps (on at a traced step's start but the
+    -- first's, off at an untraced one's); it is taken out of each, so the ratios compare tracing
+    local a = r.alternate
+    local on = (a.switches_on or 0) > 0 and a.switch_on_s / a.switches_on * 1e3 or 0
+    local off = (a.switches_off or 0) > 0 and a.switch_off_s / a.switches_off * 1e3 or 0
+    row.on_us[#row.on_us + 1], row.off_us[#row.off_us + 1] = on * 1e3, off * 1e3
+    local function traced(j) return t[j] - (j > 1 and on or 0) end
     local mine = {}
     for j = 2, n - 1, 2 do
-      local x = (t[j - 1] + t[j + 1]) / 2 / t[j]
+      local x = (traced(j - 1) + traced(j + 1)) / 2 / (t[j] - off)
       row.ratios[#row.ratios + 1] = x
+      row.raw_ratios[#row.raw_ratios + 1] = (t[j - 1] + t[j + 1]) / 2 / t[j]
       mine[#mine + 1] = x
     end
     for j = 1, n do
@@ -276,19 +285,18 @@ local function alternating(run)
     row.round_slowdowns[#row.round_slowdowns + 1] = stats.median(mine) - 1
     row.kernels[#row.kernels + 1] = r.totals.kernels / ((n + 1) // 2)
     row.dropped = row.dropped + r.totals.dropped
-    row.switch_s = row.switch_s + (r.alternate.switch_s or 0)
-    row.ranges = row.ranges + (r.alternate.ranges or 0)
   end
   row.kernels_per_step = stats.median(row.kernels)
   row.step_ms_untraced, row.step_ms_traced = stats.median(row.untraced_ms), stats.median(row.traced_ms)
   row.slowdown = stats.median(row.ratios) - 1
+  row.slowdown_raw = stats.median(row.raw_ratios) - 1
   local lo, hi = stats.median_ci(row.ratios)
   if not lo then row.error = "too few step pairs for an interval: raise --steps or --rounds"; return row end
   row.slowdown_lo, row.slowdown_hi = lo - 1, hi - 1
   row.verdict = row.slowdown_hi < 0.03 and "under" or row.slowdown_lo > 0.03 and "over" or "unresolved"
   row.us_per_kernel = row.kernels_per_step > 0
     and row.slowdown * row.step_ms_untraced * 1e3 / row.kernels_per_step or nil
-  row.switch_us = row.ranges > 0 and row.switch_s / row.ranges * 1e6 or nil
+  row.switch_on_us, row.switch_off_us = stats.median(row.on_us), stats.median(row.off_us)
   return row
 end
 
@@ -313,8 +321,8 @@ local function print_alternating()
   print(("%d rounds of one run with KREACH_TRACE_ALTERNATE=step (even steps traced, odd not), %s measured steps a run, KREACH_TRACE_KINDS %s, %s, on %s"):format(
     rounds, steps and tostring(steps) or "list.json's", kinds or "unset (all)", pin and ("pinned to CPUs " .. pin) or "not pinned",
     kreach.device().name))
-  print(("%-20s %9s %7s %10s %10s %10s %19s %19s %9s %9s %-10s %7s"):format("workload", "kernels", "pairs", "untraced",
-    "traced", "slowdown", "(95% interval)", "(rounds' range)", "us/kernel", "switch us", "vs 3%", "dropped"))
+  print(("%-20s %9s %7s %10s %10s %10s %19s %19s %9s %13s %10s %-10s %7s"):format("workload", "kernels", "pairs", "untraced",
+    "traced", "slowdown", "(95% interval)", "(rounds' range)", "us/kernel", "on/off us", "(raw)", "vs 3%", "dropped"))
   local slows, verdicts = {}, { under = 0, over = 0, unresolved = 0 }
   for _, r in ipairs(rows) do
     if r.error then
@@ -323,12 +331,12 @@ local function print_alternating()
       slows[#slows + 1] = r.slowdown
       verdicts[r.verdict] = verdicts[r.verdict] + 1
       local rs = stats.summary(r.round_slowdowns)
-      print(("%-20s %9.1f %7d %10.3f %10.3f %10s %19s %19s %9s %9s %-10s %7d"):format(r.name, r.kernels_per_step, #r.ratios,
+      print(("%-20s %9.1f %7d %10.3f %10.3f %10s %19s %19s %9s %13s %10s %-10s %7d"):format(r.name, r.kernels_per_step, #r.ratios,
         r.step_ms_untraced, r.step_ms_traced, pct(r.slowdown),
         ("[%+.2f%%, %+.2f%%]"):format(100 * r.slowdown_lo, 100 * r.slowdown_hi),
         ("[%+.2f%%, %+.2f%%]"):format(100 * rs.min, 100 * rs.max),
-        r.us_per_kernel and ("%.2f"):format(r.us_per_kernel) or "-", r.switch_us and ("%.1f"):format(r.switch_us) or "-",
-        r.verdict, r.dropped))
+        r.us_per_kernel and ("%.2f"):format(r.us_per_kernel) or "-",
+        ("%.1f/%.1f"):format(r.switch_on_us, r.switch_off_us), pct(r.slowdown_raw), r.verdict, r.dropped))
     end
   end
   if #rows > failed then

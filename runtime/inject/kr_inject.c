@@ -89,7 +89,7 @@ static struct {
     unsigned kinds;   /* the CUPTI kinds switched: what was enabled, less marker */
     int on;           /* whether they are enabled now */
     uint64_t ranges;  /* pushes of NAME seen */
-    uint64_t switch_ns;
+    uint64_t switches[2], switch_ns[2]; /* [0] off, [1] on */
     int failed;
 } alt = {.mu = PTHREAD_MUTEX_INITIALIZER, .on = 1};
 
@@ -395,7 +395,10 @@ static void finish(void) {
         pthread_mutex_lock(&alt.mu);
         g.n.alternate = 1;
         g.n.alternate_ranges = alt.ranges;
-        g.n.switch_ns = alt.switch_ns;
+        g.n.switches_on = alt.switches[1];
+        g.n.switches_off = alt.switches[0];
+        g.n.switch_on_ns = alt.switch_ns[1];
+        g.n.switch_off_ns = alt.switch_ns[0];
         pthread_mutex_unlock(&alt.mu);
     }
     size_t open_ranges = ranges_open();
@@ -484,8 +487,9 @@ static void alternate_on_push(const char *name) {
             }
         }
         alt.on = want;
+        alt.switches[want]++;
+        alt.switch_ns[want] += mono_ns() - t0;
     }
-    alt.switch_ns += mono_ns() - t0;
     pthread_mutex_unlock(&alt.mu);
 }
 

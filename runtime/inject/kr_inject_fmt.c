@@ -322,7 +322,10 @@ void kr_inject_line_footer(kr_jbuf *b, const kr_inject_totals *t) {
     key_u64(b, ",\"end_ns\":", t->end_ns);
     if (t->alternate) {
         key_u64(b, ",\"alternate_ranges\":", t->alternate_ranges);
-        key_u64(b, ",\"switch_ns\":", t->switch_ns);
+        key_u64(b, ",\"switches_on\":", t->switches_on);
+        key_u64(b, ",\"switches_off\":", t->switches_off);
+        key_u64(b, ",\"switch_on_ns\":", t->switch_on_ns);
+        key_u64(b, ",\"switch_off_ns\":", t->switch_off_ns);
     }
     kr_jbuf_raw(b, "}\n", 2);
 }

@@ -62,10 +62,10 @@ typedef struct kr_inject_kernel {
 
 typedef struct kr_inject_totals {
     uint64_t kernels, memcpys, memsets, ranges, dropped, buffers, end_ns;
-    /* KREACH_TRACE_ALTERNATE: whether it was set; the ranges of its name seen, and the time the
-     * switching of the traced kinds took in the program's threads */
+    /* KREACH_TRACE_ALTERNATE: whether it was set; the ranges of its name seen; how often the
+     * traced kinds were switched on and off, and the time that took in the program's threads */
     int alternate;
-    uint64_t alternate_ranges, switch_ns;
+    uint64_t alternate_ranges, switches_on, switches_off, switch_on_ns, switch_off_ns;
 } kr_inject_totals;
 
 /* kinds: the KR_TRACE_* mask being traced, written as a "kinds" array of names. alternate: the
@@ -83,7 +83,8 @@ void kr_inject_line_memset(kr_jbuf *b, uint64_t start, uint64_t end, uint64_t by
 /* domain: NULL for NVTX's default domain, and then no "domain" key is written. */
 void kr_inject_line_range(kr_jbuf *b, const char *name, const char *domain, uint64_t start,
                           uint64_t end);
-/* With t->alternate, also "alternate_ranges" and "switch_ns". */
+/* With t->alternate, also "alternate_ranges", "switches_on", "switches_off", "switch_on_ns" and
+ * "switch_off_ns". */
 void kr_inject_line_footer(kr_jbuf *b, const kr_inject_totals *t);
 
 #endif

@@ -174,11 +174,15 @@ static void records(void) {
     b.len = 0;
     t.alternate = 1;
     t.alternate_ranges = 10;
-    t.switch_ns = 12345;
+    t.switches_on = 4;
+    t.switches_off = 5;
+    t.switch_on_ns = 12345;
+    t.switch_off_ns = 678;
     kr_inject_line_footer(&b, &t);
     CHECK_STR(kr_jbuf_text(&b), "{\"type\":\"footer\",\"kernels\":25,\"memcpys\":2,\"memsets\":1,"
                                 "\"ranges\":6,\"dropped\":0,\"buffers\":3,\"end_ns\":99,"
-                                "\"alternate_ranges\":10,\"switch_ns\":12345}\n");
+                                "\"alternate_ranges\":10,\"switches_on\":4,\"switches_off\":5,"
+                                "\"switch_on_ns\":12345,\"switch_off_ns\":678}\n");
     kr_jbuf_free(&b);
 }
 

@@ -446,7 +446,10 @@ static void check_alternate(const char *tag, const char *path) {
     if (footer) {
         CHECK_INT(num(footer, "kernels"), n_kernels);
         CHECK_INT(num(footer, "alternate_ranges"), INJ_STEPS);
-        CHECK(has(footer, "switch_ns") && num(footer, "switch_ns") > 0);
+        /* steps 2 and 4 switch off, 3 and 5 on (1 finds it on already) */
+        CHECK_INT(num(footer, "switches_off"), INJ_STEPS / 2);
+        CHECK_INT(num(footer, "switches_on"), (INJ_STEPS - 1) / 2);
+        CHECK(num(footer, "switch_on_ns") > 0 && num(footer, "switch_off_ns") > 0);
     }
     if (kr_test_failures != failures_before)
         show_stderr(tag);

@@ -59,14 +59,16 @@ function M.not_traced(t)
   return out[1] and out or nil
 end
 
--- alternate(trace) -> { range =, ranges =, switch_s = } when the library traced kernels, memcpys
+-- alternate(trace) -> { range =, ranges =, switches_on =, switches_off =, switch_on_s =,
+-- switch_off_s = } (the times summed) when the library traced kernels, memcpys
 -- and memsets in every other range of that name only (KREACH_TRACE_ALTERNATE, a measuring aid
 -- for the profiler's own cost), else nil.
 function M.alternate(t)
   local h, f = t.meta and t.meta.header, t.meta and t.meta.footer
   if not (h and h.alternate) then return nil end
-  return { range = h.alternate, ranges = f and f.alternate_ranges,
-           switch_s = f and f.switch_ns and f.switch_ns / 1e9 }
+  local function s(ns) return ns and ns / 1e9 end
+  return { range = h.alternate, ranges = f and f.alternate_ranges, switches_on = f and f.switches_on,
+           switches_off = f and f.switches_off, switch_on_s = f and s(f.switch_on_ns), switch_off_s = f and s(f.switch_off_ns) }
 end
 
 -- build(trace[, opts]) -> report. opts: rules (a list, default classify.RULES), addressable (a

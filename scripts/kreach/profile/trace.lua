@@ -203,7 +203,9 @@ function M.read_kreach(path, opts)
         end
         t.dropped = num(obj.dropped) or 0
         t.meta.footer = { buffers = num(obj.buffers), end_ns = exact_int(line, "end_ns"),
-                          alternate_ranges = num(obj.alternate_ranges), switch_ns = num(obj.switch_ns) }
+                          alternate_ranges = num(obj.alternate_ranges), switches_on = num(obj.switches_on),
+                          switches_off = num(obj.switches_off), switch_on_ns = num(obj.switch_on_ns),
+                          switch_off_ns = num(obj.switch_off_ns) }
       elseif type(ty) ~= "string" then
         return fail("a record without a 'type'")
       elseif ty == "header" then
