@@ -637,18 +637,19 @@ static void start(void) {
         static const CUpti_CallbackId pushes[] = {CUPTI_CBID_NVTX_nvtxRangePushA,
                                                   CUPTI_CBID_NVTX_nvtxRangePushEx,
                                                   CUPTI_CBID_NVTX_nvtxDomainRangePushEx};
-        int subscribed = 1;
-        for (size_t i = 0; i < sizeof pushes / sizeof pushes[0]; i++)
-            subscribed &= ok(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_NVTX, pushes[i]),
-                             "cuptiEnableCallback(NVTX range push)");
-        alt.name = subscribed ? strdup(alternate) : NULL;
+        /* the name and kinds first: a callback may come as soon as one is enabled */
         alt.kinds = enabled & ~(unsigned)KR_TRACE_MARKER;
-        if (!alt.name || !alt.kinds) {
+        alt.name = strdup(alternate);
+        int subscribed = alt.name != NULL && alt.kinds != 0;
+        for (size_t i = 0; subscribed && i < sizeof pushes / sizeof pushes[0]; i++)
+            subscribed = ok(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_NVTX, pushes[i]),
+                            "cuptiEnableCallback(NVTX range push)");
+        if (!subscribed) {
             say("KREACH_TRACE_ALTERNATE=%s: %s; not tracing", alternate,
-                !alt.name ? "cannot follow NVTX's ranges" : "nothing to alternate (only marker is traced)");
+                !alt.kinds ? "nothing to alternate (only marker is traced)" : "cannot follow NVTX's ranges");
+            give_up(sub); /* unsubscribing stops the callbacks before the name goes */
             free(alt.name);
             alt.name = NULL;
-            give_up(sub);
             return;
         }
     }
