@@ -270,14 +270,9 @@ local function alternating(run)
     local on = (a.switches_on or 0) > 0 and a.switch_on_s / a.switches_on * 1e3 or 0
     local off = (a.switches_off or 0) > 0 and a.switch_off_s / a.switches_off * 1e3 or 0
     row.on_us[#row.on_us + 1], row.off_us[#row.off_us + 1] = on * 1e3, off * 1e3
-    local function traced(j) return t[j] - (j > 1 and on or 0) end
-    local mine = {}
-    for j = 2, n - 1, 2 do
-      local x = (traced(j - 1) + traced(j + 1)) / 2 / (t[j] - off)
-      row.ratios[#row.ratios + 1] = x
-      row.raw_ratios[#row.raw_ratios + 1] = (t[j - 1] + t[j + 1]) / 2 / t[j]
-      mine[#mine + 1] = x
-    end
+    local mine = stats.alternating_ratios(t, on, off)
+    for _, x in ipairs(mine) do row.ratios[#row.ratios + 1] = x end
+    for _, x in ipairs(stats.alternating_ratios(t)) do row.raw_ratios[#row.raw_ratios + 1] = x end
     for j = 1, n do
       local into = j % 2 == 1 and row.traced_ms or row.untraced_ms
       into[#into + 1] = t[j]
