@@ -166,6 +166,12 @@ local function torch_profiled(run)
            outside = st.gpu_activities_outside_ranges, step_ms = s.median_step_ms }
 end
 
+-- the verdict on the target of a slowdown known to lie in [lo, hi]
+local TARGET = 0.03
+local function verdict(lo, hi)
+  return hi < TARGET and "under" or lo > TARGET and "over" or "unresolved"
+end
+
 -- the plain, profiled (and torch.profiler) runs of a run, compared: a row of the table
 local function compare(run)
   local row = { name = run.name, plain_ms = {}, profiled_ms = {}, kreach = {} }
@@ -234,7 +240,7 @@ local function compare(run)
     local ratio, lo, hi = stats.ratio_ci(row.profiled_ms, row.plain_ms, { seed = 1 })
     row.slowdown, row.slowdown_lo, row.slowdown_hi = ratio - 1, lo - 1, hi - 1
     row.noise = math.max((ps.max - ps.min) / ps.median, (fs.max - fs.min) / fs.median)
-    row.verdict = row.slowdown_hi < 0.03 and "under" or row.slowdown_lo > 0.03 and "over" or "unresolved"
+    row.verdict = verdict(row.slowdown_lo, row.slowdown_hi)
     row.us_per_kernel = k1.kernels > 0
       and (row.step_ms_profiled - row.step_ms_plain) * 1e3 / row.kernels_kreach or nil
     row.slowdown_torch = row.step_ms_torch and row.step_ms_torch / row.step_ms_plain - 1 or nil
@@ -288,7 +294,7 @@ local function alternating(run)
   local lo, hi = stats.median_ci(row.ratios)
   if not lo then row.error = "too few step pairs for an interval: raise --steps or --rounds"; return row end
   row.slowdown_lo, row.slowdown_hi = lo - 1, hi - 1
-  row.verdict = row.slowdown_hi < 0.03 and "under" or row.slowdown_lo > 0.03 and "over" or "unresolved"
+  row.verdict = verdict(row.slowdown_lo, row.slowdown_hi)
   row.us_per_kernel = row.kernels_per_step > 0
     and row.slowdown * row.step_ms_untraced * 1e3 / row.kernels_per_step or nil
   row.switch_on_us, row.switch_off_us = stats.median(row.on_us), stats.median(row.off_us)
@@ -312,19 +318,30 @@ local function pct(x, target)
   if not x then return "-" end
   return ("%+.2f%%%s"):format(100 * x, (target and math.abs(x) > target) and "*" or "")
 end
+-- the slowdowns of the rows that did not fail, and how many of them each verdict got
+local function tally()
+  local slows, verdicts = {}, { under = 0, over = 0, unresolved = 0 }
+  for _, r in ipairs(rows) do
+    if not r.error then
+      slows[#slows + 1] = r.slowdown
+      verdicts[r.verdict] = verdicts[r.verdict] + 1
+    end
+  end
+  table.sort(slows)
+  return ("slowdown median %+.2f%%, largest %+.2f%%; against 3%%: %d under, %d over, %d unresolved"):format(
+    100 * median(slows), 100 * slows[#slows], verdicts.under, verdicts.over, verdicts.unresolved)
+end
+
 local function print_alternating()
   print(("%d rounds of one run with KREACH_TRACE_ALTERNATE=step (even steps traced, odd not), %s measured steps a run, KREACH_TRACE_KINDS %s, %s, on %s"):format(
     rounds, steps and tostring(steps) or "list.json's", kinds or "unset (all)", pin and ("pinned to CPUs " .. pin) or "not pinned",
     kreach.device().name))
   print(("%-20s %9s %7s %10s %10s %10s %19s %19s %9s %13s %10s %-10s %7s"):format("workload", "kernels", "pairs", "untraced",
     "traced", "slowdown", "(95% interval)", "(rounds' range)", "us/kernel", "on/off us", "(raw)", "vs 3%", "dropped"))
-  local slows, verdicts = {}, { under = 0, over = 0, unresolved = 0 }
   for _, r in ipairs(rows) do
     if r.error then
       print(("%-20s FAILED %s"):format(r.name, r.error))
     else
-      slows[#slows + 1] = r.slowdown
-      verdicts[r.verdict] = verdicts[r.verdict] + 1
       local rs = stats.summary(r.round_slowdowns)
       print(("%-20s %9.1f %7d %10.3f %10.3f %10s %19s %19s %9s %13s %10s %-10s %7d"):format(r.name, r.kernels_per_step, #r.ratios,
         r.step_ms_untraced, r.step_ms_traced, pct(r.slowdown),
@@ -334,11 +351,7 @@ local function print_alternating()
         ("%.1f/%.1f"):format(r.switch_on_us, r.switch_off_us), pct(r.slowdown_raw), r.verdict, r.dropped))
     end
   end
-  if #rows > failed then
-    table.sort(slows)
-    print(("slowdown median %+.2f%%, largest %+.2f%%; against 3%%: %d under, %d over, %d unresolved"):format(
-      100 * median(slows), 100 * slows[#slows], verdicts.under, verdicts.over, verdicts.unresolved))
-  end
+  if #rows > failed then print(tally()) end
 end
 
 local function print_compared()
@@ -347,14 +360,12 @@ local function print_compared()
     pin and ("pinned to CPUs " .. pin) or "not pinned", kreach.device().name))
   print(("%-20s %9s %9s %10s %10s %9s %8s %10s %10s %7s %10s %19s %9s %-10s %10s %7s"):format("workload", "kernels", "(torch)", "kernel ms",
     "(torch)", "diff", "spread", "step ms", "profiled", "noise", "slowdown", "(95% interval)", "us/kernel", "vs 3%", "torch.prof", "dropped"))
-  local diffs, slows, verdicts = {}, {}, { under = 0, over = 0, unresolved = 0 }
+  local diffs = {}
   for _, r in ipairs(rows) do
     if r.error then
       print(("%-20s FAILED %s"):format(r.name, r.error))
     else
       if r.kernel_ms_diff then diffs[#diffs + 1] = math.abs(r.kernel_ms_diff) end
-      slows[#slows + 1] = r.slowdown
-      verdicts[r.verdict] = verdicts[r.verdict] + 1
       print(("%-20s %9s %9s %10.3f %10s %9s %8s %10.3f %10.3f %7s %10s %19s %9s %-10s %10s %7d"):format(r.name,
         ("%s%.1f"):format(r.count_mismatch and "!" or "", r.kernels_kreach),
         r.kernels_torch and ("%.1f"):format(r.kernels_torch) or "-",
@@ -366,10 +377,9 @@ local function print_compared()
     end
   end
   if #rows > failed then
-    table.sort(diffs); table.sort(slows)
-    print(("largest kernel-time difference %s (target 2%%); slowdown median %+.2f%%, largest %+.2f%%; "
-      .. "against 3%%: %d under, %d over, %d unresolved"):format(diffs[1] and ("%.2f%%"):format(100 * diffs[#diffs]) or "-",
-      100 * median(slows), 100 * slows[#slows], verdicts.under, verdicts.over, verdicts.unresolved))
+    table.sort(diffs)
+    print(("largest kernel-time difference %s (target 2%%); %s"):format(
+      diffs[1] and ("%.2f%%"):format(100 * diffs[#diffs]) or "-", tally()))
   end
 end
 
