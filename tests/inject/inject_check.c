@@ -236,7 +236,11 @@ static void show_stderr(const char *tag) {
 
 typedef struct { uint64_t start, end; } span;
 
-static void check_trace(const char *tag, const char *path, pid_t pid) {
+/* alternating: the run had KREACH_TRACE_ALTERNATE=step, so kernels, memcpys and memsets are traced
+ * from the 1st, 3rd and 5th "step" push to the next push, ranges always. The target's copy and
+ * memset come before the first step (traced: nothing is switched before it) and its last copy
+ * after the 5th (traced), so those counts stay exact. */
+static void check_trace(const char *tag, const char *path, pid_t pid, int alternating) {
     int failures_before = kr_test_failures;
     size_t len = 0;
     char *text = slurp(path, &len);
@@ -254,7 +258,7 @@ static void check_trace(const char *tag, const char *path, pid_t pid) {
     int n_memcpy = 0, n_memset = 0, htod = 0, dtoh = 0, memset_ok = 0, n_lines = 0;
     int header_first = 0, footer_last = 0, n_bad = 0;
     uint64_t start_ns = 0, min_start = UINT64_MAX, max_end = 0;
-    char *footer = NULL;
+    char *header = NULL, *footer = NULL;
 
     for (char *line = text, *nl; *line; line = nl + 1) {
         nl = strchr(line, '\n');
@@ -277,6 +281,7 @@ static void check_trace(const char *tag, const char *path, pid_t pid) {
             CHECK(s > 0 && e >= s);
         }
         if (!strcmp(type, "header")) {
+            header = line;
             header_first = n_lines == 1;
             CHECK_INT(num(line, "version"), 1);
             CHECK_INT(num(line, "pid"), pid);
@@ -338,14 +343,25 @@ static void check_trace(const char *tag, const char *path, pid_t pid) {
     CHECK_INT(n_bad, 0);
     CHECK(header_first);
     CHECK(footer && footer_last);
-    CHECK_INT(n_add, INJ_STEPS * INJ_ADD_PER_STEP);
-    CHECK_INT(n_scale, INJ_STEPS * INJ_SCALE_PER_STEP);
+    int traced_steps = alternating ? (INJ_STEPS + 1) / 2 : INJ_STEPS;
+    CHECK_INT(n_add, traced_steps * INJ_ADD_PER_STEP);
+    CHECK_INT(n_scale, traced_steps * INJ_SCALE_PER_STEP);
     CHECK_INT(n_kernels, n_add + n_scale);
     CHECK_INT(n_steps, INJ_STEPS);
     CHECK_INT(n_outer, 1);
     CHECK(htod >= 1);
     CHECK(dtoh >= 1);
     CHECK(memset_ok >= 1);
+    if (alternating) {
+        CHECK_INT(n_memcpy, 2);
+        CHECK_INT(n_memset, 1);
+    }
+    if (header) {
+        if (alternating)
+            CHECK_STR(str(header, "alternate"), "step");
+        else
+            CHECK(!has(header, "alternate"));
+    }
     CHECK(start_ns > 0 && start_ns <= min_start);
     if (footer) {
         CHECK_INT(num(footer, "kernels"), n_kernels);
@@ -355,18 +371,33 @@ static void check_trace(const char *tag, const char *path, pid_t pid) {
         CHECK_INT(num(footer, "dropped"), 0);
         CHECK(num(footer, "buffers") >= 1 && num(footer, "buffers") != UINT64_MAX);
         CHECK(num(footer, "end_ns") >= max_end);
+        if (alternating) {
+            CHECK_INT(num(footer, "alternate_ranges"), INJ_STEPS);
+            /* steps 2 and 4 switch off, 3 and 5 on (1 finds it on already) */
+            CHECK_INT(num(footer, "switches_off"), INJ_STEPS / 2);
+            CHECK_INT(num(footer, "switches_on"), (INJ_STEPS - 1) / 2);
+            CHECK(num(footer, "switch_on_ns") > 0 && num(footer, "switch_off_ns") > 0);
+        } else {
+            CHECK(!has(footer, "alternate_ranges"));
+        }
     }
-    /* the target synchronises before each pop, so every kernel starts (and ends) in a step */
-    int outside = 0;
+    /* the target synchronises before each pop, so every kernel starts (and ends) in a step; when
+     * alternating, in a traced one (ranges arrive in the order they end, the steps' order here) */
+    int outside = 0, untraced = 0;
     for (int i = 0; i < n_kernels && i < MAXK; i++) {
-        int in = 0;
+        int in = -1;
         for (int r = 0; r < n_steps && r < MAXR; r++)
-            in |= kstart[i] >= steps[r].start && kstart[i] <= steps[r].end;
-        if (!in && outside++ < 3)
+            if (kstart[i] >= steps[r].start && kstart[i] <= steps[r].end)
+                in = r;
+        if (in < 0 && outside++ < 3)
             fprintf(stderr, "%s: a kernel starting at %llu is in no step range\n", tag,
                     (unsigned long long)kstart[i]);
+        if (alternating && in >= 0 && in % 2 && untraced++ < 3)
+            fprintf(stderr, "%s: a kernel starting at %llu is in step %d, which is not traced\n",
+                    tag, (unsigned long long)kstart[i], in + 1);
     }
     CHECK_INT(outside, 0);
+    CHECK_INT(untraced, 0);
     for (int r = 0; r < n_steps && r < MAXR; r++)
         CHECK(steps[r].start >= outer.start && steps[r].end <= outer.end);
 
@@ -382,80 +413,10 @@ static void check_trace(const char *tag, const char *path, pid_t pid) {
         free(again);
         show_stderr(tag);
     } else {
-        printf("%s: %d lines, %d kernels, %d memcpys, %d memsets, %d ranges: ok\n", tag, n_lines,
-               n_kernels, n_memcpy, n_memset, n_ranges);
+        printf("%s: %d lines, %d kernels%s, %d memcpys, %d memsets, %d ranges: ok\n", tag,
+               n_lines, n_kernels, alternating ? " (in the odd steps)" : "", n_memcpy, n_memset,
+               n_ranges);
     }
-    free(text);
-}
-
-/* KREACH_TRACE_ALTERNATE=step: kernels, memcpys and memsets are traced from the 1st, 3rd and 5th
- * "step" push to the next push, ranges always. The target's copy and memset come before the first
- * step (traced: nothing is switched before it) and its last copy after the 5th (traced). */
-static void check_alternate(const char *tag, const char *path) {
-    int failures_before = kr_test_failures;
-    char *text = slurp(path, NULL);
-    if (!text) {
-        fprintf(stderr, "%s: no trace at %s\n", tag, path);
-        CHECK(!"trace written");
-        return;
-    }
-    enum { MAXR = 64, MAXK = 256 };
-    span steps[MAXR];
-    uint64_t kstart[MAXK];
-    int n_steps = 0, n_kernels = 0, n_memcpy = 0, n_memset = 0;
-    char *header = NULL, *footer = NULL;
-    for (char *line = text, *nl; *line; line = nl + 1) {
-        nl = strchr(line, '\n');
-        if (!nl)
-            break;
-        *nl = 0;
-        const char *type = str(line, "type");
-        if (!strcmp(type, "header")) {
-            header = line;
-        } else if (!strcmp(type, "footer")) {
-            footer = line;
-        } else if (!strcmp(type, "kernel")) {
-            if (n_kernels < MAXK)
-                kstart[n_kernels] = num(line, "start");
-            n_kernels++;
-        } else if (!strcmp(type, "memcpy")) {
-            n_memcpy++;
-        } else if (!strcmp(type, "memset")) {
-            n_memset++;
-        } else if (!strcmp(type, "range") && !strcmp(str(line, "name"), "step")) {
-            if (n_steps < MAXR)
-                steps[n_steps] = (span){num(line, "start"), num(line, "end")};
-            n_steps++;
-        }
-    }
-    CHECK(header && !strcmp(str(header, "alternate"), "step"));
-    CHECK_INT(n_steps, INJ_STEPS);
-    int traced_steps = (INJ_STEPS + 1) / 2;
-    CHECK_INT(n_kernels, traced_steps * (INJ_ADD_PER_STEP + INJ_SCALE_PER_STEP));
-    CHECK_INT(n_memcpy, 2);
-    CHECK_INT(n_memset, 1);
-    /* ranges arrive in the order they end, which is the order of the steps here */
-    for (int i = 0; i < n_kernels && i < MAXK; i++) {
-        int in = -1;
-        for (int r = 0; r < n_steps && r < MAXR; r++)
-            if (kstart[i] >= steps[r].start && kstart[i] <= steps[r].end)
-                in = r;
-        CHECK(in >= 0 && in % 2 == 0);
-    }
-    CHECK(footer != NULL);
-    if (footer) {
-        CHECK_INT(num(footer, "kernels"), n_kernels);
-        CHECK_INT(num(footer, "alternate_ranges"), INJ_STEPS);
-        /* steps 2 and 4 switch off, 3 and 5 on (1 finds it on already) */
-        CHECK_INT(num(footer, "switches_off"), INJ_STEPS / 2);
-        CHECK_INT(num(footer, "switches_on"), (INJ_STEPS - 1) / 2);
-        CHECK(num(footer, "switch_on_ns") > 0 && num(footer, "switch_off_ns") > 0);
-    }
-    if (kr_test_failures != failures_before)
-        show_stderr(tag);
-    else
-        printf("%s: %d kernels in the odd ones of %d steps, %d memcpys, %d memsets: ok\n", tag,
-               n_kernels, n_steps, n_memcpy, n_memset);
     free(text);
 }
 
@@ -503,12 +464,12 @@ int main(int argc, char **argv) {
     if (rc != 0)
         show_stderr("main");
     CHECK(stderr_empty("main"));
-    check_trace("main", a, pid);
+    check_trace("main", a, pid, 0);
 
     /* 2. exit() from another thread: the footer still comes */
     rc = run_target("thread", b, "thread", &pid);
     CHECK_INT(rc, 0);
-    check_trace("thread", b, pid);
+    check_trace("thread", b, pid, 0);
 
     /* 3. the trace file exists already: kept as it was; this process's trace goes beside it */
     struct stat before, after;
@@ -519,7 +480,7 @@ int main(int argc, char **argv) {
     CHECK_INT(after.st_size, before.st_size);
     CHECK(stderr_contains("exists", "exists; this process"));
     snprintf(alt, sizeof alt, "%s.%ld", a, (long)pid);
-    check_trace("exists", alt, pid);
+    check_trace("exists", alt, pid, 0);
 
     /* 4. KREACH_TRACE_ALTERNATE=step: every other step traced */
     char c[512];
@@ -529,7 +490,7 @@ int main(int argc, char **argv) {
     alternate = NULL;
     CHECK_INT(rc, 0);
     CHECK(stderr_empty("alternate"));
-    check_alternate("alternate", c);
+    check_trace("alternate", c, pid, 1);
 
     /* 5. no KREACH_TRACE_FILE: one line, and the program runs as usual */
     rc = run_target("unset", NULL, NULL, &pid);
