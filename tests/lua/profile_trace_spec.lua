@@ -183,18 +183,84 @@ describe("kreach.profile.trace", function()
       assert.not_matches("not traced", report.text(rep))
     end)
 
-    it("keeps KREACH_TRACE_ALTERNATE's range name and switching time, and a report says so", function()
+    -- kreach profile --alternate: six "step" ranges; the library traced the 1st, 3rd and 5th (one
+    -- elementwise kernel of 100 ns each). Each switch took 100 ns inside the step it starts: on at
+    -- the 3rd and 5th, off at the 2nd, 4th and 6th. Less switching, traced steps take 1100 ns and
+    -- untraced ones 1000 ns: tracing costs 10%.
+    local EW = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)"
+    local function alternating(opts)
+      opts = opts or {}
+      local out = { (HEADER:gsub("}$", ',"alternate":"step"}')) }
+      local at, nk = 10000, 0
+      for i = 1, 6 do
+        local len = i % 2 == 1 and (i == 1 and 1100 or 1200) or 1100
+        out[#out + 1] = ('{"type":"range","name":"%s","start":%d,"end":%d}'):format(opts.name or "step", at, at + len)
+        if i % 2 == 1 then
+          nk = nk + 1
+          out[#out + 1] = ('{"type":"kernel","name":"%s","mangled":"x","start":%d,"end":%d,"device":0,"context":1,"stream":7,"grid":[1,1,1],"block":[32,1,1],"registers":8,"static_shared":0,"dynamic_shared":0,"correlation":%d}'):format(
+            EW, at + 500, at + 600, i)
+        end
+        at = at + 2000
+      end
+      out[#out + 1] = ('{"type":"footer","kernels":%d,"memcpys":0,"memsets":0,"ranges":6,"dropped":0,"buffers":1,"end_ns":30000,"alternate_ranges":%d,"switches_on":2,"switches_off":3,"switch_on_ns":200,"switch_off_ns":300}'):format(
+        nk, opts.pushes or 6)
+      return assert(trace.read(tmpfile(lines(out))))
+    end
+
+    it("measures an alternating trace over its traced steps, and the tracing's cost from the others", function()
       local report = require "kreach.profile.report"
-      local h = HEADER:gsub("}$", ',"alternate":"step"}')
-      local f = FOOTER1:gsub("}$", ',"alternate_ranges":6,"switches_on":2,"switches_off":3,"switch_on_ns":2500000,"switch_off_ns":600}')
-      local r = assert(trace.read(tmpfile(lines({ h, K1, f }))))
+      local r = alternating()
       assert.equals("step", r.meta.header.alternate)
-      local rep = report.build(r)
-      assert.same({ range = "step", ranges = 6, switches_on = 2, switches_off = 3, switch_on_s = 2.5e-3, switch_off_s = 6e-7 }, rep.alternate)
-      assert.matches("note: kernels and memory operations traced in every other 'step' range only %(KREACH_TRACE_ALTERNATE%)", report.text(rep))
+      local s = assert(trace.select(r, { range = "step" }))
+      assert.equals(3, #s.kernels)
+      assert.near((1100 + 1200 + 1200) / 1e9, s.wall_s, 1e-18)
+      assert.same({ traced = 3, untraced = 3, steps_ns = { 1100, 1100, 1200, 1100, 1200, 1100 }, from = 1 }, s.meta.selection.alternate)
+      local rep = report.build(s)
+      local a = rep.alternate
+      assert.equals(3, a.traced)
+      assert.equals(2, a.pairs) -- the 2nd and 4th steps: the 6th has no traced step after it
+      assert.near(0.10, a.slowdown, 1e-12)
+      assert.is_nil(a.slowdown_lo) -- two pairs bound no median
+      assert.near(1.2e-6, a.traced_step_s, 1e-18)
+      assert.near(1.1e-6, a.untraced_step_s, 1e-18)
+      assert.near(1e-7, a.switch_on_s, 1e-18)
+      assert.near(1e-7, a.switch_off_s, 1e-18)
+      -- the shares are over the traced steps; the untraced wall is theirs less the slowdown
+      assert.near(300 / 3500, rep.addressable.frac_wall, 1e-12)
+      assert.near(300 / 3500 * 1.1, rep.addressable.frac_wall_untraced, 1e-12)
+      local text = report.text(rep)
+      assert.matches("6 of 6 'step' ranges %(0 skipped, 3 traced%); wall 3%.500 us", text)
+      assert.matches("median step traced 1%.200 us, untraced 1%.100 us", text)
+      assert.matches("alternate: kernels and memory operations traced in every other 'step' range only", text)
+      assert.matches("tracing slowed a step by %+10%.00%% %(the median over 2 untraced steps", text)
+      assert.matches("of the untraced steps' wall%)", text)
+      assert.matches("\ntotal,addressable_untraced,,true,", "\n" .. report.csv(rep))
+      -- after skipping one, the 2nd (untraced) is measured and the comparison starts at the 3rd
+      s = assert(trace.select(r, { range = "step", skip = 1 }))
+      assert.equals(2, #s.kernels)
+      assert.same({ traced = 2, untraced = 3, steps_ns = { 1200, 1100, 1200, 1100 }, from = 3 }, s.meta.selection.alternate)
+      assert.near(0.10, report.build(s).alternate.slowdown, 1e-12)
+      -- a trace that traced every step has no alternation to show
       rep = report.build(assert(trace.read(tmpfile(lines({ HEADER, K1, FOOTER1 })))))
       assert.is_nil(rep.alternate)
-      assert.not_matches("KREACH_TRACE_ALTERNATE", report.text(rep))
+      assert.not_matches("alternate", report.text(rep))
+    end)
+
+    it("refuses to measure an alternating trace over anything but its alternating steps", function()
+      local report = require "kreach.profile.report"
+      local r = alternating()
+      local s, err = trace.select(r, { range = "phase" })
+      assert.is_nil(s)
+      assert.equals("the trace traced kernels in every other 'step' range only (KREACH_TRACE_ALTERNATE): measure it over those steps (--steps step)", err)
+      assert.is_nil((trace.select(r)))
+      assert.has_error(function() report.build(r) end,
+        "the trace traced kernels in every other 'step' range only (KREACH_TRACE_ALTERNATE): measure it over those steps (--steps step)")
+      s, err = trace.select(alternating({ pushes = 4 }), { range = "step" })
+      assert.is_nil(s)
+      assert.equals("the library saw 4 pushes of 'step' but the trace holds 6 such ranges, so which were traced is not known", err)
+      s, err = trace.select(r, { range = "step", skip = 5 })
+      assert.is_nil(s)
+      assert.matches("no traced 'step' range is left after the skip", err)
     end)
 
     it("sorts records, which CUPTI delivers out of order", function()

@@ -11,6 +11,7 @@
 -- wall time: concurrent streams count once.
 local classify = require "kreach.profile.classify"
 local trace_mod = require "kreach.profile.trace"
+local stats = require "kreach.stats"
 
 local M = {}
 
@@ -59,16 +60,43 @@ function M.not_traced(t)
   return out[1] and out or nil
 end
 
--- alternate(trace) -> { range =, ranges =, switches_on =, switches_off =, switch_on_s =,
--- switch_off_s = } (the times summed) when the library traced kernels, memcpys
--- and memsets in every other range of that name only (KREACH_TRACE_ALTERNATE, a measuring aid
--- for the profiler's own cost), else nil.
+-- alternate(trace) -> nil when the library traced every step, else what the alternation shows
+-- (kreach profile --alternate: the library traced kernels, memcpys and memsets in every other
+-- range of one name only, KREACH_TRACE_ALTERNATE), the profiler's own cost measured in this run:
+--   range; traced, untraced (the selected steps of each kind); traced_step_s, untraced_step_s
+--   (their medians); slowdown, slowdown_lo, slowdown_hi (the median of
+--   kreach.stats.alternating_ratios over the selected steps, less 1, with its distribution-free
+--   95% interval; nil with too few steps); pairs (the untraced steps compared); switches_on,
+--   switches_off, switch_on_s, switch_off_s (the library's switching: counts and mean time,
+--   taken out of the steps before the ratios, as it happens inside their ranges).
 function M.alternate(t)
   local h, f = t.meta and t.meta.header, t.meta and t.meta.footer
   if not (h and h.alternate) then return nil end
-  local function s(ns) return ns and ns / 1e9 end
-  return { range = h.alternate, ranges = f and f.alternate_ranges, switches_on = f and f.switches_on,
-           switches_off = f and f.switches_off, switch_on_s = f and s(f.switch_on_ns), switch_off_s = f and s(f.switch_off_ns) }
+  local function mean_s(ns, n) return (n or 0) > 0 and (ns or 0) / n / 1e9 or 0 end
+  local a = { range = h.alternate, switches_on = f and f.switches_on, switches_off = f and f.switches_off,
+              switch_on_s = f and mean_s(f.switch_on_ns, f.switches_on) or 0,
+              switch_off_s = f and mean_s(f.switch_off_ns, f.switches_off) or 0 }
+  local sel = t.meta.selection and t.meta.selection.alternate
+  if not sel then return a end
+  a.traced, a.untraced = sel.traced, sel.untraced
+  local times, tr, un = {}, {}, {}
+  for i, ns in ipairs(sel.steps_ns or {}) do
+    times[i] = ns / 1e9
+    local into = i % 2 == 1 and tr or un
+    into[#into + 1] = times[i]
+  end
+  a.traced_step_s = tr[1] and stats.median(tr) or nil
+  a.untraced_step_s = un[1] and stats.median(un) or nil
+  -- alternating_ratios takes the first step for the run's first, which switched nothing
+  if (sel.from or 1) > 1 and times[1] then times[1] = times[1] - a.switch_on_s end
+  local ratios = stats.alternating_ratios(times, a.switch_on_s, a.switch_off_s)
+  a.pairs = #ratios
+  if ratios[1] then
+    a.slowdown = stats.median(ratios) - 1
+    local lo, hi = stats.median_ci(ratios)
+    if lo then a.slowdown_lo, a.slowdown_hi = lo - 1, hi - 1 end
+  end
+  return a
 end
 
 -- build(trace[, opts]) -> report. opts: rules (a list, default classify.RULES), addressable (a
@@ -77,7 +105,11 @@ end
 function M.build(trace, opts)
   opts = opts or {}
   local t = trace
-  if not t.window and #(t.kernels or {}) > 0 then t = trace_mod.select(trace) end
+  if not t.window and #(t.kernels or {}) > 0 then
+    local err
+    t, err = trace_mod.select(trace)
+    if not t then error(err, 2) end
+  end
   local c = classify.new(opts.rules)
   local sel = t.meta and t.meta.selection or {}
   local within = sel.intervals or (t.window and { t.window }) or {}
@@ -142,6 +174,12 @@ function M.build(trace, opts)
   local un = fams.unclassified
   local un_s = un and un.ns / 1e9 or 0
   rep.addressable = { time_s = add_s, frac_gpu = frac(add_s, gpu_s), frac_wall = frac(add_s, wall_s) }
+  -- alternating: the same share of the wall the steps take untraced (their time less the slowdown)
+  local alt = rep.alternate
+  if alt and alt.slowdown then
+    alt.wall_untraced_s = wall_s / (1 + alt.slowdown)
+    rep.addressable.frac_wall_untraced = frac(add_s, alt.wall_untraced_s)
+  end
   rep.not_addressable = { time_s = vendor_s, frac_gpu = frac(vendor_s, gpu_s), frac_wall = frac(vendor_s, wall_s) }
   rep.unclassified = { count = un and un.count or 0, time_s = un_s, frac_gpu = frac(un_s, gpu_s),
                        frac_wall = frac(un_s, wall_s), kernels = {} }
@@ -273,7 +311,8 @@ local function header(rep, out)
   local win
   if rep.selection then
     local s = rep.selection
-    win = ("%d of %d '%s' ranges (%d skipped)"):format(s.selected, s.total, s.range, s.skip or 0)
+    win = ("%d of %d '%s' ranges (%d skipped%s)"):format(s.selected, s.total, s.range, s.skip or 0,
+      rep.alternate and rep.alternate.traced and (", %d traced"):format(rep.alternate.traced) or "")
   else
     win = "first kernel start to last kernel end"
   end
@@ -283,8 +322,17 @@ local function header(rep, out)
   if rep.not_traced then
     out[#out + 1] = ("note: %s not traced (KREACH_TRACE_KINDS): the report leaves them out"):format(table.concat(rep.not_traced, ", "))
   end
-  if rep.alternate then
-    out[#out + 1] = ("note: kernels and memory operations traced in every other '%s' range only (KREACH_TRACE_ALTERNATE): the totals hold the traced half"):format(rep.alternate.range)
+  local a = rep.alternate
+  if a then
+    out[#out + 1] = ("alternate: kernels and memory operations traced in every other '%s' range only (the 1st, 3rd...): the totals and shares are over the %straced steps"):format(
+      a.range, a.traced and (a.traced .. " ") or "")
+    if a.slowdown then
+      local ci = a.slowdown_lo and (" [%+.2f%%, %+.2f%%] (95%%)"):format(100 * a.slowdown_lo, 100 * a.slowdown_hi) or ""
+      out[#out + 1] = ("  tracing slowed a step by %+.2f%%%s (the median over %d untraced steps, each against the traced ones beside it; switching taken out); median step traced %s %s, untraced %s %s"):format(
+        100 * a.slowdown, ci, a.pairs, ms(a.traced_step_s or 0), unit_name, ms(a.untraced_step_s or 0), unit_name)
+    elseif a.traced then
+      out[#out + 1] = "  too few steps to compare traced and untraced ones (3 or more are needed)"
+    end
   end
   out[#out + 1] = ("GPU busy: %s of the wall (kernels and memory operations, concurrent streams once); summed GPU time %s %s (kernels %s, memory %s)"):format(
     pct(tt.busy_frac), ms(tt.gpu_s), unit_name, ms(tt.kernel_s), ms(tt.memop_s))
@@ -313,7 +361,8 @@ function M.text(rep)
   out[#out + 1] = ("%-14s %-12s %9d %11s %9s %9s"):format("total", "", tt.kernels + tt.memops, ms(tt.gpu_s), pct(tt.gpu_s > 0 and 1 or 0),
     pct(rep.wall_s > 0 and tt.gpu_s / rep.wall_s or 0))
   out[#out + 1] = ""
-  out[#out + 1] = ("addressable: %s of GPU time, %s of wall time"):format(pct(rep.addressable.frac_gpu), pct(rep.addressable.frac_wall))
+  out[#out + 1] = ("addressable: %s of GPU time, %s of wall time%s"):format(pct(rep.addressable.frac_gpu), pct(rep.addressable.frac_wall),
+    rep.addressable.frac_wall_untraced and (" (%s of the untraced steps' wall)"):format(pct(rep.addressable.frac_wall_untraced)) or "")
   if un.count > 0 then
     out[#out + 1] = ("  unclassified kernels (%s of GPU time, %s of wall) are not counted: up to %s of GPU time if they all were"):format(
       pct(un.frac_gpu), pct(un.frac_wall), pct(rep.addressable.frac_gpu + un.frac_gpu))
@@ -393,6 +442,12 @@ function M.csv(rep)
   row("total", "wall", nil, nil, nil, rep.wall_s, nil, nil, 1)
   row("total", "busy", nil, nil, nil, tt.busy_s, nil, nil, tt.busy_frac)
   row("total", "addressable", nil, true, nil, rep.addressable.time_s, nil, rep.addressable.frac_gpu, rep.addressable.frac_wall)
+  if rep.addressable.frac_wall_untraced then
+    -- --alternate: the wall the traced steps would take untraced, and the addressable share of it
+    row("total", "wall_untraced", nil, nil, nil, rep.alternate.wall_untraced_s, nil, nil, nil)
+    row("total", "addressable_untraced", nil, true, nil, rep.addressable.time_s, nil, rep.addressable.frac_gpu,
+      rep.addressable.frac_wall_untraced)
+  end
   local p = rep.projection
   if p then
     for _, term in ipairs(p.terms) do

@@ -312,6 +312,36 @@ local function range_names(ranges)
   return names
 end
 
+-- A trace the library recorded with KREACH_TRACE_ALTERNATE=NAME (kreach profile --alternate)
+-- holds kernels and memory operations from the 1st, 3rd, 5th... push of NAME to the next push
+-- only. Of the chosen `matches` (all of NAME, in push order), returns the traced ones' intervals
+-- and the alternation as meta.selection keeps it, or nil and why.
+local function split_alternate(trace, name, matches, first, last)
+  for _, r in ipairs(matches) do
+    if r.name ~= name then
+      return nil, ("the trace traced every other '%s' range (KREACH_TRACE_ALTERNATE), which counts ranges of exactly that name; '%s' is another"):format(name, r.name)
+    end
+  end
+  local f = trace.meta and trace.meta.footer
+  if f and (f.alternate_ranges or 0) < #matches then
+    return nil, ("the library saw %d pushes of '%s' but the trace holds %d such ranges, so which were traced is not known"):format(
+      f.alternate_ranges or 0, name, #matches)
+  end
+  local traced, steps_ns, from = {}, {}, nil
+  for i = first, last do
+    local r = matches[i]
+    if i % 2 == 1 then
+      traced[#traced + 1] = { r.start_ns, r.end_ns }
+      from = from or i
+    end
+    if from then steps_ns[#steps_ns + 1] = r.end_ns - r.start_ns end
+  end
+  if #traced == 0 then
+    return nil, ("no traced '%s' range is left after the skip (every other one is traced: the 1st, 3rd...)"):format(name)
+  end
+  return traced, { traced = #traced, untraced = (last - first + 1) - #traced, steps_ns = steps_ns, from = from }
+end
+
 -- select(trace, {range =, skip =, count =}) -> a new trace holding the kernels and memory
 -- operations that start inside the chosen ranges, or nil and why. With `range`: the ranges of
 -- that name (host ranges; the GPU projections of a PyTorch trace when it has no host range of
@@ -319,6 +349,11 @@ end
 -- by default); the window spans them and wall_s is their summed length. Without: the window is
 -- the first kernel's start to the last kernel's end, and wall_s its length. Either way
 -- meta.selection records the intervals the report measures busy time over.
+-- A trace that alternated (split_alternate) is measured over its traced chosen ranges only, and
+-- meta.selection.alternate holds { traced =, untraced =, steps_ns = the chosen ranges' lengths
+-- from the first traced one on, traced and untraced in turn, from = that one's place among all
+-- the ranges of the name (1: the first, in which tracing was on already) }; such a trace needs
+-- `range` to be the name it alternated on.
 function M.select(trace, opts)
   opts = opts or {}
   local out = {}
@@ -326,6 +361,11 @@ function M.select(trace, opts)
   local meta = {}
   for k, v in pairs(trace.meta or {}) do meta[k] = v end
   out.meta = meta
+  local alternate = meta.header and meta.header.alternate
+  if alternate and opts.range ~= alternate then
+    return nil, ("the trace traced kernels in every other '%s' range only (KREACH_TRACE_ALTERNATE): measure it over those steps (--steps %s)"):format(
+      alternate, alternate)
+  end
   local intervals
   if opts.range then
     local skip = opts.skip or 0
@@ -350,10 +390,16 @@ function M.select(trace, opts)
     end
     local last = #matches
     if opts.count then last = math.min(last, skip + opts.count) end
-    local chosen = {}
-    for i = skip + 1, last do chosen[#chosen + 1] = { matches[i].start_ns, matches[i].end_ns } end
+    local chosen, alt = {}, nil
+    if alternate then
+      chosen, alt = split_alternate(trace, alternate, matches, skip + 1, last)
+      if not chosen then return nil, alt end
+    else
+      for i = skip + 1, last do chosen[#chosen + 1] = { matches[i].start_ns, matches[i].end_ns } end
+    end
     intervals = merge(chosen)
-    meta.selection = { range = opts.range, skip = skip, selected = #chosen, total = #matches, intervals = intervals }
+    meta.selection = { range = opts.range, skip = skip, selected = last - skip, total = #matches, intervals = intervals,
+                       alternate = alt }
   else
     local ks = trace.kernels or {}
     if #ks == 0 then
