@@ -62,6 +62,23 @@ $ kreach profile import tests/data/profile/kineto_small.json --speedups elementw
 $ kreach profile import tests/data/profile/kineto_small.json --skip 1
 ? 2
 = kreach profile: --skip needs --steps
+$ kreach profile --alternate -- true
+? 2
+= kreach profile: --alternate needs --steps: it traces every other range of that name
+$ kreach profile import tests/data/profile/kreach_small.jsonl --steps step --alternate
+? 2
+= kreach profile: --alternate applies when kreach profile runs a program (a trace says itself whether it alternated)
+$ KREACH_TRACE_KINDS=marker kreach profile --steps step --alternate -- true
+? 2
+= kreach profile: --alternate has nothing to alternate: KREACH_TRACE_KINDS=marker traces only 'marker'
+$ kreach profile report tests/data/profile/kreach_alternate.jsonl --no-store
+? 1
+= kreach profile: the trace traced kernels in every other 'step' range only (KREACH_TRACE_ALTERNATE): measure it over those steps (--steps step)
+$ kreach profile report tests/data/profile/kreach_alternate.jsonl --no-store --steps step --skip 1
+~ ^window: 5 of 6 'step' ranges %(1 skipped, 2 traced%); wall 2%.400 us; 2 kernels, 0 memory operations$
+= alternate: kernels and memory operations traced in every other 'step' range only (the 1st, 3rd...): the totals and shares are over the 2 traced steps
+~ ^  tracing slowed a step by %+10%.00%% %(the median over 1 untraced steps
+= addressable: 100.0% of GPU time, 8.3% of wall time (9.2% of the untraced steps' wall)
 $ d=$(mktemp -d) && kreach profile import tests/data/profile/kineto_small.json --db $d/r.db --steps ProfilerStep --skip 1 --workload toy > $d/out && tail -1 $d/out && kreach profile report 1 --db $d/r.db --speedups elementwise=2 && kreach profile report 2 --db $d/r.db
 ? 1
 ~ ^stored: profile 1 in /.*/r%.db$

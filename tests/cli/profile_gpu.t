@@ -19,3 +19,7 @@ $ d=$(mktemp -d) && touch $d/t.jsonl && kreach profile --no-store -o $d/t.jsonl 
 $ KREACH_TRACE_KINDS='kernel, marker' kreach profile --no-store -- kreach -e 'local k = require "kreach"; local x = k.zeros({ 1 << 20 }); x:fill(2); k.synchronize()'
 ~ ; [1-9]%d* kernels, 0 memory operations
 = note: memcpy, memset not traced (KREACH_TRACE_KINDS): the report leaves them out
+$ kreach profile --no-store --steps step --alternate -- "$(dirname "$(command -v kreach)")/tests/inject_target"
+~ ^window: 5 of 5 'step' ranges %(0 skipped, 3 traced%); wall [%d.]+ [mu]s; 15 kernels, 0 memory operations$
+~ ^alternate: kernels and memory operations traced in every other 'step' range only %(the 1st, 3rd%.%.%.%): the totals and shares are over the 3 traced steps$
+~ ^  tracing slowed a step by [-+][%d.]+%% %(the median over 2 untraced steps

@@ -92,6 +92,9 @@ local function common(args)
     o.knobs = k
   end
   if args.skip and not args.steps then return nil, "--skip needs --steps", 2 end
+  if args.alternate and not args.steps then
+    return nil, "--alternate needs --steps: it traces every other range of that name", 2
+  end
   if args.skip and (math.type(args.skip) ~= "integer" or args.skip < 0) then
     return nil, "--skip takes a non-negative integer", 2
   end
@@ -204,6 +207,10 @@ local function run_program(args, o)
     return fail(("--steps needs the program's NVTX ranges, and KREACH_TRACE_KINDS=%s leaves out 'marker'"):format(
       os.getenv("KREACH_TRACE_KINDS")), 2)
   end
+  if args.alternate and not (kinds.kernel or kinds.memcpy or kinds.memset) then
+    return fail(("--alternate has nothing to alternate: KREACH_TRACE_KINDS=%s traces only 'marker'"):format(
+      os.getenv("KREACH_TRACE_KINDS")), 2)
+  end
   local lib = inject_lib()
   if not file_exists(lib) then
     return fail(("the injection library is missing: %s (it is built next to the kreach binary; KREACH_INJECT_LIB names another)"):format(lib))
@@ -225,6 +232,8 @@ local function run_program(args, o)
     "KREACH_TRACE_FILE=" .. shell_quote(trace_path),
     "KREACH_PROFILE_KNOBS=" .. shell_quote(knobs_path),
   }
+  -- the library counts pushes of exactly this name (docs/profiling-inject.md)
+  if args.alternate then env[#env + 1] = "KREACH_TRACE_ALTERNATE=" .. shell_quote(args.steps) end
   local words = {}
   for i, a in ipairs(argv) do words[i] = shell_quote(a) end
   -- the program's standard output goes to standard error when ours carries JSON or CSV
@@ -309,6 +318,7 @@ family and reports the addressable fraction of GPU and wall time (docs/profiling
     p:flag("--no-store", "Do not store the profile.")
     p:option("--steps", "Measure only inside the NVTX ranges of this name (ProfilerStep matches ProfilerStep#N).")
     p:option("--skip", "Skip the first N of those ranges (warm-up).", nil):convert(tonumber)
+    p:flag("--alternate", "Trace kernels and memory operations in every other --steps range only (the 1st, 3rd...): the run pays half the tracing, and the report measures what tracing cost its steps.")
     p:option("--workload", "A name for the workload, stored with the profile.")
     p:option("--knobs", "The workload's knobs as a JSON object, stored with the profile.")
     p:option("--format", "The trace's format.", "auto"):choices({ "auto", "kreach", "kineto", "nsys" })
@@ -323,6 +333,9 @@ family and reports the addressable fraction of GPU and wall time (docs/profiling
     if not o then return fail(err, status) end
     local first = args.words[1]
     if first == nil then return fail("nothing to run: kreach profile [options] -- <command...> (or import, report)", 2) end
+    if (first == "import" or first == "report") and args.alternate then
+      return fail("--alternate applies when kreach profile runs a program (a trace says itself whether it alternated)", 2)
+    end
     if first == "import" then return import(args, o) end
     if first == "report" then return report_cmd(args, o) end
     if args.format ~= "auto" then return fail("--format applies to import and report", 2) end
