@@ -35,16 +35,21 @@
 -- time is the step's. --pin CPUS runs every process under `taskset -c CPUS` (the same CPUs for
 -- every run), against the drift that the scheduler's placement adds to host-bound steps.
 -- --alternate measures the slowdown within one process instead, free of the drift from process
--- to process: each round is one run under `kreach profile` with KREACH_TRACE_ALTERNATE=step, so
--- the library traces kernels, memcpys and memsets in the even steps (0, 2, ...) only (NVTX
+-- to process: each round is one run under `kreach profile --alternate` (KREACH_TRACE_ALTERNATE=step),
+-- so the library traces kernels, memcpys and memsets in the even steps (0, 2, ...) only (NVTX
 -- ranges in all), and each untraced step is compared with the mean of the traced steps either
 -- side of it. Printed: kernels a traced step, the step pairs compared, the median untraced and
 -- traced step, the slowdown (the median of the pairs' ratios) with its distribution-free 95%
 -- interval, the range of the rounds' own medians, the time added a kernel, the mean time the
 -- library took to switch tracing on (at a traced step's start) and off (at an untraced one's),
 -- and the slowdown before those times were taken out of the steps ("raw"; switching is the
--- measurement's own cost: a profiled run switches nothing). It measures tracing against CUPTI
--- attached but idle; plain runs against profiled ones (the default) measure attaching as well.
+-- measurement's own cost: a run without --alternate switches nothing), and the median of the rounds'
+-- slowdowns as the profile report measures them itself, from the NVTX ranges' lengths rather
+-- than the program's own clock ("report"); last, what the --alternate run itself cost a step on
+-- average, switching included ("run": the median, over the untraced steps, of the mean of the
+-- step and its two neighbours as they came, over the step less its switching off). It measures
+-- tracing against CUPTI attached but idle; plain runs against profiled ones (the default)
+-- measure attaching as well.
 local kreach = require "kreach"
 kreach.skip_without_device()
 local cjson = require "cjson"
@@ -255,9 +260,9 @@ end
 -- interval (kreach.stats.median_ci)
 local function alternating(run)
   local row = { name = run.name, ratios = {}, raw_ratios = {}, traced_ms = {}, untraced_ms = {}, round_slowdowns = {},
-                dropped = 0, kernels = {}, on_us = {}, off_us = {} }
+                dropped = 0, kernels = {}, on_us = {}, off_us = {}, report_slowdowns = {}, run_ratios = {} }
   for _ = 1, rounds do
-    local out, ok = sh("env KREACH_TRACE_ALTERNATE=step " .. runs.profile_command(run, program(run), db, kinds))
+    local out, ok = sh(runs.profile_command(run, program(run), db, kinds, true))
     local r = runs.report_of(out)
     if not ok or not r then row.error = "the alternating run failed: " .. tail(out); return row end
     if not r.alternate then row.error = "the trace does not say it alternated: an older libkreach_inject.so?"; return row end
@@ -273,24 +278,32 @@ local function alternating(run)
     -- the library's switching is timed inside the steps (on at a traced step's start but the
     -- first's, off at an untraced one's); it is taken out of each, so the ratios compare tracing
     local a = r.alternate
-    local on = (a.switches_on or 0) > 0 and a.switch_on_s / a.switches_on * 1e3 or 0
-    local off = (a.switches_off or 0) > 0 and a.switch_off_s / a.switches_off * 1e3 or 0
+    local on, off = (a.switch_on_s or 0) * 1e3, (a.switch_off_s or 0) * 1e3 -- a switch's mean time, ms
     row.on_us[#row.on_us + 1], row.off_us[#row.off_us + 1] = on * 1e3, off * 1e3
     local mine = stats.alternating_ratios(t, on, off)
     for _, x in ipairs(mine) do row.ratios[#row.ratios + 1] = x end
     for _, x in ipairs(stats.alternating_ratios(t)) do row.raw_ratios[#row.raw_ratios + 1] = x end
+    -- what a run under --alternate costs a step, its switching included: each untraced step and
+    -- the mean of its neighbours as they came, over that step less its switching off
+    for i, x in ipairs(stats.alternating_ratios(t, 0, off)) do
+      local j = 2 * i
+      row.run_ratios[#row.run_ratios + 1] = (x + t[j] / (t[j] - off)) / 2
+    end
     for j = 1, n do
       local into = j % 2 == 1 and row.traced_ms or row.untraced_ms
       into[#into + 1] = t[j]
     end
     row.round_slowdowns[#row.round_slowdowns + 1] = stats.median(mine) - 1
     row.kernels[#row.kernels + 1] = r.totals.kernels / ((n + 1) // 2)
+    -- the report's own measure, from the NVTX ranges' lengths rather than the program's clock
+    if a.slowdown then row.report_slowdowns[#row.report_slowdowns + 1] = a.slowdown end
     row.dropped = row.dropped + r.totals.dropped
   end
   row.kernels_per_step = stats.median(row.kernels)
   row.step_ms_untraced, row.step_ms_traced = stats.median(row.untraced_ms), stats.median(row.traced_ms)
   row.slowdown = stats.median(row.ratios) - 1
   row.slowdown_raw = stats.median(row.raw_ratios) - 1
+  row.run_cost = stats.median(row.run_ratios) - 1
   local lo, hi = stats.median_ci(row.ratios)
   if not lo then row.error = "too few step pairs for an interval: raise --steps or --rounds"; return row end
   row.slowdown_lo, row.slowdown_hi = lo - 1, hi - 1
@@ -298,6 +311,7 @@ local function alternating(run)
   row.us_per_kernel = row.kernels_per_step > 0
     and row.slowdown * row.step_ms_untraced * 1e3 / row.kernels_per_step or nil
   row.switch_on_us, row.switch_off_us = stats.median(row.on_us), stats.median(row.off_us)
+  row.slowdown_report = row.report_slowdowns[1] and stats.median(row.report_slowdowns) or nil
   return row
 end
 
@@ -333,22 +347,22 @@ local function tally()
 end
 
 local function print_alternating()
-  print(("%d rounds of one run with KREACH_TRACE_ALTERNATE=step (even steps traced, odd not), %s measured steps a run, KREACH_TRACE_KINDS %s, %s, on %s"):format(
+  print(("%d rounds of one run under kreach profile --alternate (even steps traced, odd not), %s measured steps a run, KREACH_TRACE_KINDS %s, %s, on %s"):format(
     rounds, steps and tostring(steps) or "list.json's", kinds or "unset (all)", pin and ("pinned to CPUs " .. pin) or "not pinned",
     kreach.device().name))
-  print(("%-20s %9s %7s %10s %10s %10s %19s %19s %9s %13s %10s %-10s %7s"):format("workload", "kernels", "pairs", "untraced",
-    "traced", "slowdown", "(95% interval)", "(rounds' range)", "us/kernel", "on/off us", "(raw)", "vs 3%", "dropped"))
+  print(("%-20s %9s %7s %10s %10s %10s %19s %19s %9s %13s %10s %10s %-10s %7s %8s"):format("workload", "kernels", "pairs", "untraced",
+    "traced", "slowdown", "(95% interval)", "(rounds' range)", "us/kernel", "on/off us", "(raw)", "(report)", "vs 3%", "dropped", "run"))
   for _, r in ipairs(rows) do
     if r.error then
       print(("%-20s FAILED %s"):format(r.name, r.error))
     else
       local rs = stats.summary(r.round_slowdowns)
-      print(("%-20s %9.1f %7d %10.3f %10.3f %10s %19s %19s %9s %13s %10s %-10s %7d"):format(r.name, r.kernels_per_step, #r.ratios,
+      print(("%-20s %9.1f %7d %10.3f %10.3f %10s %19s %19s %9s %13s %10s %10s %-10s %7d %8s"):format(r.name, r.kernels_per_step, #r.ratios,
         r.step_ms_untraced, r.step_ms_traced, pct(r.slowdown),
         ("[%+.2f%%, %+.2f%%]"):format(100 * r.slowdown_lo, 100 * r.slowdown_hi),
         ("[%+.2f%%, %+.2f%%]"):format(100 * rs.min, 100 * rs.max),
         r.us_per_kernel and ("%.2f"):format(r.us_per_kernel) or "-",
-        ("%.1f/%.1f"):format(r.switch_on_us, r.switch_off_us), pct(r.slowdown_raw), r.verdict, r.dropped))
+        ("%.1f/%.1f"):format(r.switch_on_us, r.switch_off_us), pct(r.slowdown_raw), pct(r.slowdown_report), r.verdict, r.dropped, pct(r.run_cost)))
     end
   end
   if #rows > failed then print(tally()) end

@@ -36,8 +36,8 @@ os.remove(json)
 for _, r in ipairs(data and data.rows or {}) do
   if r.slowdown then
     common.result("profiler_slowdown_" .. r.name:gsub("%-", "_"), 100 * r.slowdown, "%",
-      ("traced steps vs untraced ones in the same run, 95%% interval [%+.2f%%, %+.2f%%], %.2f us a kernel; against the 3%% target: %s"):format(
-        100 * r.slowdown_lo, 100 * r.slowdown_hi, r.us_per_kernel or 0, r.verdict))
+      ("traced steps vs untraced ones in the same run, 95%% interval [%+.2f%%, %+.2f%%], %.2f us a kernel; against the 3%% target: %s; a run under --alternate: %+.2f%% a step"):format(
+        100 * r.slowdown_lo, 100 * r.slowdown_hi, r.us_per_kernel or 0, r.verdict, 100 * (r.run_cost or 0)))
   end
 end
 if not ok or not data then

@@ -32,10 +32,11 @@ end
 
 -- The command that runs `program` (a command line) under `kreach profile --steps step`, storing
 -- the profile in `db` under the run's name and printing the report as JSON; `kinds` sets
--- KREACH_TRACE_KINDS (nil: every kind).
-function M.profile_command(run, program, db, kinds)
-  return ("%s%s profile --steps step --db %s --workload %s --json -- %s"):format(
-    kinds and ("env KREACH_TRACE_KINDS=" .. q(kinds) .. " ") or "", q(kreach.executable()), q(db), q(run.name), program)
+-- KREACH_TRACE_KINDS (nil: every kind); `alternate` adds --alternate (every other step traced).
+function M.profile_command(run, program, db, kinds, alternate)
+  return ("%s%s profile --steps step%s --db %s --workload %s --json -- %s"):format(
+    kinds and ("env KREACH_TRACE_KINDS=" .. q(kinds) .. " ") or "", q(kreach.executable()),
+    alternate and " --alternate" or "", q(db), q(run.name), program)
 end
 
 -- The report in the output of such a command (its last line that starts with "{"), or nil.
