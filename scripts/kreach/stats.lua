@@ -118,16 +118,18 @@ function M.ratio_ci(a, b, opts)
   return ratio, quantile_sorted(rs, alpha), quantile_sorted(rs, 1 - alpha)
 end
 
--- alternating_ratios(times, on, off) -> the ratios of a run whose steps alternate traced and
--- untraced (KREACH_TRACE_ALTERNATE): times[1], times[3]... traced, times[2], times[4]... not.
--- Each untraced step j with a traced step on both sides gives mean(times[j-1], times[j+1]) /
--- times[j], so a drift of the machine that is linear over three steps cancels. `on` and `off`
--- (default 0) are the times switching tracing on and off added to a step (on at the start of
--- every traced step but the first, which found it on; off at the start of every untraced one),
--- taken out first. Returns a list, empty for fewer than 3 steps.
-function M.alternating_ratios(times, on, off)
+-- alternating_ratios(times, on, off[, first_switched]) -> the ratios of a run whose steps
+-- alternate traced and untraced (KREACH_TRACE_ALTERNATE): times[1], times[3]... traced,
+-- times[2], times[4]... not. Each untraced step j with a traced step on both sides gives
+-- mean(times[j-1], times[j+1]) / times[j], so a drift of the machine that is linear over three
+-- steps cancels. `on` and `off` (default 0) are the times switching tracing on and off added to a
+-- step (on at the start of every traced step but the run's first, which found it on; off at the
+-- start of every untraced one), taken out first; first_switched says times[1] is not the run's
+-- first step (steps were skipped), so it paid a switch on too. Returns a list, empty for fewer
+-- than 3 steps.
+function M.alternating_ratios(times, on, off, first_switched)
   on, off = on or 0, off or 0
-  local function traced(j) return times[j] - (j > 1 and on or 0) end
+  local function traced(j) return times[j] - ((j > 1 or first_switched) and on or 0) end
   local out = {}
   for j = 2, #times - 1, 2 do
     out[#out + 1] = (traced(j - 1) + traced(j + 1)) / 2 / (times[j] - off)

@@ -93,6 +93,13 @@ describe("kreach.stats", function()
     local raw = stats.alternating_ratios(u)
     assert.near((10.5 + 11) / 2 / 10.2, raw[1], 1e-12)
     assert.near(11 / 10.2, raw[2], 1e-12)
+    -- steps skipped: the first step given paid a switch on as well
+    local w = {}
+    for j = 1, 5 do w[j] = u[j + 2] end
+    r = stats.alternating_ratios(w, 0.5, 0.2, true)
+    assert.equals(2, #r)
+    for _, x in ipairs(r) do assert.near(1.05, x, 1e-12) end
+    assert.near((11 + 10.5) / 2 / 10, stats.alternating_ratios(w, 0.5, 0.2)[1], 1e-12) -- left in without the flag
     -- an even count leaves the last untraced step without a right-hand neighbour
     assert.equals(2, #stats.alternating_ratios({ 1, 1, 1, 1, 1, 1 }))
     assert.same({}, stats.alternating_ratios({ 1, 1 }))

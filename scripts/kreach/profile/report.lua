@@ -87,9 +87,7 @@ function M.alternate(t)
   end
   a.traced_step_s = tr[1] and stats.median(tr) or nil
   a.untraced_step_s = un[1] and stats.median(un) or nil
-  -- alternating_ratios takes the first step for the run's first, which switched nothing
-  if (sel.from or 1) > 1 and times[1] then times[1] = times[1] - a.switch_on_s end
-  local ratios = stats.alternating_ratios(times, a.switch_on_s, a.switch_off_s)
+  local ratios = stats.alternating_ratios(times, a.switch_on_s, a.switch_off_s, (sel.from or 1) > 1)
   a.pairs = #ratios
   if ratios[1] then
     a.slowdown = stats.median(ratios) - 1
