@@ -1,0 +1,60 @@
+-- kreach.text: making untrusted text safe to show and to store. Every string a candidate (or
+-- its file name, its manifest, its compiler log, its worker's standard error) provides is
+-- bounded and stripped of terminal control characters before it reaches a terminal, the
+-- results database or an export: a reason that holds "\r\27[1A\27[2K" must not paint a fake
+-- `ok` over the real verdict, and a 256 MiB message must not fill a database row.
+local M = {}
+
+-- The default bound of one untrusted string, in bytes.
+M.MAX_BYTES = 64 * 1024
+
+-- C0 controls other than tab and newline, DEL, and the C1 controls in their UTF-8 form
+-- (U+0080..U+009F, which some terminals obey as CSI and OSC introducers), written visibly.
+local function visible(c)
+  return ("\\x%02x"):format(c:byte())
+end
+
+-- clean(s, max_bytes) -> s with control characters made visible ("\x1b") and, when longer
+-- than max_bytes (default M.MAX_BYTES), cut to that many bytes with a note of how many were
+-- left out. Non-strings pass through tostring first; nil stays nil.
+function M.clean(s, max_bytes)
+  if s == nil then return nil end
+  if type(s) ~= "string" then s = tostring(s) end
+  max_bytes = max_bytes or M.MAX_BYTES
+  local cut = 0
+  if #s > max_bytes then
+    local n = #s
+    -- do not leave half a UTF-8 sequence at the end
+    s = s:sub(1, max_bytes):gsub("[\xC0-\xFF][\x80-\xBF]*$", "")
+    cut = n - #s
+  end
+  s = s:gsub("[\0-\8\11-\31\127]", visible)
+  s = s:gsub("\xC2([\x80-\x9F])", function(c) return ("\\u%04x"):format(c:byte()) end)
+  if cut > 0 then s = s .. ("... (%d more bytes not shown)"):format(cut) end
+  return s
+end
+
+-- clean_all(v, max_bytes) -> a copy of v (a plain table from JSON, or a string) with every
+-- string, keys included, cleaned. Tables nested deeper than 64 levels are cut off.
+function M.clean_all(v, max_bytes, depth)
+  depth = depth or 0
+  if type(v) == "string" then return M.clean(v, max_bytes) end
+  if type(v) ~= "table" then return v end
+  if depth > 64 then return "(nested too deeply)" end
+  local r = {}
+  for k, x in pairs(v) do
+    r[type(k) == "string" and M.clean(k, 256) or k] = M.clean_all(x, max_bytes, depth + 1)
+  end
+  return setmetatable(r, getmetatable(v))
+end
+
+-- csv_cell(s): a cell a spreadsheet will not run: text that starts with =, +, -, @ (or a tab
+-- or carriage return, which some spreadsheets skip before looking) gets a leading apostrophe.
+-- Numbers are not text and pass as they are.
+function M.csv_cell(s)
+  if type(s) ~= "string" then return s end
+  if s:match("^[=+%-@\t\r]") then return "'" .. s end
+  return s
+end
+
+return M

@@ -1,0 +1,43 @@
+-- kreach.text: untrusted strings made safe for terminals, the database and exports.
+local text = require "kreach.text"
+
+describe("kreach.text.clean", function()
+  it("makes terminal control characters visible, keeping tabs and newlines", function()
+    local fake = "compile failed\r\27[1A\27[2Kok"
+    local c = text.clean(fake)
+    assert.equals("compile failed\\x0d\\x1b[1A\\x1b[2Kok", c)
+    assert.is_nil(c:find("[\r\27]"))
+    assert.equals("a\tb\nc", text.clean("a\tb\nc"))
+    assert.equals("x\\x00y\\x7f", text.clean("x\0y\127"))
+    -- C1 controls in UTF-8 (U+009B is a CSI introducer); other UTF-8 passes
+    assert.equals("\\u009b31m", text.clean("\xC2\x9B31m"))
+    assert.equals("café ü", text.clean("café ü"))
+  end)
+
+  it("bounds a string, says how much it cut, and does not split a UTF-8 sequence", function()
+    local c = text.clean(("a"):rep(100), 10)
+    assert.equals(("a"):rep(10) .. "... (90 more bytes not shown)", c)
+    assert.equals("... (4 more bytes not shown)", text.clean("é" .. "bb", 1))
+    local big = text.clean(("x"):rep(text.MAX_BYTES * 4))
+    assert.is_true(#big < text.MAX_BYTES + 64)
+    assert.is_nil(text.clean(nil))
+    assert.equals("12", text.clean(12))
+  end)
+
+  it("cleans every string of a nested table, keys included", function()
+    local t = text.clean_all({ reason = "\27[2Kx", list = { "\r", 3 }, ["k\27"] = true })
+    assert.equals("\\x1b[2Kx", t.reason)
+    assert.same({ "\\x0d", 3 }, t.list)
+    assert.is_true(t["k\\x1b"])
+  end)
+end)
+
+describe("kreach.text.csv_cell", function()
+  it("neutralises cells a spreadsheet would run as formulas", function()
+    for _, s in ipairs({ "=1+1", "+cmd", "-2+3", "@SUM(A1)", "\t=x", "\r=x" }) do
+      assert.equals("'" .. s, text.csv_cell(s))
+    end
+    assert.equals("relu.lua", text.csv_cell("relu.lua"))
+    assert.equals(-1.5, text.csv_cell(-1.5))
+  end)
+end)
