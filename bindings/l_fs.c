@@ -2,10 +2,14 @@
  * regular files, and atomic writers. Bindings layer, no GPU. A writer is a userdata whose
  * __gc, __close and :abort() share one idempotent release that removes the temporary file
  * unless :commit() renamed it into place. Expected failures return nil, message. */
+#define _GNU_SOURCE
 #include "kr_lua.h"
 #include "kr_fs.h"
 
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #define KR_FS_WRITER_MT "kreach.FsWriter"
 
@@ -41,6 +45,36 @@ static int l_fs_read_regular(lua_State *L) {
     }
     lua_pushlstring(L, buf, n);
     free(buf);
+    return 1;
+}
+
+/* stat(path) -> {size =, dev =, ino =, mode = "file"|"directory"|..., mtime_ns =, ctime_ns =}
+ * | nil, message. Follows links. The nanosecond times tell a change within the same second,
+ * which lfs's whole seconds cannot. */
+static int l_fs_stat(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        luaL_pushfail(L);
+        lua_pushfstring(L, "%s: %s", path, strerror(errno));
+        return 2;
+    }
+    lua_createtable(L, 0, 6);
+    lua_pushinteger(L, (lua_Integer)st.st_size);
+    lua_setfield(L, -2, "size");
+    lua_pushinteger(L, (lua_Integer)st.st_dev);
+    lua_setfield(L, -2, "dev");
+    lua_pushinteger(L, (lua_Integer)st.st_ino);
+    lua_setfield(L, -2, "ino");
+    lua_pushstring(L, S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "directory"
+                      : S_ISFIFO(st.st_mode) ? "fifo" : S_ISCHR(st.st_mode) ? "char device"
+                      : S_ISBLK(st.st_mode) ? "block device" : S_ISSOCK(st.st_mode) ? "socket"
+                      : "other");
+    lua_setfield(L, -2, "mode");
+    lua_pushinteger(L, (lua_Integer)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
+    lua_setfield(L, -2, "mtime_ns");
+    lua_pushinteger(L, (lua_Integer)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec);
+    lua_setfield(L, -2, "ctime_ns");
     return 1;
 }
 
@@ -116,6 +150,7 @@ int luaopen_kreach_fs(lua_State *L) {
                                        {NULL, NULL}};
     kr_lua_newclass(L, KR_FS_WRITER_MT, methods, l_writer_abort, NULL);
     static const luaL_Reg fns[] = {{"resolve", l_fs_resolve}, {"read_regular", l_fs_read_regular},
+                                   {"stat", l_fs_stat},
                                    {"writer", l_fs_writer}, {NULL, NULL}};
     luaL_newlib(L, fns);
     return 1;

@@ -3,6 +3,7 @@
 -- text tables of `kreach results list` and `runs`. Every writer takes the store's decoded rows
 -- and a write(string) function, so a caller chooses the destination.
 local store = require "kreach.store"
+local text = require "kreach.text"
 local json = store.json
 
 local M = {}
@@ -31,13 +32,16 @@ M.CSV_COLUMNS = {
   { "finished_at", "finished_at" },
 }
 
--- RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled.
+-- RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled. Text
+-- a spreadsheet would run as a formula (a candidate's name "=HYPERLINK(...)", a reason that
+-- starts with "-") gets a leading apostrophe (kreach.text.csv_cell); numbers are written as
+-- numbers, so a negative one stays a number.
 local function csv_field(v)
   if v == nil then return "" end
   local s
   if type(v) == "number" then s = json.encode(v)
   elseif type(v) == "boolean" then s = v and "true" or "false"
-  else s = tostring(v) end
+  else s = text.csv_cell(tostring(v)) end
   if s:find('[,"\r\n]') then s = '"' .. s:gsub('"', '""') .. '"' end
   return s
 end
@@ -140,18 +144,27 @@ function M.kernelbench(rows, runs, write)
   return n
 end
 
--- export(db, format, {run_id =}, write) -> number of records written
-function M.export(db, format, opts, write)
+-- fetch(db, {run_id =}) -> what an export reads from the database: { rows =, runs = {id ->
+-- run} }. Reading is kept apart from writing so that a reader can read again (store.read).
+function M.fetch(db, opts)
   opts = opts or {}
-  local rows = db:evaluations{ run_id = opts.run_id }
-  if format == "jsonl" then return M.jsonl(rows, write)
-  elseif format == "csv" then return M.csv(rows, write)
-  elseif format == "kernelbench" then
-    local runs = {}
-    for _, r in ipairs(db:runs()) do runs[r.id] = r end
-    return M.kernelbench(rows, runs, write)
+  local runs = {}
+  for _, r in ipairs(db:runs()) do runs[r.id] = r end
+  return { rows = db:evaluations{ run_id = opts.run_id }, runs = runs }
+end
+
+-- write(format, data, write) -> number of records written; data from fetch
+function M.write(format, data, write)
+  if format == "jsonl" then return M.jsonl(data.rows, write)
+  elseif format == "csv" then return M.csv(data.rows, write)
+  elseif format == "kernelbench" then return M.kernelbench(data.rows, data.runs, write)
   end
   error(("unknown export format '%s' (jsonl, csv, kernelbench)"):format(tostring(format)), 2)
+end
+
+-- export(db, format, {run_id =}, write) -> number of records written
+function M.export(db, format, opts, write)
+  return M.write(format, M.fetch(db, opts), write)
 end
 
 -- ---- text tables ----

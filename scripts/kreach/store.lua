@@ -9,6 +9,7 @@
 -- "<path>: <sqlite's message>" (the store is not usable then, unlike a candidate's failure).
 -- docs/results.md describes the tables.
 local sqlite = require "kreach.core.sqlite"
+local fs = require "kreach.core.fs"
 
 local M = { SCHEMA_VERSION = 1, DEFAULT_PATH = "results.db" }
 
@@ -425,23 +426,35 @@ function M.open(path, opts)
     -- Inspect through a read-only connection: nothing of a file we refuse is ever written. With
     -- no -wal or -journal file beside it, the file holds everything committed, and an immutable
     -- connection reads it without making the -wal and -shm files a WAL database otherwise gets.
+    -- A reader keeps that connection: it leaves nothing beside the file (a -wal and -shm made
+    -- by a reader of another user would lock the owner out; a read-only directory could not
+    -- take them at all), and stale() says when a writer changed the file under it. With a -wal
+    -- there (a writer has it open, or was killed), the reader shares the writer's -wal and
+    -- -shm; a -wal without its -shm is refused rather than given a -shm of the reader's.
+    local stamp = readonly and fs.stat(path) or nil
     local side = lfs.attributes(path .. "-wal") or lfs.attributes(path .. "-journal")
+    if readonly and lfs.attributes(path .. "-wal") and not lfs.attributes(path .. "-shm") then
+      -- a writer makes its -wal an instant before its -shm: look again before refusing
+      local t0 = require("kreach.core").now()
+      while not lfs.attributes(path .. "-shm") and require("kreach.core").now() - t0 < 0.2 do end
+      if not lfs.attributes(path .. "-shm") then
+        return nil, ("%s: its write-ahead log %s-wal has no %s-shm beside it, and a reader does not "
+          .. "make one: open it once with write access (kreach eval or kreach bench on it) to "
+          .. "fold the log into the database, or copy the -shm with it"):format(path, path, path)
+      end
+    end
     local ro, oerr = sqlite.open(path, { readonly = true, create = false, busy_timeout_ms = busy,
                                          immutable = not side })
     if not ro then return nil, oerr end
     local what, why = inspect(ro, path)
     if not what then ro:close(); return nil, why end
-    if readonly and not side then
-      ro:close()
-      ro, oerr = sqlite.open(path, { readonly = true, create = false, busy_timeout_ms = busy })
-      if not ro then return nil, oerr end
-    end
     if readonly then
       if what == "empty" then
         ro:close()
         return nil, ("%s: the results database is empty (nothing was recorded yet)"):format(path)
       end
-      return setmetatable({ path = path, sql = ro, readonly = true, depth = 0 }, Store)
+      return setmetatable({ path = path, sql = ro, readonly = true, depth = 0,
+                            stamp = not side and stamp or nil }, Store)
     end
     ro:close()
     fresh = what == "empty"
@@ -504,6 +517,39 @@ end
 
 function Store:close()
   self.sql:close()
+end
+
+-- stale() -> true when this is a reader's immutable connection (no -wal was there when it
+-- opened) and the file may have changed since: a -wal appeared (a writer opened it) or the
+-- file's size, inode or times changed (a writer checkpointed into it). What was read may then
+-- mix two states; M.read reads again.
+function Store:stale()
+  local s = self.stamp
+  if not s then return false end
+  if require("lfs").attributes(self.path .. "-wal") then return true end
+  local now = fs.stat(self.path)
+  return not now or now.size ~= s.size or now.ino ~= s.ino or now.dev ~= s.dev
+    or now.mtime_ns ~= s.mtime_ns or now.ctime_ns ~= s.ctime_ns
+end
+
+-- read(path, fn, {busy_timeout_ms =}) -> true, what fn(store) returns | nil, message.
+-- For readers (kreach results, kreach profile report): opens the database read-only, runs
+-- fn, closes it. When the connection was immutable and a writer changed the file meanwhile
+-- (stale()), fn runs again on a new connection, which then shares the writer's -wal (at most
+-- three tries). An error raised by fn is raised again, after the close.
+function M.read(path, fn, opts)
+  opts = opts or {}
+  for attempt = 1, 3 do
+    local db, err = M.open(path, { readonly = true, busy_timeout_ms = opts.busy_timeout_ms })
+    if not db then return nil, err end
+    local res = table.pack(pcall(fn, db))
+    local stale = db:stale()
+    db:close()
+    if not stale or attempt == 3 then
+      if not res[1] then error(res[2], 0) end
+      return true, table.unpack(res, 2, res.n)
+    end
+  end
 end
 
 -- ---- runs ----

@@ -34,9 +34,17 @@ return {
       local inst = p:instantiate{ dtype = args.dtype }
       inst:validate()
       local path = ("%s/%s.py"):format(args.output, p.name)
-      local out = assert(io.open(path, "w"))
-      out:write(export.kernelbench(inst))
-      out:close()
+      -- written whole or not at all (a temporary renamed into place)
+      local out, oerr, ostatus = require("kreach.output").open(path)
+      local ok, werr = true, nil
+      if out then
+        ok, werr = pcall(out.write, out, export.kernelbench(inst))
+        if ok then ok, werr = out:commit() else out:abort() end
+      end
+      if not out or not ok then
+        io.stderr:write(("kreach export: cannot write %s: %s\n"):format(path, tostring(oerr or werr)))
+        return out and 1 or ostatus
+      end
       io.write(path, "\n")
     end
     return 0

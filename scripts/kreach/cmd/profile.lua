@@ -52,8 +52,14 @@ local function store_call(path, method, arg)
 end
 
 local function save(trace, path) return store_call(path, "save_profile", trace) end
+-- A reader: a read-only connection that leaves no -wal or -shm beside the database
+-- (kreach.store.read), so that reading someone else's database, or one in a read-only
+-- directory, works and changes nothing.
 local function load(id, path)
-  local t, err = store_call(path, "load_profile", id)
+  local ok, opened, t, err = pcall(require("kreach.store").read, path, function(db) return db:load_profile(id) end)
+  if not ok then t, err = nil, tostring(opened)
+  elseif not opened then err = tostring(t); t = nil
+  elseif t == nil then err = "nil" end
   if not t and err == "nil" then err = ("no profile %d in %s"):format(id, path) end
   if t then t.meta = t.meta or {}; t.meta.stored = { id = id, db = path } end
   return t, err

@@ -6,12 +6,6 @@ local function run_id(s)
   return n
 end
 
-local function open(path)
-  local db, err = require("kreach.store").open(path, { readonly = true })
-  if not db then io.stderr:write("kreach results: ", err, "\n") end
-  return db
-end
-
 return {
   summary = "Export or list what a results database holds.",
   parser = function(p)
@@ -31,46 +25,62 @@ return {
   end,
   run = function(args)
     local results = require "kreach.results"
-    local db = open(args.db)
-    if not db then return 3 end
-    local store_error = function(e)
-      return type(e) == "table" or (type(e) == "string" and e:sub(1, #db.path + 1) == db.path .. ":")
+    local store = require "kreach.store"
+    local output = require "kreach.output"
+    -- the output is checked before the database opens: naming the database (or its -wal or
+    -- -shm) as the output is a usage error, and nothing is written
+    local out
+    if args.command == "export" then
+      local oerr, ostatus
+      out, oerr, ostatus = output.open(args.output, { protect = output.database_files(args.db) })
+      if not out then
+        io.stderr:write("kreach results: ", oerr, "\n")
+        return ostatus
+      end
     end
-    local ok, err = xpcall(function()
-      if args.command == "export" then
-        local out, write = io.stdout, nil
-        if args.output then
-          local f, ferr = io.open(args.output, "w")
-          if not f then error({ msg = ferr, status = 1 }) end
-          out = f
-        end
-        write = function(...) out:write(...) end
-        results.export(db, args.format, { run_id = args.run }, write)
-        if out ~= io.stdout then
-          local cok, cerr = out:close()
-          if not cok then error({ msg = cerr, status = 1 }) end
-        end
-      elseif args.command == "list" then
-        results.list(db:evaluations{ run_id = args.run }, io.write)
-      else
-        local counts = {}
-        for _, r in ipairs(db.sql:query("SELECT run_id, count(*) AS n FROM evaluations GROUP BY run_id")) do
-          counts[r.run_id] = r.n
-        end
-        results.runs(db:runs(), counts, io.write)
+    -- everything is read first, through a read-only connection that leaves no file beside the
+    -- database (store.read reads again when a writer changed it meanwhile); then written
+    local path = args.db
+    local function store_error(e)
+      return type(e) == "table" or (type(e) == "string" and e:sub(1, #path + 1) == path .. ":")
+    end
+    local ok, opened, data = xpcall(store.read, function(e)
+      return store_error(e) and e or debug.traceback(tostring(e), 2)
+    end, path, function(db)
+      if args.command == "export" then return results.fetch(db, { run_id = args.run })
+      elseif args.command == "list" then return db:evaluations{ run_id = args.run } end
+      local counts = {}
+      for _, r in ipairs(db.sql:query("SELECT run_id, count(*) AS n FROM evaluations GROUP BY run_id")) do
+        counts[r.run_id] = r.n
       end
-    end, function(e) return store_error(e) and e or debug.traceback(tostring(e), 2) end)
-    db:close()
-    if not ok then
-      if type(err) == "table" then
-        io.stderr:write("kreach results: ", tostring(err.msg), "\n")
-        return err.status
-      end
-      -- a failing statement on a database that opened (it went bad under us) is status 3;
-      -- anything else is a bug, with its traceback
-      if not store_error(err) then error(err, 0) end
-      io.stderr:write("kreach results: ", err, "\n")
+      return { runs = db:runs(), counts = counts }
+    end)
+    -- a database that does not open, or a failing statement on one that did (it went bad
+    -- under us), is status 3; anything else is a bug, with its traceback
+    if not ok or not opened then
+      if out then out:abort() end -- the old file, if any, stays as it was
+      local msg = ok and data or opened
+      if not ok and not store_error(msg) then error(msg, 0) end
+      io.stderr:write("kreach results: ", tostring(msg), "\n")
       return 3
+    end
+    if args.command == "export" then
+      -- a write that fails raises { msg =, status = 1 } (kreach.output)
+      local wok, werr = pcall(function()
+        results.write(args.format, data, function(...) out:write(...) end)
+        local cok, cerr = out:commit()
+        if not cok then error(output.write_error(cerr), 0) end
+      end)
+      if not wok then
+        out:abort()
+        if type(werr) ~= "table" then error(werr, 0) end
+        io.stderr:write("kreach results: ", tostring(werr.msg), "\n")
+        return werr.status
+      end
+    elseif args.command == "list" then
+      results.list(data, io.write)
+    else
+      results.runs(data.runs, data.counts, io.write)
     end
     return 0
   end,

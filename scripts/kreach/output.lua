@@ -1,0 +1,91 @@
+-- kreach.output: the files commands write (exports, reports). A file is written whole or not
+-- at all: the bytes go to a temporary file beside it (mkstemp) that is renamed into place when
+-- everything was written, so an error half-way (a full disk, a bad row) leaves the old file as
+-- it was, and a reader never sees half an export. A path that resolves to a file the caller
+-- protects (the results database, its -wal, -shm and -journal) is refused before anything is
+-- written: `kreach results export --db r.db -o r.db` would otherwise replace the database.
+local fs = require "kreach.core.fs"
+
+local M = {}
+
+local SIDE = { "", "-wal", "-shm", "-journal" }
+
+-- The files of an SQLite database at `path`: the database and its side files, as resolved
+-- paths (through links, and with the last name kept as given too, since a link named as the
+-- database has its side files beside the link's target).
+function M.database_files(path)
+  local out, seen = {}, {}
+  local function add(p) if p and not seen[p] then seen[p] = true; out[#out + 1] = p end end
+  local bases = {}
+  bases[#bases + 1] = (fs.resolve(path))
+  local dir, base = path:match("^(.*)/([^/]*)$")
+  if not dir then dir, base = ".", path end
+  local rdir = fs.resolve(dir == "" and "/" or dir)
+  if rdir and base ~= "" then bases[#bases + 1] = (rdir == "/" and "" or rdir) .. "/" .. base end
+  for _, b in ipairs(bases) do
+    for _, s in ipairs(SIDE) do add(b .. s) end
+  end
+  return out
+end
+
+local function same_inode(a, b)
+  return a and b and a.dev == b.dev and a.ino == b.ino
+end
+
+-- The error a failed write raises: a table { msg =, status = 1 } that prints as its message
+-- (commands report it and exit with its status).
+local WriteError = { __tostring = function(e) return e.msg end }
+function M.write_error(msg) return setmetatable({ msg = msg, status = 1 }, WriteError) end
+
+-- open(path, {protect = {paths}}) -> writer | nil, message, exit status.
+-- path nil or "-": standard output. A path that exists and is not a regular file (a FIFO,
+-- /dev/stdout) is written directly. Otherwise the writer holds a temporary file that
+-- writer:commit() renames over the path. writer:write(...) raises on a write error (after
+-- removing the temporary); writer:abort() removes it (also on garbage collection).
+-- Refused: a path naming a protected file (status 2, a usage error), a directory (2); a
+-- temporary that cannot be made (1).
+function M.open(path, opts)
+  opts = opts or {}
+  if path == nil or path == "-" then
+    return { path = "-", write = function(self, ...) io.stdout:write(...) return self end,
+             commit = function() io.stdout:flush() return true end, abort = function() end }
+  end
+  local lfs = require "lfs"
+  local attr = lfs.attributes(path)
+  if attr and attr.mode == "directory" then
+    return nil, ("%s is a directory"):format(path), 2
+  end
+  local resolved, rerr = fs.resolve(path)
+  if not resolved then return nil, rerr, 1 end
+  for _, p in ipairs(opts.protect or {}) do
+    if resolved == p or same_inode(attr, lfs.attributes(p)) then
+      return nil, ("refusing to write %s: it is %s (choose another output file)"):format(path,
+        p == resolved and ("the file " .. p) or ("the same file as " .. p)), 2
+    end
+  end
+  if attr and attr.mode ~= "file" then
+    local f, ferr = io.open(path, "w")
+    if not f then return nil, ferr, 1 end
+    return { path = path,
+             write = function(self, ...)
+               local ok, err = f:write(...)
+               if not ok then error(M.write_error(err), 0) end
+               return self
+             end,
+             commit = function() return f:close() end,
+             abort = function() f:close() end }
+  end
+  local w, werr = fs.writer(resolved)
+  if not w then return nil, werr, 1 end
+  local self = { path = path, temp = w:temp() }
+  function self.write(s, ...)
+    local ok, err = w:write(...)
+    if not ok then w:abort(); error(M.write_error(err), 0) end
+    return s
+  end
+  function self.commit() return w:commit() end
+  function self.abort() w:abort() end
+  return self
+end
+
+return M
