@@ -55,12 +55,40 @@ end
 
 function M.hash(s) return require("kreach.core.util").hash(s) end
 
-function M.file_text(path)
-  local f, err = io.open(path, "rb")
-  if not f then return nil, err end
-  local s = f:read("a")
-  f:close()
-  return s
+-- The most a candidate file (and a manifest) may hold; a larger one is invalid_candidate.
+M.MAX_CANDIDATE_BYTES = 4 * 1024 * 1024
+
+-- file_text(path, max_bytes) -> the file's bytes, or nil and why not: the parent reads
+-- candidate files (to hash and store them), so only a regular file of at most max_bytes
+-- (default MAX_CANDIDATE_BYTES) is read; a FIFO, /dev/zero or a directory is refused at once
+-- instead of hanging or exhausting the harness (kreach.core.fs.read_regular).
+function M.file_text(path, max_bytes)
+  return require("kreach.core.fs").read_regular(path, max_bytes or M.MAX_CANDIDATE_BYTES)
+end
+
+-- Why a candidate file cannot be used (nil when it can): it must be a regular file (links are
+-- followed) of at most MAX_CANDIDATE_BYTES, and, for a manifest's entry, resolve inside
+-- `inside` (the manifest's directory, resolved).
+function M.check_candidate_file(path, inside)
+  local fs = require "kreach.core.fs"
+  local resolved, exists = fs.resolve(path)
+  if not resolved then -- "<path>: <why>"
+    local why = tostring(exists)
+    return why:sub(1, #path + 2) == path .. ": " and why:sub(#path + 3) or why
+  end
+  if not exists then
+    return require("lfs").symlinkattributes(path) and "a link to nothing" or "No such file or directory"
+  end
+  if inside and resolved:sub(1, #inside + 1) ~= inside .. "/" then
+    return ("it resolves to %s, outside the manifest's directory %s"):format(resolved, inside)
+  end
+  local st, err = fs.stat(resolved)
+  if not st then return err end
+  if st.mode ~= "file" then return ("a %s, not a regular file"):format(st.mode) end
+  if st.size > M.MAX_CANDIDATE_BYTES then
+    return ("%d bytes, more than the limit of %d"):format(st.size, M.MAX_CANDIDATE_BYTES)
+  end
+  return nil
 end
 
 -- ---- what to evaluate ----
@@ -68,28 +96,39 @@ end
 -- The candidate files of the arguments: files as given, directories expanded. A directory with
 -- a manifest.json lists its candidates there: [{ "file": "x.lua", "problem": 19,
 -- "origin": { "model": "...", "sample": 0 } }, ...]; otherwise its files named
--- <problem id>_<anything>.lua are taken, in name order.
+-- <problem id>_<anything>.lua are taken, in name order. A file that cannot be a candidate
+-- (check_candidate_file: not a regular file, too large, or a manifest's entry that resolves
+-- outside the manifest's directory, such as "../../etc/passwd" or a link out) comes back
+-- with `invalid` set to the reason: it is recorded as invalid_candidate, never read.
 function M.candidate_files(args)
   local lfs = require "lfs"
+  local text = require "kreach.text"
   local out, errors = {}, {}
   for _, a in ipairs(args) do
     local mode = lfs.attributes(a, "mode")
-    if mode == "file" then
-      out[#out + 1] = { path = a }
+    if mode == "file" or (mode and mode ~= "directory") then
+      out[#out + 1] = { path = a, invalid = M.check_candidate_file(a) }
     elseif mode == "directory" then
       local dir = a:gsub("/+$", "")
       local mpath = dir .. "/manifest.json"
-      if lfs.attributes(mpath, "mode") == "file" then
-        local text = assert(M.file_text(mpath))
-        local ok, m = pcall(require("cjson").decode, text)
+      if lfs.attributes(mpath) then
+        local mtext, merr = M.file_text(mpath)
+        local ok, m = false, merr
+        if mtext then ok, m = pcall(require("cjson").decode, mtext) end
         if not ok or type(m) ~= "table" then
           errors[#errors + 1] = ("%s: not a JSON list of candidates (%s)"):format(mpath, ok and "not a list" or tostring(m))
         else
+          local inside = require("kreach.core.fs").resolve(dir)
           for i, e in ipairs(m) do
-            if type(e) ~= "table" or type(e.file) ~= "string" then
+            if type(e) ~= "table" or type(e.file) ~= "string" or e.file == "" then
               errors[#errors + 1] = ("%s: entry %d has no \"file\""):format(mpath, i)
             else
-              out[#out + 1] = { path = dir .. "/" .. e.file, problem = e.problem, origin = type(e.origin) == "table" and e.origin or nil }
+              local path = dir .. "/" .. e.file
+              local invalid = M.check_candidate_file(path, inside)
+              -- the name comes from the manifest: shown and stored only cleaned and bounded
+              if invalid then path = text.clean(path, 1024) end
+              out[#out + 1] = { path = path, problem = e.problem, origin = type(e.origin) == "table" and e.origin or nil,
+                                invalid = invalid and text.clean(invalid, 2048) or nil }
             end
           end
         end
@@ -111,7 +150,8 @@ end
 
 -- plan(target, candidate_args) -> items, skipped. target is a suite name or a problem (path,
 -- id or name). Each item: { problem_path, problem_id, problem_name, suite, candidate_path,
--- origin }; each skipped: { candidate_path, why }.
+-- origin, invalid (why the file cannot be a candidate, or nil) }; each skipped:
+-- { candidate_path, why }.
 function M.plan(target, cand_args)
   local problem = require "kreach.problem"
   local files, errors = M.candidate_files(cand_args)
@@ -145,7 +185,7 @@ function M.plan(target, cand_args)
     if path then
       local p = problem.load(path)
       items[#items + 1] = { problem_path = path, problem_id = p.id, problem_name = p.name, suite = p.suite,
-                            candidate_path = c.path, origin = c.origin }
+                            candidate_path = c.path, origin = c.origin, invalid = c.invalid }
     end
   end
   return items, skipped
@@ -345,6 +385,21 @@ function M.row(item, rec, stored)
            throttled = rec.throttled == true or rec.throttled == 1, stored = stored or nil, eval_id = rec.id }
 end
 
+-- The record of an item whose file cannot be a candidate (item.invalid, from plan): the
+-- verdict invalid_candidate with the file and the reason, and for source a line saying why
+-- the file was not read. item has problem_hash, candidate_hash and eval_key set (run does that).
+function M.invalid_record(item, o)
+  local now = os.date("!%Y-%m-%dT%H:%M:%SZ")
+  return { eval_key = item.eval_key, dtype = o.dtype, sizes = o.sizes or {},
+           verdict = verdict.new("invalid_candidate", ("%s: %s"):format(item.candidate_path, item.invalid)),
+           started_at = now, finished_at = now, wall_s = 0,
+           problem = { suite = item.suite, problem_id = item.problem_id, name = item.problem_name,
+                       path = item.problem_path, file_hash = item.problem_hash },
+           candidate = { hash = item.candidate_hash, path = item.candidate_path, origin = item.origin,
+                         source = ("-- kreach did not read this file: %s\n"):format(item.invalid),
+                         name = item.candidate_path:match("([^/]+)$") or item.candidate_path } }
+end
+
 -- ---- calibration ----
 
 -- This device's calibration from the store, measured (in a worker) and stored when missing;
@@ -417,18 +472,28 @@ function M.run(o)
     local progress = M.progress(#items, o.tty, o.out)
     local rows = {}
     for _, item in ipairs(items) do
-      local ptext = assert(M.file_text(item.problem_path))
-      local ctext, cerr = M.file_text(item.candidate_path)
+      local ptext = assert(M.file_text(item.problem_path, 64 * 1024 * 1024))
+      -- a file that is not a usable candidate is never read: it is recorded as
+      -- invalid_candidate with the reason, under a key made of its path and that reason
+      local ctext, cerr
+      if not item.invalid then
+        ctext, cerr = M.file_text(item.candidate_path)
+        if not ctext then item.invalid = tostring(cerr) end
+      end
       local label = (item.candidate_path:match("([^/]+)$") or item.candidate_path)
-      if not ctext then
-        skipped[#skipped + 1] = { candidate_path = item.candidate_path, why = item.candidate_path .. ": " .. tostring(cerr) }
-        log("skipped: " .. item.candidate_path .. ": " .. tostring(cerr))
-      else
-        item.problem_hash, item.candidate_hash = M.hash(ptext), M.hash(ctext)
+      do
+        item.problem_hash = M.hash(ptext)
+        item.candidate_hash = ctext and M.hash(ctext)
+          or M.hash(M.canonical({ "invalid candidate file", item.candidate_path, item.invalid }))
         item.eval_key = M.hash(M.canonical({ econf_hash, item.problem_hash, item.candidate_hash }))
         local prev = not o.force and db:find_evaluation(item.eval_key)
         local row
-        if prev then
+        if item.invalid and not prev then
+          local rec = M.invalid_record(item, o)
+          rec.run_id = run_id
+          rec.id = db:record_evaluation(rec)
+          row = M.row(item, rec)
+        elseif prev then
           row = M.row(item, { verdict = { verdict = prev.verdict, reason = prev.reason, detail = prev.detail },
                               baseline_ms = prev.baseline_ms, candidate_ms = prev.candidate_ms, speedup = prev.speedup,
                               speedup_lo = prev.speedup_lo, speedup_hi = prev.speedup_hi, sol_fraction = prev.sol_fraction,
