@@ -68,6 +68,7 @@ int luaopen_kreach_sqlite(lua_State *L);
 int luaopen_kreach_timing(lua_State *L);
 int luaopen_kreach_util(lua_State *L);
 int luaopen_kreach_fs(lua_State *L);
+int luaopen_kreach_seal(lua_State *L);
 void kr_lua_openlibs(lua_State *L);
 
 #endif

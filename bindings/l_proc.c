@@ -18,24 +18,50 @@ static lproc *checkproc(lua_State *L, int idx) {
     return u;
 }
 
-/* spawn({"prog", "arg", ...}) -> worker, or nil and a message */
-static int l_proc_spawn(lua_State *L) {
-    luaL_checktype(L, 1, LUA_TTABLE);
-    int n = (int)luaL_len(L, 1);
-    if (n < 1) return luaL_argerror(L, 1, "argv needs at least the program");
-    const char **argv = lua_newuserdatauv(L, sizeof(char *) * (size_t)(n + 1), 0);
+/* A NULL-terminated array of the strings of the list at idx (anchored by that table, which
+ * the caller keeps on the stack); pushes the array's userdata. */
+static const char **string_list(lua_State *L, int idx, const char *what) {
+    int n = (int)luaL_len(L, idx);
+    const char **v = lua_newuserdatauv(L, sizeof(char *) * (size_t)(n + 1), 0);
     for (int i = 0; i < n; i++) {
-        if (lua_geti(L, 1, i + 1) != LUA_TSTRING)
-            return luaL_argerror(L, 1, lua_pushfstring(L, "argv[%d] is not a string", i + 1));
-        argv[i] = lua_tostring(L, -1); /* anchored by the table */
+        if (lua_geti(L, idx, i + 1) != LUA_TSTRING) {
+            luaL_error(L, "bad argument to 'spawn' (%s[%d] is not a string)", what, i + 1);
+            return NULL;
+        }
+        v[i] = lua_tostring(L, -1);
         lua_pop(L, 1);
     }
-    argv[n] = NULL;
+    v[n] = NULL;
+    return v;
+}
+
+/* spawn({"prog", "arg", ...}, {env = {"K=V", ...}, watch = false, max_line = bytes}) ->
+ * worker, or nil and a message. Without env the worker gets this process's environment; with
+ * watch its standard input is a pipe that closes when this process dies or frees it. */
+static int l_proc_spawn(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    if (luaL_len(L, 1) < 1) return luaL_argerror(L, 1, "argv needs at least the program");
+    kr_proc_opts o = {NULL, NULL, 0, 0};
+    if (!lua_isnoneornil(L, 2)) {
+        static const char *const known[] = {"env", "watch", "max_line", NULL};
+        luaL_checktype(L, 2, LUA_TTABLE);
+        kr_lua_check_options(L, 2, "spawn", known);
+        o.watch = kr_lua_optbool_field(L, 2, "watch", 0);
+        lua_Integer ml = kr_lua_optint_field(L, 2, "max_line", 0);
+        if (ml < 0) return luaL_argerror(L, 2, "max_line must be positive");
+        o.max_line = (size_t)ml;
+        if (lua_getfield(L, 2, "env") == LUA_TTABLE) {
+            o.envp = string_list(L, lua_gettop(L), "env");
+        } else if (!lua_isnil(L, -1)) {
+            return luaL_argerror(L, 2, "env must be a list of \"NAME=value\" strings");
+        }
+    }
+    o.argv = string_list(L, 1, "argv");
     lproc *u = lua_newuserdatauv(L, sizeof *u, 0);
     u->p = NULL;
     luaL_setmetatable(L, KR_PROC_MT);
     char err[512];
-    u->p = kr_proc_spawn(argv, err, sizeof err);
+    u->p = kr_proc_start(&o, err, sizeof err);
     if (!u->p) {
         luaL_pushfail(L);
         lua_pushstring(L, err);
@@ -44,7 +70,7 @@ static int l_proc_spawn(lua_State *L) {
     return 1;
 }
 
-/* w:read_line([timeout_s]) -> line | nil, "timeout" | nil, "eof" */
+/* w:read_line([timeout_s]) -> line | nil, "timeout" | nil, "eof" | nil, "too long" */
 static int l_proc_read_line(lua_State *L) {
     lproc *u = checkproc(L, 1);
     lua_Number t = luaL_optnumber(L, 2, -1);
@@ -57,7 +83,7 @@ static int l_proc_read_line(lua_State *L) {
         return 1;
     }
     luaL_pushfail(L);
-    lua_pushstring(L, r == 0 ? "eof" : "timeout");
+    lua_pushstring(L, r == 0 ? "eof" : r == -2 ? "too long" : "timeout");
     return 2;
 }
 
@@ -109,5 +135,7 @@ int luaopen_kreach_proc(lua_State *L) {
     kr_lua_newclass(L, KR_PROC_MT, methods, l_proc_free, NULL);
     static const luaL_Reg fns[] = {{"spawn", l_proc_spawn}, {NULL, NULL}};
     luaL_newlib(L, fns);
+    lua_pushinteger(L, (lua_Integer)KR_PROC_MAX_LINE);
+    lua_setfield(L, -2, "MAX_LINE");
     return 1;
 }

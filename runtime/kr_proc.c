@@ -23,8 +23,12 @@ extern char **environ;
 struct kr_proc {
     pid_t pid;
     int out, err;           /* read ends; -1 once closed */
+    int watch;              /* the parent's end of the watch pipe; -1 when none */
     char *buf;              /* stdout bytes not yet returned as lines */
     size_t len, cap, start; /* valid bytes are buf[start, len) */
+    size_t scan;            /* buf[start, scan) holds no newline: never searched twice */
+    size_t max_line;
+    int overflow;           /* a line grew past max_line */
     char *line;             /* the line handed out last */
     size_t line_cap;
     char *errbuf;
@@ -41,18 +45,28 @@ static double now_ms(void) {
 }
 
 kr_proc *kr_proc_spawn(const char *const *argv, char *err, size_t errlen) {
-    int po[2] = {-1, -1}, pe[2] = {-1, -1};
+    kr_proc_opts o = {argv, NULL, 0, 0};
+    return kr_proc_start(&o, err, errlen);
+}
+
+kr_proc *kr_proc_start(const kr_proc_opts *o, char *err, size_t errlen) {
+    int po[2] = {-1, -1}, pe[2] = {-1, -1}, pw[2] = {-1, -1};
+    const char *const *argv = o->argv;
     kr_proc *p = calloc(1, sizeof *p);
     if (!p) { snprintf(err, errlen, "out of memory"); return NULL; }
+    p->watch = -1;
+    p->max_line = o->max_line ? o->max_line : KR_PROC_MAX_LINE;
     p->errbuf = malloc(ERR_KEEP + 1);
-    if (!p->errbuf || pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0) {
+    if (!p->errbuf || pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0 ||
+        (o->watch && pipe2(pw, O_CLOEXEC) != 0)) {
         snprintf(err, errlen, "cannot create pipes: %s", strerror(errno));
         goto fail;
     }
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (o->watch) posix_spawn_file_actions_adddup2(&fa, pw[0], 0); /* dup2 clears close-on-exec */
+    else posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, po[1], 1);
     posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
     posix_spawnattr_init(&at);
@@ -65,23 +79,28 @@ kr_proc *kr_proc_spawn(const char *const *argv, char *err, size_t errlen) {
     sigfillset(&all);
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setsigdefault(&at, &all);
-    int rc = posix_spawnp(&p->pid, argv[0], &fa, &at, (char *const *)argv, environ);
+    char *const *envp = o->envp ? (char *const *)o->envp : environ;
+    int rc = posix_spawnp(&p->pid, argv[0], &fa, &at, (char *const *)argv, envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     close(po[1]);
     close(pe[1]);
     po[1] = pe[1] = -1;
+    if (pw[0] >= 0) close(pw[0]);
+    pw[0] = -1;
     if (rc != 0) {
         snprintf(err, errlen, "cannot start %s: %s", argv[0], strerror(rc));
         goto fail;
     }
     p->out = po[0];
     p->err = pe[0];
+    p->watch = pw[1];
     return p;
 fail:
     for (int i = 0; i < 2; i++) {
         if (po[i] >= 0) close(po[i]);
         if (pe[i] >= 0) close(pe[i]);
+        if (pw[i] >= 0) close(pw[i]);
     }
     free(p->errbuf);
     free(p);
@@ -115,17 +134,24 @@ static int give_line(kr_proc *p, size_t end, size_t skip, const char **line, siz
     }
     memcpy(p->line, p->buf + p->start, n);
     p->line[n] = 0;
-    p->start = end + skip;
+    p->start = p->scan = end + skip;
     *line = p->line;
     *len = n;
     return 1;
 }
 
 static void append_out(kr_proc *p, const char *d, size_t n) {
+    if (p->overflow) return; /* the line is refused whole; the caller kills the worker */
     if (p->start > 0) { /* compact: the returned lines are no longer needed */
         memmove(p->buf, p->buf + p->start, p->len - p->start);
         p->len -= p->start;
+        p->scan -= p->start;
         p->start = 0;
+    }
+    if (p->len + n > p->max_line + 1 && !memchr(d, '\n', n) &&
+        !memchr(p->buf + p->scan, '\n', p->len - p->scan)) {
+        p->overflow = 1; /* no end of line in sight within the limit */
+        return;
     }
     if (p->len + n > p->cap) {
         size_t c = p->cap ? p->cap : 65536;
@@ -169,8 +195,13 @@ static int pump(kr_proc *p, int wait_ms) {
 int kr_proc_read_line(kr_proc *p, int timeout_ms, const char **line, size_t *len) {
     double deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
     for (;;) {
-        char *nl = p->len > p->start ? memchr(p->buf + p->start, '\n', p->len - p->start) : NULL;
-        if (nl) return give_line(p, (size_t)(nl - p->buf), 1, line, len);
+        char *nl = p->len > p->scan ? memchr(p->buf + p->scan, '\n', p->len - p->scan) : NULL;
+        if (nl) {
+            if ((size_t)(nl - p->buf) - p->start > p->max_line) return -2;
+            return give_line(p, (size_t)(nl - p->buf), 1, line, len);
+        }
+        p->scan = p->len;
+        if (p->overflow || p->len - p->start > p->max_line) return -2;
         if (p->out < 0) {
             if (p->len > p->start) return give_line(p, p->len, 0, line, len); /* last, unended */
             return 0;
@@ -220,6 +251,7 @@ void kr_proc_free(kr_proc *p) {
     }
     if (p->out >= 0) close(p->out);
     if (p->err >= 0) close(p->err);
+    if (p->watch >= 0) close(p->watch);
     free(p->buf);
     free(p->line);
     free(p->errbuf);

@@ -12,14 +12,31 @@ typedef struct kr_proc kr_proc;
 
 typedef enum { KR_PROC_RUNNING = 0, KR_PROC_EXITED, KR_PROC_SIGNALED } kr_proc_state;
 
-/* Starts argv[0] (looked up on PATH) with argv, standard input from /dev/null, in a process
- * group of its own (so that a kill reaches everything it started). Returns NULL with a message
- * in err on failure. The caller owns the result: kr_proc_free kills and reaps it if needed. */
+/* The longest line kr_proc_read_line hands out by default. */
+#define KR_PROC_MAX_LINE ((size_t)64 << 20)
+
+typedef struct {
+    const char *const *argv; /* argv[0] is looked up on PATH */
+    const char *const *envp; /* the environment; NULL: this process's own */
+    int watch;               /* standard input is a pipe whose other end this process holds
+                                (close-on-exec, so no sibling inherits it) until kr_proc_free:
+                                the worker reads end-of-file when its parent is gone */
+    size_t max_line;         /* the longest line read_line accepts; 0: KR_PROC_MAX_LINE */
+} kr_proc_opts;
+
+/* Starts a worker in a process group of its own (so that a kill reaches everything it
+ * started), standard input from /dev/null unless o->watch. Returns NULL with a message in err
+ * on failure. The caller owns the result: kr_proc_free kills and reaps it if needed. */
+kr_proc *kr_proc_start(const kr_proc_opts *o, char *err, size_t errlen);
+
+/* kr_proc_start with argv alone: this process's environment, no watch pipe. */
 kr_proc *kr_proc_spawn(const char *const *argv, char *err, size_t errlen);
 
 /* Waits up to timeout_ms (< 0: forever) for one line of standard output. Returns 1 with the
  * line (without its newline) in *line, valid until the next call; 0 at the end of output; -1
- * on time-out. Standard error is collected meanwhile. */
+ * on time-out; -2 when the line grew past the limit (KR_PROC_MAX_LINE or opts.max_line): the
+ * worker broke the protocol, and the caller kills it. Standard error is collected meanwhile.
+ * Each byte is searched for the newline once, so a long line costs linear time. */
 int kr_proc_read_line(kr_proc *p, int timeout_ms, const char **line, size_t *len);
 
 /* Kills the process group with SIGKILL. */

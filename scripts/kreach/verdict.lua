@@ -1,5 +1,7 @@
 -- kreach.verdict: the one verdict every evaluation ends in, with its reason. Verdicts are plain
 -- tables that serialise to JSON: { verdict =, reason =, detail = }.
+local text = require "kreach.text"
+
 local M = {}
 
 -- verdict -> the reasons it may carry (nil: a reason is free text)
@@ -20,7 +22,9 @@ local KNOWN = {}
 for _, k in ipairs(M.KINDS) do KNOWN[k] = true end
 
 -- new(verdict, reason, detail): raises on a verdict or reason that does not exist, so that a
--- typo in the harness cannot produce a verdict nobody reports.
+-- typo in the harness cannot produce a verdict nobody reports. The reason and the detail often
+-- carry a candidate's words (its error messages, its compiler log): both are bounded and
+-- stripped of terminal controls here (kreach.text.clean), the one door every verdict passes.
 function M.new(verdict, reason, detail)
   if not KNOWN[verdict] then error(("unknown verdict '%s'"):format(tostring(verdict)), 2) end
   if verdict == "correct" then
@@ -34,7 +38,8 @@ function M.new(verdict, reason, detail)
       error(("'%s' is not a reason for verdict '%s'"):format(reason, verdict), 2)
     end
   end
-  return { verdict = verdict, reason = reason, detail = detail }
+  if type(detail) == "table" then detail = text.clean_all(detail) elseif type(detail) == "string" then detail = text.clean(detail) end
+  return { verdict = verdict, reason = text.clean(reason), detail = detail }
 end
 
 function M.correct(detail) return M.new("correct", nil, detail) end

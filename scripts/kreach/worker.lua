@@ -6,11 +6,22 @@
 -- runs past it is killed (verdict `timeout`), one that dies is reported by its signal or exit
 -- status with the end of its standard error (`runtime_error`), and one that says nothing
 -- usable is a `runtime_error` too. Every outcome is one verdict; nothing escapes as an error.
+--
+-- The worker is sealed (kreach.seal): it starts with an environment built from an allow-list,
+-- a private directory, a memory limit and a pipe from the parent; everything it reports is
+-- bounded and stripped of terminal controls here (kreach.text) before anyone prints or stores it.
 local verdict = require "kreach.verdict"
+local seal = require "kreach.seal"
+local text = require "kreach.text"
 
 local M = {}
 
 M.DEFAULT_TIMEOUT_S = 60
+-- The phases before the candidate's own (the process starting, its CUDA context, the problem,
+-- the seal) are the harness's: they get this limit, or --timeout when that is longer, and only
+-- until the first phase of the candidate's has begun.
+M.HARNESS_TIMEOUT_S = 120
+M.HARNESS_PHASES = { start = true, setup = true }
 
 -- ---- the worker's side ----
 
@@ -24,6 +35,8 @@ end
 -- The results store's JSON codec (kreach.store.json): exact for integers and doubles, and NaN
 -- and infinities cross the pipe as they are.
 function M.result(t)
+  local rec = seal.record()
+  if rec and type(t) == "table" and t.seal == nil then t.seal = rec end
   io.stdout:write("result ", require("kreach.store").json.encode(t), "\n")
   io.stdout:flush()
 end
@@ -36,55 +49,92 @@ local function tail(s, n)
   return (s:gsub("%s+$", ""))
 end
 
--- run(argv, {timeout_s =, timeouts = {phase = seconds}}) -> result table (what the worker
--- passed to M.result), or nil and a verdict. argv is the worker's command line.
+-- Why a worker that ended without a result may have run out of memory, from its last words.
+local MEMORY_WORDS = { "not enough memory", "std::bad_alloc", "Cannot allocate memory" }
+local function memory_hint(stderr, limit)
+  for _, w in ipairs(MEMORY_WORDS) do
+    if stderr:find(w, 1, true) then
+      return " (out of memory: " .. (seal.memory_note(limit) or "the worker has no memory limit") .. ")"
+    end
+  end
+  return ""
+end
+
+-- run(argv, {timeout_s =, timeouts = {phase = seconds}, memory_bytes =}) -> result table (what
+-- the worker passed to M.result, cleaned), or nil and a verdict. argv is the worker's command
+-- line; the worker gets the sealed environment of kreach.seal.prepare, and its standard input is
+-- the parent watch's pipe.
 function M.run(argv, opts)
   opts = opts or {}
   local kreach = require "kreach"
-  local w, err = kreach.proc.spawn(argv)
-  if not w then return nil, verdict.new("runtime_error", "cannot start the worker: " .. err) end
+  local prep, perr = seal.prepare{ memory_bytes = opts.memory_bytes }
+  if not prep then return nil, verdict.new("runtime_error", "cannot prepare the worker: " .. tostring(perr)) end
+  local w, err = kreach.proc.spawn(argv, { env = prep.env, watch = true })
+  if not w then
+    prep.cleanup()
+    return nil, verdict.new("runtime_error", "cannot start the worker: " .. err)
+  end
   local phase, result = "start", nil
-  local limit = function(p) return (opts.timeouts and opts.timeouts[p]) or opts.timeout_s or M.DEFAULT_TIMEOUT_S end
+  local harness = true -- no phase of the candidate's has begun
+  local function limit(p)
+    if opts.timeouts and opts.timeouts[p] then return opts.timeouts[p] end
+    local t = opts.timeout_s or M.DEFAULT_TIMEOUT_S
+    if harness and M.HARNESS_PHASES[p] then return math.max(M.HARNESS_TIMEOUT_S, t) end
+    return t
+  end
+  local function finish(...)
+    w:free()
+    prep.cleanup()
+    return ...
+  end
   while true do
     local line, why = w:read_line(limit(phase))
     if not line then
-      if why == "timeout" then
+      if why == "timeout" or why == "too long" then
         w:kill()
         w:wait()
-        local v = verdict.new("timeout", ("phase '%s' ran past its limit of %g s"):format(phase, limit(phase)))
+        local v = why == "timeout"
+          and verdict.new("timeout", ("phase '%s' ran past its limit of %g s"):format(phase, limit(phase)))
+          or verdict.new("runtime_error", ("the worker wrote a line longer than the protocol allows (%d MiB) in phase '%s'"):format(
+            kreach.proc.MAX_LINE // (1024 * 1024), phase))
         v.phase = phase
-        w:free()
-        return nil, v
+        return finish(nil, v)
       end
       break -- eof
     end
     local p = line:match("^phase (%S+)$")
     if p then
-      phase = p
+      phase = text.clean(p, 200)
+      if not M.HARNESS_PHASES[phase] then harness = false end
     else
       local j = line:match("^result (.*)$")
       if j then
         local ok, t = pcall(require("kreach.store").json.decode, j)
-        if ok then result = t end
+        -- the worker cleaned its strings already (which can make them up to four times
+        -- longer); this bound is the backstop for a worker that did not
+        if ok and type(t) == "table" then result = text.clean_all(t, 4 * text.MAX_BYTES + 256) end
       end
     end
   end
   local how, code, name = w:wait()
   local stderr = w:stderr()
-  w:free()
   if how == "signaled" then
-    local v = verdict.new("runtime_error", ("the worker died of %s in phase '%s'%s"):format(name, phase,
+    local hint = memory_hint(stderr, prep.memory_bytes)
+    if hint == "" and name == "SIGKILL" then
+      hint = " (not sent by kreach: the kernel's out-of-memory killer sends it; " .. seal.memory_note(prep.memory_bytes) .. ")"
+    end
+    local v = verdict.new("runtime_error", ("the worker died of %s in phase '%s'%s%s"):format(name, phase, hint,
       stderr ~= "" and (":\n" .. tail(stderr, 2000)) or ""))
     v.phase, v.signal = phase, name
-    return nil, v
+    return finish(nil, v)
   end
   if not result then
-    local v = verdict.new("runtime_error", ("the worker exited with status %d in phase '%s' without a result%s"):format(
-      code, phase, stderr ~= "" and (":\n" .. tail(stderr, 2000)) or ""))
+    local v = verdict.new("runtime_error", ("the worker exited with status %d in phase '%s' without a result%s%s"):format(
+      code, phase, memory_hint(stderr, prep.memory_bytes), stderr ~= "" and (":\n" .. tail(stderr, 2000)) or ""))
     v.phase, v.status = phase, code
-    return nil, v
+    return finish(nil, v)
   end
-  return result
+  return finish(result)
 end
 
 return M

@@ -6,9 +6,21 @@
 --                      [--timing JSON] [--measure JSON] [--calibration JSON]
 --   kreach worker calibrate [--options JSON]
 -- A worker dies with its parent (so that a harness killed with SIGKILL leaves nothing running
--- on the GPU).
+-- on the GPU): the kernel's PR_SET_PDEATHSIG, and a thread that watches the pipe the parent
+-- holds (kreach.seal). It is sealed (docs/candidates.md, "The seal"): its memory is limited from
+-- its first line, and once its setup is done (the CUDA context, NVML, the problem), before it
+-- reads the candidate, Landlock confines what it can open.
 local kreach = require "kreach"
 local worker = require "kreach.worker"
+local seal = require "kreach.seal"
+
+-- The end of the setup: the seal, or the worker's end when it cannot be sealed.
+local function seal_or_die(job, o)
+  local rec, err = seal.apply(o)
+  if rec then return true end
+  io.stderr:write("kreach worker ", job, ": ", err, "\n")
+  return false
+end
 
 local function decode(s) return s and require("cjson").decode(s) or nil end
 
@@ -28,9 +40,15 @@ return {
     p:option("--options", "kreach.calibrate options, as JSON (calibrate).")
   end,
   run = function(args)
+    local ok, err = seal.enter_worker()
+    if not ok then
+      io.stderr:write("kreach worker: ", err, "\n")
+      return 3
+    end
     if not require("kreach.core.util").die_with_parent() then return 0 end
     worker.phase("setup")
     if args.job == "calibrate" then
+      if not seal_or_die(args.job, { device = true, nvml = true }) then return 3 end
       local opts = decode(args.options) or {}
       opts.phase = worker.phase
       worker.result({ calibration = require("kreach.calibrate").measure(opts) })
@@ -47,6 +65,10 @@ return {
     end
     local inst = kreach.load_problem(args.problem):instantiate{ dtype = args.dtype, sizes = sizes }
     inst:validate()
+    if not seal_or_die(args.job, { candidate = args.candidate, problem = inst.problem.path,
+                                   device = args.job ~= "lint" or not args.arch, nvml = args.job == "time" }) then
+      return 3
+    end
     if args.job == "check" then
       worker.result(require("kreach.check").run(inst, args.candidate, { policy = decode(args.policy), phase = worker.phase }))
       return 0
