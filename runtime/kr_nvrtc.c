@@ -1,12 +1,17 @@
 /* kr_nvrtc.c: compiling CUDA C++ with NVRTC to a cubin, and the compile cache.
  * Runtime layer (no Lua). The cache is keyed by a 128-bit XXH3 hash of everything that can
  * change the cubin (source, effective options, architecture, NVRTC version); each disk entry
- * carries its key, length and checksum, so a truncated or corrupt file is detected and rebuilt. */
+ * carries its key, length and checksum, so a truncated or corrupt file is detected and rebuilt.
+ * The disk cache has a size cap (KREACH_CACHE_MAX, default 2 GiB): a hit marks its entry used
+ * (its mtime), and after a write the least recently used entries go until the rest fit. */
 #define _GNU_SOURCE
 #include "kr_program.h"
 
 #include <cuda_runtime.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +24,9 @@
 #include <xxhash.h>
 
 #define MAX_SOURCE_KERNELS 256
+#define DEFAULT_CACHE_MAX (2ull << 30)   /* the disk cache's cap without KREACH_CACHE_MAX */
+#define MEM_CACHE_MAX (256ull << 20)     /* what one process keeps in its memory cache */
+#define STALE_TEMP_S (3600)              /* a temporary this old was left by a killed writer */
 static const char MAGIC[8] = {'K', 'R', 'C', 'U', 'B', 'I', 'N', '1'};
 
 const char *kr_cache_result_name(kr_cache_result r) {
@@ -90,7 +98,7 @@ static char *get_str(reader *r) {
 /* ---- the memory cache: payloads by key, on the context ---- */
 
 typedef struct { XXH128_hash_t key; unsigned char *payload; size_t n; } mem_entry;
-typedef struct { mem_entry *e; int n, cap; } mem_cache;
+typedef struct { mem_entry *e; int n, cap; size_t bytes; } mem_cache;
 
 static void mem_cache_free(void *p) {
     mem_cache *m = p;
@@ -111,8 +119,19 @@ static const mem_entry *mem_find(mem_cache *m, XXH128_hash_t key) {
     return NULL;
 }
 
+/* Keeps a copy; the oldest entries go when the cache would pass MEM_CACHE_MAX, and an entry
+ * larger than that is not kept. */
 static void mem_put(mem_cache *m, XXH128_hash_t key, const unsigned char *payload, size_t n) {
-    if (!m || mem_find(m, key)) return;
+    if (!m || mem_find(m, key) || n > MEM_CACHE_MAX) return;
+    int drop = 0;
+    while (drop < m->n && m->bytes + n > MEM_CACHE_MAX) {
+        m->bytes -= m->e[drop].n;
+        free(m->e[drop++].payload);
+    }
+    if (drop) {
+        memmove(m->e, m->e + drop, sizeof *m->e * (size_t)(m->n - drop));
+        m->n -= drop;
+    }
     if (m->n == m->cap) {
         int c = m->cap ? m->cap * 2 : 16;
         mem_entry *e = realloc(m->e, sizeof *e * (size_t)c);
@@ -124,6 +143,7 @@ static void mem_put(mem_cache *m, XXH128_hash_t key, const unsigned char *payloa
     if (!copy) return;
     memcpy(copy, payload, n);
     m->e[m->n++] = (mem_entry){key, copy, n};
+    m->bytes += n;
 }
 
 /* ---- the disk cache ---- */
@@ -150,6 +170,96 @@ static int cache_dir(const kr_build_opts *o, char *out, size_t n) {
     const char *h = getenv("HOME");
     if (h && *h) return snprintf(out, n, "%s/.cache/kreach", h) < (int)n;
     return 0;
+}
+
+/* The disk cache's cap in bytes from KREACH_CACHE_MAX: a number of bytes, or with a suffix K,
+ * M, G or T (powers of 1024; "KiB", "MB" and the like read the same); 0 turns the disk cache
+ * off. Unset or empty: DEFAULT_CACHE_MAX. Returns 0 with *out set, -1 for a value that is not
+ * a size. */
+static int cache_max(unsigned long long *out) {
+    const char *v = getenv("KREACH_CACHE_MAX");
+    *out = DEFAULT_CACHE_MAX;
+    if (!v || !*v) return 0;
+    const char *q = v;
+    unsigned long long n = 0;
+    if (!isdigit((unsigned char)*q)) return -1;
+    while (isdigit((unsigned char)*q)) {
+        unsigned d = (unsigned)(*q++ - '0');
+        if (n > (~0ull - d) / 10) return -1;
+        n = n * 10 + d;
+    }
+    unsigned shift = 0;
+    switch (toupper((unsigned char)*q)) {
+    case 0: break;
+    case 'K': shift = 10; q++; break;
+    case 'M': shift = 20; q++; break;
+    case 'G': shift = 30; q++; break;
+    case 'T': shift = 40; q++; break;
+    case 'B': break;
+    default: return -1;
+    }
+    if (shift && (*q == 'i' || *q == 'I')) q++;
+    if (*q == 'b' || *q == 'B') q++;
+    if (*q) return -1;
+    if (shift && n > (~0ull >> shift)) return -1;
+    *out = n << shift;
+    return 0;
+}
+
+typedef struct { char name[128]; unsigned long long size; struct timespec used; } cache_file;
+
+static int older(const void *a, const void *b) {
+    const struct timespec *x = &((const cache_file *)a)->used, *y = &((const cache_file *)b)->used;
+    if (x->tv_sec != y->tv_sec) return x->tv_sec < y->tv_sec ? -1 : 1;
+    return x->tv_nsec < y->tv_nsec ? -1 : x->tv_nsec > y->tv_nsec;
+}
+
+/* Removes the least recently used entries of the cache directory (by mtime, which a hit
+ * renews) until the entries' sizes add up to at most `cap`, never `keep` (the one just
+ * written); and temporaries of writers that died, once STALE_TEMP_S old. Other processes may
+ * be doing the same: an entry removed under a reader reads as absent (compiled again). */
+static void evict(const char *dir, unsigned long long cap, const char *keep) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    cache_file *files = NULL;
+    size_t n = 0, capn = 0;
+    unsigned long long total = 0;
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *nm = e->d_name;
+        size_t len = strlen(nm);
+        struct stat st;
+        if (len >= sizeof files->name || fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        if (strstr(nm, ".kcubin.tmp.")) {
+            if (now - st.st_mtim.tv_sec > STALE_TEMP_S) unlinkat(dirfd(d), nm, 0);
+            continue;
+        }
+        if (len < 8 || strcmp(nm + len - 7, ".kcubin") != 0) continue;
+        if (n == capn) {
+            size_t c = capn ? capn * 2 : 64;
+            cache_file *f = realloc(files, sizeof *f * c);
+            if (!f) break;
+            files = f;
+            capn = c;
+        }
+        memcpy(files[n].name, nm, len + 1);
+        files[n].size = (unsigned long long)st.st_size;
+        files[n].used = st.st_mtim;
+        total += files[n].size;
+        n++;
+    }
+    if (total > cap && n) {
+        qsort(files, n, sizeof *files, older);
+        for (size_t i = 0; i < n && total > cap; i++) {
+            if (keep && !strcmp(files[i].name, keep)) continue;
+            if (unlinkat(dirfd(d), files[i].name, 0) == 0 || errno == ENOENT) total -= files[i].size;
+        }
+    }
+    free(files);
+    closedir(d);
 }
 
 /* Entry: magic, key (16 bytes), payload length, XXH3-64 of the payload, payload. */
@@ -180,6 +290,8 @@ static int disk_read(const char *path, XXH128_hash_t key, unsigned char **payloa
                 *payload = p;
                 *n = (size_t)len;
                 ok = 1;
+                /* used now: the last to be evicted (fails harmlessly on a read-only cache) */
+                futimens(fileno(f), NULL);
             } else {
                 free(p);
                 snprintf(why, whylen, "%s: length or checksum does not match its contents", path);
@@ -190,15 +302,23 @@ static int disk_read(const char *path, XXH128_hash_t key, unsigned char **payloa
     return ok ? 1 : -1;
 }
 
+/* Writes the entry through a temporary made by mkstemp (a name nobody can guess or plant a
+ * link at) renamed into place. */
 static int disk_write(const char *path, XXH128_hash_t key, const unsigned char *payload,
                       size_t n, char *why, size_t whylen) {
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
+    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
         snprintf(why, whylen, "cannot write %s: %s", tmp, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
         return -1;
     }
+    fchmod(fd, 0644); /* mkstemp makes 0600; cache entries are as readable as before */
     XXH128_canonical_t kc;
     XXH128_canonicalFromHash(&kc, key);
     uint64_t len = n, sum = XXH3_64bits(payload, n);
@@ -457,7 +577,14 @@ kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **o
     mem_cache *mem = o->no_cache ? NULL : mem_cache_of(ctx);
     const mem_entry *hit = mem_find(mem, key);
     char dir[4096];
-    int have_dir = !o->no_cache && cache_dir(o, dir, sizeof dir);
+    unsigned long long cap = DEFAULT_CACHE_MAX;
+    if (!o->no_cache && cache_max(&cap) != 0) {
+        kr_program_free(p);
+        free(opts);
+        return KR_ERROR(ctx, KR_ERR_ARG, "KREACH_CACHE_MAX='%s' is not a size (bytes, or a number "
+                        "with K, M, G or T; 0 turns the disk cache off)", getenv("KREACH_CACHE_MAX"));
+    }
+    int have_dir = !o->no_cache && cap > 0 && cache_dir(o, dir, sizeof dir);
     char path[4200] = "";
     if (have_dir) snprintf(path, sizeof path, "%s/%s.kcubin", dir, p->key);
     p->cache_path = strdup(path);
@@ -480,14 +607,21 @@ kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **o
                 use_n = payload.n;
                 p->cache = o->no_cache ? KR_CACHE_OFF : found == -1 ? KR_CACHE_REBUILT
                                                                     : KR_CACHE_MISS;
-                if (have_dir) {
+                unsigned long long entry = 40 + (unsigned long long)use_n; /* header + payload */
+                if (have_dir && entry > cap) {
+                    snprintf(p->cache_note, sizeof p->cache_note, "not stored: the entry's %llu "
+                             "bytes are more than the disk cache's cap of %llu (KREACH_CACHE_MAX)",
+                             entry, cap);
+                } else if (have_dir) {
                     if (mkdirs(dir) != 0)
                         snprintf(p->cache_note, sizeof p->cache_note,
                                  "cannot create cache directory %s: %s", dir, strerror(errno));
-                    else
-                        disk_write(path, key, use, use_n, p->cache_note, sizeof p->cache_note);
+                    else if (disk_write(path, key, use, use_n, p->cache_note,
+                                        sizeof p->cache_note) == 0)
+                        evict(dir, cap, strrchr(path, '/') + 1);
                 } else if (!o->no_cache) {
-                    snprintf(p->cache_note, sizeof p->cache_note, "no disk cache directory");
+                    snprintf(p->cache_note, sizeof p->cache_note, cap == 0
+                             ? "the disk cache is off (KREACH_CACHE_MAX=0)" : "no disk cache directory");
                 }
             }
         }

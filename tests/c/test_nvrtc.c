@@ -1,13 +1,17 @@
 /* test_nvrtc.c: NVRTC compilation and the compile cache, without a GPU (explicit arch).
  * Covers compile errors with line numbers, the memory and disk caches, corrupt and truncated
- * cache entries (detected and rebuilt), name expressions, and option checks. */
+ * cache entries (detected and rebuilt), name expressions, and option checks; the disk cache's
+ * cap (KREACH_CACHE_MAX, least recently used entries evicted) and its mkstemp temporaries. */
 #define _GNU_SOURCE
 #include "kr_nvrtc.h"
 #include "kr_test.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *SRC =
@@ -48,6 +52,118 @@ static void corrupt(const char *path, long at, int truncate_to) {
         fputc(c ^ 0x40, f);
     }
     fclose(f);
+}
+
+/* Builds source number i (sources of equal length) with the cache in dir, in a fresh context
+ * (so the memory cache is empty); returns the cache result and the entry's path in path. */
+static kr_cache_result build_nth(const char *dir, int i, char *path, size_t n, char *note,
+                                 size_t notelen) {
+    char src[128];
+    snprintf(src, sizeof src, "extern \"C\" __global__ void k%03d(float *x) { x[0] = %d.0f; }\n",
+             i, i);
+    kr_context *ctx = kr_context_new(0);
+    kr_build_opts o = {0};
+    o.source = src;
+    o.arch = "sm_90";
+    o.cache_dir = dir;
+    kr_program *p = NULL;
+    kr_status st = kr_nvrtc_build(ctx, &o, &p);
+    CHECK_INT(st, KR_OK);
+    kr_cache_result r = p ? kr_program_cache_result(p) : KR_CACHE_OFF;
+    if (path) snprintf(path, n, "%s", p ? kr_program_cache_path(p) : "");
+    if (note) snprintf(note, notelen, "%s", p ? kr_program_cache_note(p) : "");
+    kr_program_free(p);
+    kr_context_release(ctx);
+    return r;
+}
+
+static long long file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* KREACH_CACHE_MAX: the cap, least recently used eviction, entries larger than the cap,
+ * 0 for off, bad values; temporaries from mkstemp (a link planted at the old predictable name
+ * is not followed) and stale ones removed. */
+static void test_cache_cap(void) {
+    char dir[] = "/tmp/kreach-test-cache-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char a[512], b[512], c[512], d[512], note[512];
+    unsetenv("KREACH_CACHE_MAX");
+    CHECK_INT(build_nth(dir, 1, a, sizeof a, NULL, 0), KR_CACHE_MISS);
+    long long e = file_size(a);
+    CHECK(e > 1000);
+    char cap[32];
+    snprintf(cap, sizeof cap, "%lld", 3 * e + e / 2); /* room for three entries */
+    setenv("KREACH_CACHE_MAX", cap, 1);
+    CHECK_INT(build_nth(dir, 2, b, sizeof b, NULL, 0), KR_CACHE_MISS);
+    CHECK_INT(build_nth(dir, 3, c, sizeof c, NULL, 0), KR_CACHE_MISS);
+    CHECK(file_size(a) == e && file_size(b) > 0 && file_size(c) > 0);
+    usleep(20000);
+    CHECK_INT(build_nth(dir, 1, NULL, 0, NULL, 0), KR_CACHE_DISK); /* a used, b is now oldest */
+    usleep(20000);
+    CHECK_INT(build_nth(dir, 4, d, sizeof d, NULL, 0), KR_CACHE_MISS);
+    CHECK(file_size(a) > 0);
+    CHECK(file_size(b) < 0); /* evicted */
+    CHECK(file_size(c) > 0 && file_size(d) > 0);
+    CHECK(file_size(a) + file_size(c) + file_size(d) <= 3 * e + e / 2);
+    CHECK_INT(build_nth(dir, 2, NULL, 0, NULL, 0), KR_CACHE_MISS); /* compiled again */
+
+    /* an entry larger than the cap is not stored; suffixes are powers of 1024 */
+    setenv("KREACH_CACHE_MAX", "1KiB", 1);
+    CHECK_INT(build_nth(dir, 5, d, sizeof d, note, sizeof note), KR_CACHE_MISS);
+    CHECK(file_size(d) < 0);
+    CHECK_CONTAINS(note, "more than the disk cache's cap of 1024");
+    setenv("KREACH_CACHE_MAX", "0", 1);
+    CHECK_INT(build_nth(dir, 6, d, sizeof d, note, sizeof note), KR_CACHE_MISS);
+    CHECK_CONTAINS(note, "off");
+    CHECK(file_size(d) < 0);
+    setenv("KREACH_CACHE_MAX", "12X", 1);
+    kr_context *ctx = kr_context_new(0);
+    kr_build_opts o = {0};
+    o.source = "extern \"C\" __global__ void z() {}\n";
+    o.arch = "sm_90";
+    o.cache_dir = dir;
+    kr_program *p = NULL;
+    CHECK_INT(kr_nvrtc_build(ctx, &o, &p), KR_ERR_ARG);
+    CHECK_CONTAINS(kr_context_errmsg(ctx), "KREACH_CACHE_MAX='12X' is not a size");
+    setenv("KREACH_CACHE_MAX", "2G", 1);
+
+    /* a link planted where the old code put its temporary (<entry>.tmp.<pid>) is left alone,
+     * and the entry is written; a temporary older than an hour is removed, a new one kept */
+    o.no_cache = 1;
+    CHECK_INT(kr_nvrtc_build(ctx, &o, &p), KR_OK);
+    char planted[700], victim[600], stale[600], fresh[600];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    FILE *f = fopen(victim, "w");
+    if (f) { fputs("precious", f); fclose(f); }
+    snprintf(planted, sizeof planted, "%s/%s.kcubin.tmp.%ld", dir, kr_program_key(p), (long)getpid());
+    CHECK(symlink(victim, planted) == 0);
+    kr_program_free(p);
+    snprintf(stale, sizeof stale, "%s/dead.kcubin.tmp.abcdef", dir);
+    snprintf(fresh, sizeof fresh, "%s/live.kcubin.tmp.abcdef", dir);
+    f = fopen(stale, "w");
+    if (f) fclose(f);
+    f = fopen(fresh, "w");
+    if (f) fclose(f);
+    struct timespec old[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
+    CHECK(utimensat(AT_FDCWD, stale, old, 0) == 0);
+    o.no_cache = 0;
+    CHECK_INT(kr_nvrtc_build(ctx, &o, &p), KR_OK);
+    CHECK(p && kr_program_cache_result(p) == KR_CACHE_MISS);
+    CHECK(p && file_size(kr_program_cache_path(p)) > 0);
+    kr_program_free(p);
+    kr_context_release(ctx);
+    f = fopen(victim, "r");
+    char got[32] = "";
+    if (f) { if (!fgets(got, sizeof got, f)) got[0] = 0; fclose(f); }
+    CHECK_STR(got, "precious");
+    CHECK(file_size(stale) < 0);
+    CHECK(file_size(fresh) == 0);
+    unsetenv("KREACH_CACHE_MAX");
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
 }
 
 int main(void) {
@@ -192,5 +308,6 @@ int main(void) {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
+    test_cache_cap();
     return kr_test_done("nvrtc");
 }
