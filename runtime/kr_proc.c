@@ -28,6 +28,7 @@ struct kr_proc {
     size_t len, cap, start; /* valid bytes are buf[start, len) */
     size_t scan;            /* buf[start, scan) holds no newline: never searched twice */
     size_t max_line;
+    size_t scanned;         /* bytes searched for a newline, over the worker's life */
     int overflow;           /* a line grew past max_line */
     char *line;             /* the line handed out last */
     size_t line_cap;
@@ -148,9 +149,8 @@ static void append_out(kr_proc *p, const char *d, size_t n) {
         p->scan -= p->start;
         p->start = 0;
     }
-    if (p->len + n > p->max_line + 1 && !memchr(d, '\n', n) &&
-        !memchr(p->buf + p->scan, '\n', p->len - p->scan)) {
-        p->overflow = 1; /* no end of line in sight within the limit */
+    if (p->len + n > p->max_line + 65536) {
+        p->overflow = 1; /* more waits unread than one line may hold: the rest is dropped */
         return;
     }
     if (p->len + n > p->cap) {
@@ -196,6 +196,7 @@ int kr_proc_read_line(kr_proc *p, int timeout_ms, const char **line, size_t *len
     double deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
     for (;;) {
         char *nl = p->len > p->scan ? memchr(p->buf + p->scan, '\n', p->len - p->scan) : NULL;
+        p->scanned += nl ? (size_t)(nl - (p->buf + p->scan)) + 1 : p->len - p->scan;
         if (nl) {
             if ((size_t)(nl - p->buf) - p->start > p->max_line) return -2;
             return give_line(p, (size_t)(nl - p->buf), 1, line, len);
@@ -241,6 +242,8 @@ const char *kr_proc_stderr(kr_proc *p, size_t *len) {
 }
 
 pid_t kr_proc_pid(const kr_proc *p) { return p->pid; }
+
+size_t kr_proc_scanned(const kr_proc *p) { return p->scanned; }
 
 void kr_proc_free(kr_proc *p) {
     if (!p) return;

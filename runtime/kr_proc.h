@@ -48,6 +48,9 @@ kr_proc_state kr_proc_wait(kr_proc *p, int *code_or_signal);
 /* What it wrote to standard error so far (at most the last 64 KiB). */
 const char *kr_proc_stderr(kr_proc *p, size_t *len);
 pid_t kr_proc_pid(const kr_proc *p);
+/* Bytes of standard output searched for a line end so far: each byte at most once (the tests
+ * check that a long line is read in linear time). */
+size_t kr_proc_scanned(const kr_proc *p);
 
 void kr_proc_free(kr_proc *p);
 

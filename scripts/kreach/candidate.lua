@@ -6,6 +6,9 @@
 -- handles, and reaches the GPU only through its own compiled kernels and scratch memory.
 -- Every failure is a candidate error whose message names the file (and the line where Lua
 -- knows it), so that it becomes the verdict `invalid_candidate`.
+local directives = require "kreach.directives"
+local seal = require "kreach.seal"
+
 local M = {}
 
 local CandidateError = { __tostring = function(e) return e.msg end }
@@ -143,6 +146,15 @@ end
 
 -- ---- loading ----
 
+-- A Lua memory error ("not enough memory": the worker's address space is limited) says which
+-- limit it ran into.
+local function explain_memory(msg)
+  if msg:find("not enough memory", 1, true) then
+    return msg .. " (out of memory: " .. (seal.memory_note() or "no memory limit is set") .. ")"
+  end
+  return msg
+end
+
 local FIELDS = { source = "string", options = "table", forward = "function", name = "string",
   origin = "table", notes = "string" }
 
@@ -159,7 +171,7 @@ function M.load(path, opts)
   if not chunk then fail("invalid", lerr) end
   local ok, c = M.run_limited(opts.load_steps or 10000000, "@" .. path, chunk)
   if not ok then
-    local msg = tostring(c)
+    local msg = explain_memory(tostring(c))
     if not msg:find(path, 1, true) then msg = path .. ": " .. msg end
     fail("invalid", msg)
   end
@@ -175,7 +187,13 @@ function M.load(path, opts)
   if info.what ~= "Lua" or info.source ~= "@" .. path then
     fail("invalid", path .. ": 'forward' must be a function defined in the candidate file")
   end
-  return { path = path, source = c.source, options = M.check_options(c.options, path),
+  local options = M.check_options(c.options, path)
+  -- the source's preprocessing may reach no file outside the CUDA toolkit's headers
+  local sok, sline, swhy = directives.check(c.source, directives.context(options))
+  if not sok then
+    fail("invalid", sline > 0 and ("%s: source line %d: %s"):format(path, sline, swhy) or ("%s: %s"):format(path, swhy))
+  end
+  return { path = path, source = c.source, options = options,
            forward = c.forward, name = c.name, origin = c.origin, line = info.linedefined }
 end
 
@@ -273,7 +291,7 @@ function M.call_forward(cand, k, vals, opts)
   for i, v in ipairs(vals) do args[i] = (type(v) == "number" or type(v) == "boolean") and v or M.handle(v) end
   local ok, r = M.run_limited(opts.steps or 10000000, "@" .. cand.path, cand.forward, k, table.unpack(args, 1, #vals))
   if not ok then
-    local msg = tostring(r)
+    local msg = explain_memory(tostring(r))
     if M.is_error(r) then msg = r.msg end
     if not msg:find(cand.path, 1, true) then msg = cand.path .. ": " .. msg end
     return false, msg

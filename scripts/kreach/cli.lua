@@ -47,6 +47,25 @@ function cli.problem_options(p)
   p:option("--size", "Override a size: name=value.", nil):count("*")
 end
 
+-- argparse converters: a positive number of seconds; a size such as 8G or 512M (in bytes).
+function cli.positive_seconds(s)
+  local x = tonumber(s)
+  if not x or x ~= x or x <= 0 or x == math.huge then
+    return nil, ("'%s' is not a positive number of seconds"):format(tostring(s))
+  end
+  return x
+end
+function cli.memory_size(s) return require("kreach.seal").parse_size(s) end
+
+-- The options of the commands that start workers (check, lint, eval, bench): the time limit of
+-- a phase, and each worker's memory limit (docs/candidates.md, "The seal").
+function cli.worker_options(p, timeout_help)
+  p:option("--timeout", timeout_help or "Seconds each phase of the worker may take (its start-up gets at least 120).",
+    "60"):convert(cli.positive_seconds)
+  p:option("--worker-memory", "Each worker's address-space limit, such as 8G or 512M (default: the smaller of 16G and half the RAM).",
+    nil):convert(cli.memory_size)
+end
+
 -- The --size overrides as a table, or nil and a message for a malformed one.
 function cli.sizes(list)
   local sizes = {}
@@ -71,7 +90,7 @@ function cli.timing_options(p)
   p:option("--timing-seed", "Seed of the timing inputs and of the bootstrap (default 1).", nil):convert(tonumber)
   p:option("--sol-margin", "A time this fraction below the speed-of-light bound is impossible (default 0.25).", nil):convert(tonumber)
   p:option("--db", "The results database.", "results.db")
-  p:option("--timeout", "Seconds each worker phase may take (timing gets more).", "60"):convert(tonumber)
+  cli.worker_options(p, "Seconds each worker phase may take (timing gets more; start-up at least 120).")
   p:flag("--json", "Print one JSON object.")
 end
 

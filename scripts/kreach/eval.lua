@@ -342,13 +342,14 @@ function M.evaluate(item, o, status)
   local started = os.date("!%Y-%m-%dT%H:%M:%SZ")
   status = status or function() end
   status("correctness")
-  local chk, failed = worker.run(M.worker_argv("check", item, o), { timeout_s = o.timeout_s })
+  local chk, failed = worker.run(M.worker_argv("check", item, o), { timeout_s = o.timeout_s, memory_bytes = o.memory_bytes })
   if not chk then chk = { verdict = failed, trials = {} } end
   local v = chk.verdict
   local tres
   if v.verdict == "correct" then
     status("timing")
-    local r, tfailed = worker.run(M.worker_argv("time", item, o), { timeout_s = o.timeout_s, timeouts = M.phase_timeouts(o.timeout_s, o.timing) })
+    local r, tfailed = worker.run(M.worker_argv("time", item, o), { timeout_s = o.timeout_s, timeouts = M.phase_timeouts(o.timeout_s, o.timing),
+                                                                    memory_bytes = o.memory_bytes })
     if not r then
       v = tfailed
       v.detail = (v.detail and v.detail .. "; " or "") .. "while timing"

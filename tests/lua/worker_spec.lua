@@ -45,6 +45,58 @@ describe("a worker", function()
     assert.matches("cannot start the worker", v.reason)
   end)
 
+  it("starts without the parent's environment, in a private directory removed afterwards", function()
+    local r = assert(worker.run(lua([[
+      local env = {}
+      for _, k in ipairs({ "HOME", "TMPDIR", "KREACH_WORKER_DIR", "KREACH_CACHE_DIR", "KREACH_WORKER_MEMORY", "LANG", "USER", "SHELL" }) do
+        env[k] = os.getenv(k) or false
+      end
+      w.result(env)]]), { memory_bytes = 3 * 1024 * 1024 * 1024 }))
+    local lfs = require "lfs"
+    assert.matches("/kreach%-worker%-", r.KREACH_WORKER_DIR)
+    assert.equals(r.KREACH_WORKER_DIR, r.HOME)
+    assert.equals(r.KREACH_WORKER_DIR, r.TMPDIR)
+    assert.equals("C", r.LANG)
+    assert.equals("3221225472", r.KREACH_WORKER_MEMORY)
+    assert.is_false(r.USER)
+    assert.is_false(r.SHELL)
+    assert.is_truthy(r.KREACH_CACHE_DIR)
+    assert.is_nil(lfs.attributes(r.KREACH_WORKER_DIR))
+  end)
+
+  it("gives start-up the harness's limit, and a candidate's phase only its own", function()
+    local spin = "local t = os.clock(); while os.clock() - t < 1 do end; "
+    -- a second in start-up, before any phase, is not the candidate's time
+    local r, v = worker.run(lua(spin .. "w.phase('setup'); " .. spin .. "w.phase('load'); w.result({ ok = true })"), { timeout_s = 0.5 })
+    assert.is_nil(v)
+    assert.is_true(r.ok)
+    -- a second in the candidate's phase is
+    r, v = worker.run(lua("w.phase('load'); " .. spin .. "w.result({ ok = true })"), { timeout_s = 0.5 })
+    assert.equals("timeout", v.verdict)
+    assert.matches("phase 'load' ran past its limit of 0%.5 s", v.reason)
+    -- a phase named "setup" after the candidate's has begun gets no more
+    r, v = worker.run(lua("w.phase('load'); w.phase('setup'); " .. spin .. "w.result({ ok = true })"), { timeout_s = 0.5 })
+    assert.equals("timeout", v.verdict)
+    assert.equals("setup", v.phase)
+  end)
+
+  it("bounds and cleans what a worker says, and refuses a line longer than the protocol allows", function()
+    local r = assert(worker.run(lua([[w.result({ reason = "\r\27[1A\27[2Kok", long = ("x"):rep(1000000) })]])))
+    assert.equals("\\x0d\\x1b[1A\\x1b[2Kok", r.reason)
+    assert.is_true(#r.long < 300000)
+    local t0 = kreach.now()
+    local _, v = worker.run(lua([[io.write("result ", ("x"):rep(80 * 1024 * 1024)); io.flush(); while true do end]]))
+    assert.equals("runtime_error", v.verdict)
+    assert.matches("longer than the protocol allows %(64 MiB%)", v.reason)
+    assert.is_true(kreach.now() - t0 < 30)
+  end)
+
+  it("says which memory limit a worker that ran out of memory had", function()
+    local _, v = worker.run(lua("w.phase('forward'); io.stderr:write('not enough memory'); os.exit(99)"), { memory_bytes = 2 * 2^30 })
+    assert.equals("runtime_error", v.verdict)
+    assert.matches("out of memory: the worker's address space is limited to 2%.0 GiB %(%-%-worker%-memory", v.reason)
+  end)
+
   it("runs kreach lint's phases: a hang the step limit cannot stop times out", function()
     local argv = { bin, "worker", "lint", "19", "tests/candidates/bad_hang.lua", "--arch", "sm_90",
                    "--size", "batch_size=2", "--size", "dim=8" }

@@ -49,7 +49,7 @@ return {
       if tty then io.stderr:write(("\r[%d/%d] %s\27[K"):format(i, #files, p.name)); io.stderr:flush() end
       local t0 = kreach.now()
       local r, failed = require("kreach.worker").run(ev.worker_argv("time", { problem_path = f }, o),
-        { timeout_s = args.timeout, timeouts = ev.phase_timeouts(args.timeout, timing) })
+        { timeout_s = args.timeout, timeouts = ev.phase_timeouts(args.timeout, timing), memory_bytes = args.worker_memory })
       if tty then io.stderr:write("\r\27[K") end
       local phash = ev.hash(assert(ev.file_text(f)))
       local rec = { run_id = run_id, eval_key = ev.hash(ev.canonical({ chash, phash, "baseline" })), dtype = args.dtype,

@@ -28,7 +28,7 @@ end
 
 local function print_report(res)
   local v = res.verdict
-  io.write(("%s on %s at %s\n"):format(res.candidate, res.problem, res.dtype))
+  io.write(("%s on %s at %s\n"):format(require("kreach.text").clean(res.candidate), res.problem, res.dtype))
   if res.trials and #res.trials > 0 then
     io.write(("  %-5s %-8s %-8s %9s %9s %9s %9s %5s %9s  %s\n"):format("trial", "inputs", "output", "rel_l2",
       "max/|y*|", "centred", "base_l2", "KB", "KB v0.1", "judged"))
@@ -64,7 +64,7 @@ return {
     p:option("--baseline-multiple", "Thresholds are never tighter than this times the baseline's error (default 4).", nil):convert(tonumber)
     p:option("--centred-cap", "Centred thresholds are never looser than this (default 0.5).", nil):convert(tonumber)
     p:option("--guard-bytes", "Bytes of poisoned guard before and after each output (default 65536).", nil):convert(tonumber)
-    p:option("--timeout", "Seconds each phase may take.", tostring(require("kreach.worker").DEFAULT_TIMEOUT_S)):convert(tonumber)
+    require("kreach.cli").worker_options(p)
     p:flag("--json", "Print one JSON object.")
   end,
   run = function(args)
@@ -76,6 +76,11 @@ return {
     local inst = kreach.load_problem(args.problem):instantiate{ dtype = args.dtype, sizes = sizes }
     inst:validate()
     kreach.require_device()
+    local sok, serr = require("kreach.seal").check_available("check")
+    if not sok then
+      io.stderr:write("kreach check: ", serr, "\n")
+      return 3
+    end
     local cjson = require "cjson"
     local policy = policy_from(args, inst.dtype)
     local okp, perr = pcall(require("kreach.check").policy, policy)
@@ -86,7 +91,7 @@ return {
     local argv = { kreach.executable(), "worker", "check", inst.problem.path, args.candidate,
                    "--dtype", inst.dtype, "--policy", cjson.encode(policy) }
     for _, s in ipairs(args.size) do argv[#argv + 1] = "--size"; argv[#argv + 1] = s end
-    local res, failed = require("kreach.worker").run(argv, { timeout_s = args.timeout })
+    local res, failed = require("kreach.worker").run(argv, { timeout_s = args.timeout, memory_bytes = args.worker_memory })
     if not res then
       res = { problem = inst.problem.name, dtype = inst.dtype, candidate = args.candidate, verdict = failed, trials = {} }
     end

@@ -34,13 +34,18 @@ return {
       io.stderr:write("kreach eval: ", tostring(perr), "\n")
       return 2
     end
+    local sok, serr = require("kreach.seal").check_available("eval")
+    if not sok then
+      io.stderr:write("kreach eval: ", serr, "\n")
+      return 3
+    end
     local util = require "kreach.core.util"
     local argv = { "kreach", "eval" }
     for _, a in ipairs(arg or {}) do argv[#argv + 1] = a end
     local res = require("kreach.eval").run{
       target = args.target, candidates = args.candidates, dtype = args.dtype, sizes = sizes,
       policy = policy, timing = timing, measure = measure, db = args.db, resume = args.resume,
-      force = args.force, timeout_s = args.timeout, tty = util.isatty(2), command = argv,
+      force = args.force, timeout_s = args.timeout, memory_bytes = args.worker_memory, tty = util.isatty(2), command = argv,
       log = function(l) io.stderr:write("kreach eval: ", l, "\n") end,
     }
     if args.json then

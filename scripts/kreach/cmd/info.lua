@@ -1,8 +1,28 @@
--- kreach info [--json]: the device, its limits and the versions of the CUDA components.
+-- kreach info [--json]: the device, its limits and the versions of the CUDA components, and
+-- the protections of the workers that run candidates (they need no GPU: printed first).
 local kreach = require "kreach"
+local seal = require "kreach.seal"
 
 local function mib(b) return b / 2^20 end
 local function gib(b) return b / 2^30 end
+
+local function seal_text(s)
+  io.write("worker seal:\n")
+  local fs
+  if s.filesystem == "landlock" then
+    fs = ("Landlock ABI %d (reads: the CUDA toolkit, kreach, the problem, the candidate; writes: the worker's own directory, the compile cache)"):format(s.landlock_abi)
+  elseif s.candidates_refused then
+    fs = ("unavailable (%s): candidates are refused unless KREACH_UNSEALED=1"):format(s.landlock_unavailable)
+  else
+    fs = s.filesystem .. (s.landlock_unavailable and (" (Landlock unavailable: " .. s.landlock_unavailable .. ")") or "")
+  end
+  io.write("  filesystem: ", fs, "\n")
+  io.write(("  memory: %s per worker (RLIMIT_AS; the smaller of 16 GiB and half of the host's %s; --worker-memory)\n"):format(
+    seal.format_size(s.memory_bytes), seal.format_size(s.host_memory_bytes)))
+  io.write(("  environment: an allow-list of %d variables (%s)\n"):format(#s.env_allowed, table.concat(s.env_allowed, ", ")))
+  io.write("  parent watch: ", s.parent_watch, "\n")
+  io.write("  source check: ", s.source_check, s.toolkit and (" (" .. s.toolkit .. "/include)") or "", "\n")
+end
 
 local function text(info)
   local v = info.versions
@@ -32,7 +52,8 @@ return {
     p:flag("--json", "Print one JSON object.")
   end,
   run = function(args)
-    local info = { kreach = kreach.version, versions = kreach.versions() }
+    local info = { kreach = kreach.version, versions = kreach.versions(), seal = seal.status() }
+    if not args.json then seal_text(info.seal) end
     local ok, why = kreach.has_device()
     if not ok then
       if args.json then

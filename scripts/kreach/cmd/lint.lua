@@ -6,6 +6,7 @@
 -- phase, so a hang (in the compiler, or in a library call the step limit cannot interrupt)
 -- is the verdict `timeout` and a crash is `runtime_error`.
 local kreach = require "kreach"
+local text = require "kreach.text"
 
 return {
   summary = "Check a candidate before running it: sandbox, options, compile, dry run.",
@@ -14,7 +15,7 @@ return {
     p:argument("candidate", "The candidate file.")
     require("kreach.cli").problem_options(p)
     p:option("--arch", "Compile for this architecture (default: the GPU's; sm_90 without one).")
-    p:option("--timeout", "Seconds each phase may take.", tostring(require("kreach.worker").DEFAULT_TIMEOUT_S)):convert(tonumber)
+    require("kreach.cli").worker_options(p)
     p:flag("--json", "Print one JSON object.")
   end,
   run = function(args)
@@ -26,25 +27,31 @@ return {
     -- the problem is checked here, so that a bad problem is its own error, not the candidate's
     local inst = kreach.load_problem(args.problem):instantiate{ dtype = args.dtype, sizes = sizes }
     inst:validate()
+    local sok, serr = require("kreach.seal").check_available("lint")
+    if not sok then
+      io.stderr:write("kreach lint: ", serr, "\n")
+      return 3
+    end
     local arch = args.arch or (not kreach.has_device() and "sm_90" or nil)
     local argv = { kreach.executable(), "worker", "lint", inst.problem.path, args.candidate,
                    "--dtype", inst.dtype }
     for _, s in ipairs(args.size) do argv[#argv + 1] = "--size"; argv[#argv + 1] = s end
     if arch then argv[#argv + 1] = "--arch"; argv[#argv + 1] = arch end
-    local res, failed = require("kreach.worker").run(argv, { timeout_s = args.timeout })
-    local v, report = failed, nil
+    local res, failed = require("kreach.worker").run(argv, { timeout_s = args.timeout, memory_bytes = args.worker_memory })
+    local v, report, sealed = failed, nil, nil
     if res then
+      sealed = res.seal
       local cjson = require "cjson"
       v = res.verdict ~= cjson.null and res.verdict or nil
       report = res.report ~= cjson.null and res.report or nil
     end
     if args.json then
       io.write(require("cjson").encode({ problem = inst.problem.name, candidate = args.candidate,
-        verdict = v or require("cjson").null, report = report or require("cjson").null }), "\n")
+        verdict = v or require("cjson").null, report = report or require("cjson").null, seal = sealed }), "\n")
     elseif v then
-      io.write(("%s: %s\n  %s\n"):format(args.candidate, v.verdict, (v.reason or ""):gsub("\n", "\n  ")))
+      io.write(("%s: %s\n  %s\n"):format(text.clean(args.candidate), v.verdict, (v.reason or ""):gsub("\n", "\n  ")))
     else
-      io.write(("%s: ok (dry run: %d launch%s of %s; compiled for %s)\n"):format(args.candidate,
+      io.write(("%s: ok (dry run: %d launch%s of %s; compiled for %s)\n"):format(text.clean(args.candidate),
         report.launches, report.launches == 1 and "" or "es", table.concat(report.kernels, ", "), report.arch))
     end
     return v and 1 or 0
