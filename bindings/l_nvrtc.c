@@ -1,7 +1,8 @@
 /* l_nvrtc.c: Lua binding of kr_nvrtc (module "kreach.core.nvrtc"): build, programs, kernels,
  * launches. Bindings layer. Every launch argument is checked against the kernel's declared
  * parameter and converted to its type; nothing is passed by reinterpreting bits.
- * prog.<kernel>{grid=, block=, shared=}(args...) is the launch form. */
+ * prog.<kernel>{grid=, block=, shared=}(args...) is the launch form;
+ * prog.<kernel>{...}:check(args...) makes the same checks without a GPU (kreach lint). */
 #include "kr_lua.h"
 #include "kr_nvrtc.h"
 
@@ -382,10 +383,39 @@ static void int_arg(lua_State *L, int idx, const char *kname, int i, const kr_pa
     }
 }
 
+/* A shape-only tensor of kreach.meta (a table whose metatable is named "kreach.MetaTensor"):
+ * its dtype, or -1 when idx holds something else. */
+static int meta_dtype(lua_State *L, int idx) {
+    if (!lua_istable(L, idx) || luaL_getmetafield(L, idx, "__name") == LUA_TNIL) return -1;
+    int is_meta = lua_type(L, -1) == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "kreach.MetaTensor");
+    lua_pop(L, 1);
+    if (!is_meta) return -1;
+    kr_dtype d;
+    lua_getfield(L, idx, "dtype");
+    int ok = lua_type(L, -1) == LUA_TSTRING && kr_dtype_parse(lua_tostring(L, -1), &d) == 0;
+    lua_pop(L, 1);
+    return ok ? (int)d : -1;
+}
+
+/* Converts argument `idx` for parameter `pa`. dry: a check without a launch, where a pointer
+ * may also take a shape-only tensor (no address: nothing is passed, no alignment to check). */
 static void convert_arg(lua_State *L, int idx, const char *kname, int i, const kr_param *pa,
-                        argval *v) {
+                        argval *v, int dry) {
     switch (pa->type) {
     case KR_PT_PTR: {
+        int md = dry ? meta_dtype(L, idx) : -1;
+        if (md >= 0) {
+            if (pa->elem == KR_EL_OTHER || pa->elem == KR_EL_NONE)
+                argfail(L, kname, i, pa, "%s", "kreach has no tensor dtype for this pointer type "
+                                               "(declare it void * or a plain element type)");
+            if (!elem_matches(pa->elem, (kr_dtype)md)) {
+                lua_pushfstring(L, "%s tensor expected, got %s tensor", elem_dtype(pa->elem),
+                                kr_dtype_name((kr_dtype)md));
+                argfail(L, kname, i, pa, "%s", lua_tostring(L, -1));
+            }
+            v->ptr = NULL;
+            break;
+        }
         kr_tensor *t = kr_lua_totensor(L, idx);
         if (!t) argfail(L, kname, i, pa, "tensor expected, got %s", luaL_typename(L, idx));
         if (!kr_tensor_live(t)) argfail(L, kname, i, pa, "%s", "the tensor has been freed");
@@ -423,19 +453,14 @@ static void convert_arg(lua_State *L, int idx, const char *kname, int i, const k
     }
 }
 
-/* launch(args...) */
-static int l_launch_call(lua_State *L) {
-    int index;
-    kr_program *p = kernel_prog(L, 1, &index, KR_LAUNCH_MT);
-    llaunch *l = lua_touserdata(L, 1);
-    kr_context *ctx = kr_lua_ctx(L);
-    /* loading first gives C++ kernels their exact (demangled) signatures */
-    kr_status s = kr_program_load(ctx, p);
-    if (s != KR_OK) return kr_lua_raise(L, ctx, s);
+/* Checks the count of the arguments at 2.. (the launch is at 1, its program on top) against
+ * kernel `index`'s declaration and converts each; raises what is wrong. */
+static void convert_args(lua_State *L, kr_program *p, int index, argval *vals, void **ptrs,
+                         int dry) {
     const kr_kernel_sig *sig = kr_program_kernel_sig(p, index);
     if (sig->n_params < 0)
-        return luaL_error(L, "kernel '%s': kreach cannot read its parameter types",
-                          kr_program_kernel_name(p, index));
+        luaL_error(L, "kernel '%s': kreach cannot read its parameter types",
+                   kr_program_kernel_name(p, index));
     const char *kname = kr_program_kernel_name(p, index);
     int nargs = lua_gettop(L) - 2; /* minus the launch and its program */
     if (sig->n_params >= 0 && nargs != sig->n_params) {
@@ -450,19 +475,87 @@ static int l_launch_call(lua_State *L) {
             }
         }
         luaL_pushresult(&b);
-        return luaL_error(L, "kernel '%s' takes %d argument%s (%s), got %d", kname,
-                          sig->n_params, sig->n_params == 1 ? "" : "s", lua_tostring(L, -1),
-                          nargs);
+        luaL_error(L, "kernel '%s' takes %d argument%s (%s), got %d", kname, sig->n_params,
+                   sig->n_params == 1 ? "" : "s", lua_tostring(L, -1), nargs);
     }
-    argval vals[KR_SIG_MAX_PARAMS];
-    void *ptrs[KR_SIG_MAX_PARAMS];
     for (int i = 0; i < nargs && i < KR_SIG_MAX_PARAMS; i++) {
-        convert_arg(L, i + 2, kname, i + 1, &sig->params[i], &vals[i]);
+        convert_arg(L, i + 2, kname, i + 1, &sig->params[i], &vals[i], dry);
         ptrs[i] = &vals[i];
     }
+}
+
+/* launch(args...) */
+static int l_launch_call(lua_State *L) {
+    int index;
+    kr_program *p = kernel_prog(L, 1, &index, KR_LAUNCH_MT);
+    llaunch *l = lua_touserdata(L, 1);
+    kr_context *ctx = kr_lua_ctx(L);
+    /* loading first gives C++ kernels their exact (demangled) signatures */
+    kr_status s = kr_program_load(ctx, p);
+    if (s != KR_OK) return kr_lua_raise(L, ctx, s);
+    argval vals[KR_SIG_MAX_PARAMS];
+    void *ptrs[KR_SIG_MAX_PARAMS];
+    convert_args(L, p, index, vals, ptrs, 0);
     s = kr_launch(ctx, p, index, l->grid, l->block, l->shared, ptrs);
     if (s != KR_OK) return kr_lua_raise(L, ctx, s);
     return 0;
+}
+
+/* launch:check(args...) -> true. What a launch checks, without a GPU and without launching:
+ * the arguments against the kernel's declaration (a pointer may take a kreach.meta shape-only
+ * tensor), and the configuration (already parsed as a launch parses it) against the limits
+ * of the program's architecture and what its cubin says of the kernel (kr_launch_check, the
+ * function every launch calls). Raises what the launch would raise. */
+static int l_launch_check(lua_State *L) {
+    int index;
+    kr_program *p = kernel_prog(L, 1, &index, KR_LAUNCH_MT);
+    llaunch *l = luaL_checkudata(L, 1, KR_LAUNCH_MT);
+    kr_context *ctx = kr_lua_ctx(L);
+    argval vals[KR_SIG_MAX_PARAMS];
+    void *ptrs[KR_SIG_MAX_PARAMS];
+    convert_args(L, p, index, vals, ptrs, 1);
+    kr_launch_limits lim;
+    kr_status s = kr_launch_limits_arch(ctx, p, index, &lim);
+    if (s == KR_OK) s = kr_launch_check(ctx, p, index, &lim, l->grid, l->block, l->shared);
+    if (s != KR_OK) return kr_lua_raise(L, ctx, s);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* launch:limits([on_device]) -> the limits check() uses (on_device: those a launch uses): {max_threads_per_block =, max_block = {x, y, z},
+ * max_grid =, shared_optin =, static_shared =, registers = (nil when unknown), from =} */
+static int l_launch_limits(lua_State *L) {
+    int index, on_device = lua_toboolean(L, 2);
+    kr_program *p = kernel_prog(L, 1, &index, KR_LAUNCH_MT);
+    kr_context *ctx = kr_lua_ctx(L);
+    kr_launch_limits lim;
+    kr_status s = on_device ? kr_launch_limits_device(ctx, p, index, &lim)
+                            : kr_launch_limits_arch(ctx, p, index, &lim);
+    if (s != KR_OK) return kr_lua_raise(L, ctx, s);
+    lua_createtable(L, 0, 7);
+    lua_pushinteger(L, lim.max_threads_per_block);
+    lua_setfield(L, -2, "max_threads_per_block");
+    const int *dims[2] = {lim.max_block, lim.max_grid};
+    const char *names[2] = {"max_block", "max_grid"};
+    for (int j = 0; j < 2; j++) {
+        lua_createtable(L, 3, 0);
+        for (int c = 0; c < 3; c++) {
+            lua_pushinteger(L, dims[j][c]);
+            lua_rawseti(L, -2, c + 1);
+        }
+        lua_setfield(L, -2, names[j]);
+    }
+    lua_pushinteger(L, (lua_Integer)lim.shared_optin);
+    lua_setfield(L, -2, "shared_optin");
+    lua_pushinteger(L, (lua_Integer)lim.static_shared);
+    lua_setfield(L, -2, "static_shared");
+    if (lim.num_regs > 0) {
+        lua_pushinteger(L, lim.num_regs);
+        lua_setfield(L, -2, "registers");
+    }
+    lua_pushstring(L, lim.from);
+    lua_setfield(L, -2, "from");
+    return 1;
 }
 
 /* k:launch(cfg, args...) is k(cfg)(args...) */
@@ -511,9 +604,15 @@ int luaopen_kreach_nvrtc(lua_State *L) {
                                          {"__call", l_kernel_call},
                                          {"__tostring", l_kernel_tostring}, {NULL, NULL}};
     static const luaL_Reg launch_mt[] = {{"__call", l_launch_call}, {NULL, NULL}};
+    static const luaL_Reg launch_methods[] = {{"check", l_launch_check},
+                                              {"limits", l_launch_limits}, {NULL, NULL}};
     newmt(L, KR_PROGRAM_MT, prog_mt);
     newmt(L, KR_KERNEL_MT, kernel_mt);
     newmt(L, KR_LAUNCH_MT, launch_mt);
+    luaL_getmetatable(L, KR_LAUNCH_MT);
+    luaL_newlib(L, launch_methods);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
     static const luaL_Reg fns[] = {{"build", l_nvrtc_build}, {NULL, NULL}};
     luaL_newlib(L, fns);
     return 1;

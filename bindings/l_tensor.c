@@ -89,6 +89,20 @@ static int l_tensor_empty(lua_State *L) {
     return 1;
 }
 
+/* check_empty(shape, dtype="f32") -> bytes: what empty() checks before it allocates (the same
+ * argument checks and kr_tensor_check_alloc), without a GPU: a dry run's k:scratch uses it. */
+static int l_tensor_check_empty(lua_State *L) {
+    int64_t shape[KR_MAX_DIMS];
+    int nd = kr_lua_checkshape(L, 1, shape);
+    kr_dtype d = kr_lua_checkdtype(L, 2, KR_F32);
+    size_t bytes = 0;
+    kr_context *ctx = kr_lua_ctx(L);
+    kr_status s = kr_tensor_check_alloc(ctx, d, nd, shape, &bytes);
+    if (s != KR_OK) return kr_lua_raise(L, ctx, s);
+    lua_pushinteger(L, (lua_Integer)bytes);
+    return 1;
+}
+
 /* Host staging buffers are Lua userdata, so a raise part-way through frees them too. */
 static void *scratch(lua_State *L, size_t n) { return lua_newuserdatauv(L, n ? n : 1, 0); }
 
@@ -517,7 +531,7 @@ int luaopen_kreach_tensor(lua_State *L) {
         {"empty", l_tensor_empty},       {"from_table", l_tensor_from_table},
         {"from_bytes", l_tensor_from_bytes}, {"is_tensor", l_tensor_is_tensor},
         {"dtypes", l_tensor_dtypes},     {"dtype_size", l_tensor_dtype_size},
-        {NULL, NULL}};
+        {"check_empty", l_tensor_check_empty}, {NULL, NULL}};
     luaL_newlib(L, fns);
     return 1;
 }

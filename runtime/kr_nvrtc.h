@@ -74,6 +74,33 @@ kr_status kr_program_kernel_attrs(kr_context *ctx, kr_program *p, int i, kr_kern
 
 typedef struct { unsigned x, y, z; } kr_dim3;
 
+/* What a launch configuration is checked against: the device's (or architecture's) limits and
+ * the kernel's own (its registers and __launch_bounds__ bound its threads per block; its
+ * static shared memory leaves the rest for dynamic). */
+typedef struct {
+    int max_threads_per_block;   /* for this kernel */
+    int max_block[3];
+    int max_grid[3];
+    size_t shared_optin;         /* the most static + dynamic shared memory a block may use */
+    size_t static_shared;        /* the kernel's static shared memory */
+    int num_regs;                /* registers per thread; 0 when unknown */
+    char from[32];               /* whose limits, for messages: "sm_90" or "the device" */
+} kr_launch_limits;
+
+/* The limits of kernel `i` without a GPU: the documented limits of the program's architecture
+ * (sm_75 to sm_121) and what the cubin says of the kernel (static shared memory, registers,
+ * __launch_bounds__). KR_ERR_ARG for an architecture kreach has no table for. */
+kr_status kr_launch_limits_arch(kr_context *ctx, const kr_program *p, int i,
+                                kr_launch_limits *out);
+/* The limits of kernel `i` on the device: its properties and the loaded kernel's attributes
+ * (loads the program). */
+kr_status kr_launch_limits_device(kr_context *ctx, kr_program *p, int i, kr_launch_limits *out);
+/* Checks a configuration against limits, as every launch does: no empty dimension, threads per
+ * block, block and grid dimensions, dynamic shared memory. KR_OK, or KR_ERR_LAUNCH with a
+ * message naming the kernel and the limit. Needs no GPU. */
+kr_status kr_launch_check(kr_context *ctx, const kr_program *p, int i, const kr_launch_limits *lim,
+                          kr_dim3 grid, kr_dim3 block, size_t shared_bytes);
+
 /* Launches kernel `i` on the harness stream. `args[j]` points at the value of parameter j, in
  * the representation of its type (the binding converts and checks them against the signature;
  * this call checks the count and sizes against the compiled kernel). Checks the configuration

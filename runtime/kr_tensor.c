@@ -40,10 +40,9 @@ static kr_status check_shape(kr_context *ctx, int ndim, const int64_t *shape) {
     return KR_OK;
 }
 
-kr_status kr_tensor_alloc(kr_context *ctx, kr_tensor *t, kr_dtype dtype, int ndim,
-                          const int64_t *shape) {
-    memset(t, 0, sizeof *t);
-    if (dtype >= KR_NDTYPES) return KR_ERROR(ctx, KR_ERR_ARG, "unknown dtype %d", (int)dtype);
+kr_status kr_tensor_check_alloc(kr_context *ctx, kr_dtype dtype, int ndim, const int64_t *shape,
+                                size_t *bytes) {
+    if ((unsigned)dtype >= KR_NDTYPES) return KR_ERROR(ctx, KR_ERR_ARG, "unknown dtype %d", (int)dtype);
     kr_status s = check_shape(ctx, ndim, shape);
     if (s != KR_OK) return s;
     int64_t n = kr_shape_numel(ndim, shape);
@@ -51,6 +50,17 @@ kr_status kr_tensor_alloc(kr_context *ctx, kr_tensor *t, kr_dtype dtype, int ndi
     if ((uint64_t)n > SIZE_MAX / es)
         return KR_ERROR(ctx, KR_ERR_ARG, "%lld elements of %zu bytes overflow the address space",
                         (long long)n, es);
+    if (bytes) *bytes = (size_t)n * es;
+    return KR_OK;
+}
+
+kr_status kr_tensor_alloc(kr_context *ctx, kr_tensor *t, kr_dtype dtype, int ndim,
+                          const int64_t *shape) {
+    memset(t, 0, sizeof *t);
+    kr_status s = kr_tensor_check_alloc(ctx, dtype, ndim, shape, NULL);
+    if (s != KR_OK) return s;
+    int64_t n = kr_shape_numel(ndim, shape);
+    size_t es = kr_dtype_size(dtype);
     if ((s = kr_context_require(ctx)) != KR_OK) return s;
     kr_storage *st = calloc(1, sizeof *st);
     if (!st) return KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory");

@@ -25,6 +25,12 @@ typedef struct {
 /* Number of elements of a shape, or -1 when a size is negative or the product overflows. */
 int64_t kr_shape_numel(int ndim, const int64_t *shape);
 
+/* The checks an allocation makes before it touches the device: the dtype, 0 to KR_MAX_DIMS
+ * non-negative sizes, and a size in bytes that fits the address space (*bytes, when not
+ * NULL). KR_OK or KR_ERR_ARG with the reason. Needs no GPU. */
+kr_status kr_tensor_check_alloc(kr_context *ctx, kr_dtype dtype, int ndim, const int64_t *shape,
+                                size_t *bytes);
+
 /* Allocates uninitialised device memory for a tensor. On failure `t` is left released and the
  * context holds the reason (out of memory says how much was asked for and how much is free). */
 kr_status kr_tensor_alloc(kr_context *ctx, kr_tensor *t, kr_dtype dtype, int ndim,

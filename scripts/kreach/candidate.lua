@@ -259,7 +259,10 @@ function M.kit(prog, opts)
       if name == "scratch" then
         return function(_, shape, dtype)
           local t
-          if opts.record then t = require("kreach.meta").new(shape, dtype or "f32", "scratch")
+          if opts.record then
+            -- what kreach.empty checks, without allocating (and within the dry run's budget)
+            if opts.scratch then opts.scratch(shape, dtype or "f32") end
+            t = require("kreach.meta").new(shape, dtype or "f32", "scratch")
           elseif opts.pool then t = opts.pool:take(shape, dtype or "f32")
           else t = require("kreach").empty(shape, dtype or "f32") end
           scratch[#scratch + 1] = t
@@ -304,34 +307,50 @@ end
 
 -- ---- before the GPU: compile and a dry run on shape-only tensors ----
 
-local ELEM_DTYPE = { f64 = "f64", f32 = "f32", f16 = "f16", bf16 = "bf16", i64 = "i64", u64 = "i64",
-  i32 = "i32", u32 = "i32", i16 = "i16", u16 = "i16", i8 = "i8", u8 = "u8", bool = "bool" }
+-- The line the candidate file `path` is at (its innermost running frame), for messages.
+local function candidate_line(path)
+  for level = 2, 200 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then break end
+    if info.source == "@" .. path then return info.currentline end
+  end
+end
 
--- Checks one recorded launch against the kernel's declared parameters: the count, tensors for
--- pointers (of the pointer's dtype), numbers for scalars. The launch binding checks the same
--- and more (ranges, alignment) on the GPU; this is what can be known without one.
-local function check_launch(prog, name, cfg, args)
-  local params = prog:kernel(name).params
-  if args.n ~= #params then
-    error(("kernel '%s' takes %d arguments, got %d"):format(name, #params, args.n), 0)
+-- Checks one recorded launch as a real launch would, through the same C code: the launch
+-- table as a launch parses it (grid and block dimensions, unknown keys, shared), the arguments
+-- against the kernel's declaration (count, tensor dtypes, scalar ranges; the tensors are
+-- shape-only), and the configuration against the limits of the architecture compiled for and
+-- what the cubin says of the kernel (kr_launch_check: threads per block for its registers and
+-- __launch_bounds__, block and grid dimensions, dynamic shared memory). A failure names the
+-- candidate's file and the line of forward that launched.
+local function check_launch(prog, name, cfg, args, path)
+  local ok, err = pcall(function() return prog:kernel(name)(cfg):check(table.unpack(args, 1, args.n)) end)
+  if not ok then
+    local msg = tostring(err):gsub("^[^:\n]*:%d+: ", "", 1) -- the harness's own position
+    error(("%s:%s: %s"):format(path, candidate_line(path) or "?", msg), 0)
   end
-  for i, pa in ipairs(params) do
-    local a = args[i]
-    local is_tensor = require("kreach.meta").is_meta(a)
-    if pa.kind == "ptr" then
-      if not is_tensor then
-        error(("kernel '%s' argument %d (%s %s): tensor expected, got %s"):format(name, i, pa.type, pa.name, type(a)), 0)
-      end
-      local want = ELEM_DTYPE[pa.elem]
-      if want and a.dtype ~= want then
-        error(("kernel '%s' argument %d (%s %s): %s tensor expected, got %s tensor"):format(name, i, pa.type, pa.name, want, a.dtype), 0)
-      end
-    elseif is_tensor or (type(a) ~= "number" and type(a) ~= "boolean") then
-      error(("kernel '%s' argument %d (%s %s): a number expected, got %s"):format(name, i, pa.type, pa.name, is_tensor and "a tensor" or type(a)), 0)
+end
+
+-- The most scratch memory a dry run lets one call of forward ask for (in all): more than any
+-- GPU kreach knows has. On the GPU the allocation itself decides.
+M.LINT_SCRATCH_LIMIT_BYTES = 1 << 40
+
+-- The check of one k:scratch(shape, dtype) of a dry run: what kreach.empty checks before it
+-- allocates (kreach.core.tensor.check_empty, the same C code), and a total within `limit`.
+local function scratch_checker(path, limit)
+  local used = 0
+  return function(shape, dtype)
+    local ok, bytes = pcall(require("kreach.core.tensor").check_empty, shape, dtype)
+    if not ok then
+      -- the arguments are the candidate's k:scratch's
+      local msg = tostring(bytes):gsub("^[^:\n]*:%d+: ", "", 1):gsub("to '[%w_.]*check_empty'", "to 'scratch'", 1)
+      error(("%s:%s: k:scratch: %s"):format(path, candidate_line(path) or "?", msg), 0)
     end
-  end
-  if type(cfg.grid) ~= "number" and type(cfg.grid) ~= "table" or type(cfg.block) ~= "number" and type(cfg.block) ~= "table" then
-    error(("kernel '%s': the launch needs grid and block"):format(name), 0)
+    used = used + bytes
+    if used > limit then
+      error(("%s:%s: k:scratch: %d bytes of scratch memory in one call, more than the limit of %d"):format(
+        path, candidate_line(path) or "?", used, limit), 0)
+    end
   end
 end
 
@@ -350,8 +369,9 @@ function M.lint(inst, path, opts)
   local prog, err = kreach.build{ source = cand.source, name = (path:match("([^/]+)%.lua$") or "candidate") .. ".cu",
                                   options = cand.options, arch = opts.arch }
   if not prog then return verdict.new("compile_error", err) end
-  local record = function(name, cfg, args) check_launch(prog, name, cfg, args) end
-  local k, ctl = M.kit(prog, { record = record })
+  local record = function(name, cfg, args) check_launch(prog, name, cfg, args, path) end
+  local k, ctl = M.kit(prog, { record = record,
+                               scratch = scratch_checker(path, opts.scratch_limit_bytes or M.LINT_SCRATCH_LIMIT_BYTES) })
   local meta = require "kreach.meta"
   local vals = {}
   for i, a in ipairs(inst.args) do

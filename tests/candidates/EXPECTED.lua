@@ -48,4 +48,12 @@ return {
   { file = "adv_warmup.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "correct" },
   { file = "adv_replay.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "correct" },
   { file = "adv_statistic.lua", problem = 6, dtype = "bf16", sizes = { M = 16, N = 16, K = 16384 }, verdict = "incorrect", reasons = { "trivial_output" } },
+  -- launches a real launch refuses, and so kreach lint's dry run (tests/cli/lint_launch.t):
+  -- the GPU's verdict is the same invalid_candidate
+  { file = "bad_block.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "bad_launch_key.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "bad_shared.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "bad_bounds.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "bad_scratch.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "bad_scratch_dtype.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
 }
