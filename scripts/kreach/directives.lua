@@ -279,29 +279,29 @@ local function check_reading(t, mode, ctx)
     local d, name = toks[1], toks[2]
     if d.k == "punct" and d.s == "#" and name then
       if name.k ~= "ident" then
-        return refuse(name.at, "a directive must be a name (line markers such as '# 12 \"file\"' are not allowed)")
+        return refuse(d.at, "a directive must be a name (line markers such as '# 12 \"file\"' are not allowed)")
       end
       local nm = name.s
       if nm == "include" then
         local h = toks[3]
         if not h or h.k ~= "header" then
-          return refuse(name.at, "#include of a name computed by a macro is not allowed: only a literal <header> or \"header\" of the CUDA toolkit")
+          return refuse(d.at, "#include of a name computed by a macro is not allowed: only a literal <header> or \"header\" of the CUDA toolkit")
         end
         local no = header_refused(ctx, h.s, h.q)
-        if no then return refuse(h.at, ("#include %s is not allowed: %s"):format(describe(h), no)) end
+        if no then return refuse(d.at, ("#include %s is not allowed: %s"):format(describe(h), no)) end
       elseif nm == "define" or nm == "undef" then
         local m = toks[3]
         if m and m.k == "ident" and thrust_macro(m.s) then
-          return refuse(m.at, ("#%s %s is not allowed: Thrust's headers #include names built from its configuration macros"):format(nm, m.s))
+          return refuse(d.at, ("#%s %s is not allowed: Thrust's headers #include names built from its configuration macros"):format(nm, m.s))
         end
       elseif nm == "pragma" then
         for i = 3, #toks do
           if toks[i].k == "ident" and FILE_PRAGMAS[toks[i].s] then
-            return refuse(toks[i].at, ("#pragma ... %s ... is not allowed: a pragma that names files"):format(toks[i].s))
+            return refuse(d.at, ("#pragma ... %s ... is not allowed: a pragma that names files"):format(toks[i].s))
           end
         end
       elseif not DIRECTIVES[nm] then
-        return refuse(name.at, ("#%s is not allowed%s"):format(nm, WHY_NOT[nm] and (": " .. WHY_NOT[nm]) or
+        return refuse(d.at, ("#%s is not allowed%s"):format(nm, WHY_NOT[nm] and (": " .. WHY_NOT[nm]) or
           " (allowed: define, undef, if, ifdef, ifndef, elif, else, endif, line, error, warning, pragma, include)"))
       end
     end

@@ -48,6 +48,14 @@ return {
   { file = "adv_warmup.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "correct" },
   { file = "adv_replay.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "correct" },
   { file = "adv_statistic.lua", problem = 6, dtype = "bf16", sizes = { M = 16, N = 16, K = 16384 }, verdict = "incorrect", reasons = { "trivial_output" } },
+  -- reaching for the host's files through the preprocessor (docs/candidates.md, "The seal"):
+  -- refused by the source check in the sealed worker, before NVRTC sees the source
+  { file = "bad_include_environ.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "bad_include_passwd.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "bad_include_macro.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "bad_has_include.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "bad_include_array.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "bad_control_chars.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
   -- launches a real launch refuses, and so kreach lint's dry run (tests/cli/lint_launch.t):
   -- the GPU's verdict is the same invalid_candidate
   { file = "bad_block.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },

@@ -1,0 +1,103 @@
+-- kreach.directives: the source check of a candidate's preprocessing. Each refused case
+-- reaches a file outside the CUDA toolkit's headers under some reading of the source (NVRTC
+-- 13.0 compiled each of them and read the file, measured); each allowed case must stay
+-- allowed, or ordinary candidates would be refused.
+local directives = require "kreach.directives"
+
+local function check(src, options)
+  return directives.check(src, directives.context(options or {}))
+end
+
+local ALLOWED = {
+  { "a toolkit header, <> and \"\"", '#include <cuda_fp16.h>\n#include "cuda_bf16.h"\n' },
+  { "spaces, a comment, a header in a subdirectory", '  #  include   <crt/host_defines.h> // why\n' },
+  { "pragmas that read nothing", '#pragma unroll\n#pragma once\n#pragma nv_diag_suppress 177\n' },
+  { "__has_include of a toolkit header", '#if __has_include(<cuda_fp16.h>)\n#endif\n' },
+  { "token pasting without a piece of __has_include", '#define CAT(a, b) a##b\nint CAT(x, y);\n' },
+  { "directives in comments and strings",
+    '/* #include "/etc/passwd" */\n// #include "/etc/passwd"\nconst char *s = "#include \\"/etc/passwd\\"";\n' },
+  { "a computed _Pragma", '#define P(x) _Pragma(#x)\nP(unroll)\n' },
+  { "a digit separator", "int a = 1'000'000;\n" },
+  { "CR LF line ends", '#include <cuda_fp16.h>\r\nint x;\r\n' },
+  { "conditionals, errors, line", '#ifdef X\n#error no\n#elif 1\n#line 10 "k.cu"\n#else\n#endif\n' },
+  { "NVRTC's built-in header", '#include <__nv_nvrtc_builtin_header.h>\n' },
+}
+
+local REFUSED = {
+  { "an absolute path", '#include "/etc/passwd"\n', 1, "absolute path" },
+  { "the environment", 'int x;\n#include "/proc/self/environ"\n', 2, "absolute path" },
+  { "..", '#include "../../etc/passwd"\n', 1, "'%.%.'" },
+  { ".. inside a toolkit path", '#include <cuda/../../../etc/passwd>\n', 1, "'%.%.'" },
+  { "a macro", '#define INC "/etc/passwd"\n#include INC\n', 2, "computed by a macro" },
+  { "a digraph", '%:include "/etc/passwd"\n', 1, "absolute path" },
+  { "a trigraph", '??=include "/etc/passwd"\n', 1, "absolute path" },
+  { "a trigraph splice", '#inc??/\nlude "/etc/passwd"\n', 1, "" },
+  { "a line splice", 'int x;\n#inc\\\nlude "/etc/passwd"\n', 2, "absolute path" },
+  { "comments inside the directive", '#/**/include/**/"/etc/passwd"\n', 1, "absolute path" },
+  { "a comment across lines", '#include /*\n*/ "/etc/passwd"\n', 1, "absolute path" },
+  { "#include_next", '#include_next <cuda_fp16.h>\n', 1, "#include_next is not allowed" },
+  { "#embed", '#embed "/etc/passwd"\n', 1, "#embed is not allowed" },
+  { "#import", '#import "/etc/passwd"\n', 1, "#import is not allowed" },
+  { "a line marker", '# 12 "/etc/passwd"\n', 1, "line markers" },
+  { "__has_include of a host file", '#if __has_include("/etc/passwd")\n#endif\n', 1, "absolute path" },
+  { "__has_include through a macro", '#define X __has_include\n#if X("/etc/passwd")\n#endif\n', 1, "literal header name" },
+  { "__has_include of a macro", '#define H "/etc/passwd"\n#if __has_include(H)\n#endif\n', 2, "literal header name" },
+  { "__has_include pasted", '#define CAT(a,b) a##b\n#if CAT(__has_,include)("/etc/hostname")\n#endif\n', 2, "token pasting" },
+  { "a pragma naming a file", '#pragma GCC dependency "/etc/passwd"\n', 1, "names files" },
+  { "_Pragma naming a file", '_Pragma("GCC dependency \\"/etc/passwd\\"")\n', 1, "names files" },
+  { "Thrust's configuration", '#define THRUST_DEVICE_SYSTEM 3\n', 1, "Thrust" },
+  { "a file of the working directory", '#include "CMakeLists.txt"\n', 1, "working directory" },
+  { "a header the toolkit does not have", '#include <nosuchheader.h>\n', 1, "not a header of the CUDA toolkit" },
+  { "odd characters in a header name", '#include <cuda fp16.h>\n', 1, "may hold only" },
+  { "a lone carriage return", 'int x;\r#include "/etc/passwd"\n', 1, "carriage return" },
+  { "a backslash before spaces", '#define A \\ \n#include "/etc/passwd"\n', 1, "backslash followed by spaces" },
+  { "a NUL byte", 'int x;\0\n', 1, "NUL" },
+  { "an include in a raw string (C++03 reads it)", 'auto s = R"(\n#include "/etc/passwd"\n)";\n', 2, "absolute path" },
+  { "an include after a digit separator (C++11 reads a comment-less line)",
+    "int a = 1'0; /*'\n#include \"/etc/passwd\"\n*/\n", 2, "absolute path" },
+  { "an include in an array initialiser", 'const char a[] = {\n#include "/etc/passwd"\n};\n', 2, "absolute path" },
+}
+
+describe("kreach.directives", function()
+  for _, c in ipairs(ALLOWED) do
+    it("allows " .. c[1], function()
+      local ok, line, why = check(c[2])
+      assert.is_true(ok, why and ("line " .. line .. ": " .. why))
+    end)
+  end
+  for _, c in ipairs(REFUSED) do
+    it("refuses " .. c[1], function()
+      local ok, line, why = check(c[2])
+      assert.is_nil(ok)
+      assert.equals(c[3], line)
+      assert.matches(c[4], why)
+    end)
+  end
+
+  it("follows the candidate's -I directories inside the toolkit", function()
+    local inc = require("kreach.seal").toolkit_root() .. "/include"
+    assert.is_nil(check("#include <cuda/std/cstdint>\n"))
+    assert.is_true(check("#include <cuda/std/cstdint>\n", { "-I" .. inc .. "/cccl" }))
+  end)
+
+  it("refuses -D options that would feed __has_include or Thrust's includes", function()
+    local ok, _, why = check("int x;\n", { "-DX=__has_include" })
+    assert.is_nil(ok)
+    assert.matches("__has_include in a macro", why)
+    ok, _, why = check("#define C(a, b) a##b\n", { "-DX=__has" })
+    assert.is_nil(ok)
+    assert.matches("token pasting", why)
+    ok, _, why = check("int x;\n", { "-DTHRUST_HOST_SYSTEM=4" })
+    assert.is_nil(ok)
+    assert.matches("Thrust", why)
+  end)
+
+  it("checks a large source in well under a second", function()
+    local body = ("__global__ void k%d(float *y) { y[threadIdx.x] = 1'0 * 2.0f; /* c */ } // x\n"):rep(2000)
+    local t0 = os.clock()
+    assert.is_true(check("#include <cuda_fp16.h>\n" .. body))
+    local dt = os.clock() - t0
+    print(("  %d KiB checked in %.3f s"):format(#body // 1024, dt))
+    assert.is_true(dt < 5)
+  end)
+end)
