@@ -239,7 +239,7 @@ function M.rules(o)
   add(o.candidate, "read")
   for p in (os.getenv("KREACH_SEAL_EXTRA_READ") or ""):gmatch("[^:]+") do add(p, "read") end
   add(os.getenv("KREACH_WORKER_DIR"), "write")
-  add(os.getenv("KREACH_CACHE_DIR"), "write")
+  add(M.cache_dir(), "write")
   -- nothing of /proc, not even the worker's own entry (KREACH_SEAL_EXTRA_READ=/proc/self adds
   -- it, should a driver need it after its setup: Landlock checks the file a path resolves to,
   -- so /proc/self/root/... and ../<ppid>/environ would stay out of reach)

@@ -74,7 +74,7 @@ function M.run(argv, opts)
     prep.cleanup()
     return nil, verdict.new("runtime_error", "cannot start the worker: " .. err)
   end
-  local phase, result = "start", nil
+  local phase, result, results = "start", nil, 0
   local harness = true -- no phase of the candidate's has begun
   local function limit(p)
     if opts.timeouts and opts.timeouts[p] then return opts.timeouts[p] end
@@ -109,6 +109,7 @@ function M.run(argv, opts)
     else
       local j = line:match("^result (.*)$")
       if j then
+        results = results + 1
         local ok, t = pcall(require("kreach.store").json.decode, j)
         -- the worker cleaned its strings already (which can make them up to four times
         -- longer); this bound is the backstop for a worker that did not
@@ -128,6 +129,14 @@ function M.run(argv, opts)
     v.phase, v.signal = phase, name
     return finish(nil, v)
   end
+  -- the harness writes one result and exits 0; a kernel's printf shares the standard output
+  -- and could write a line that looks like one
+  if results > 1 then
+    local v = verdict.new("runtime_error", ("the worker wrote %d result lines (a kernel's printf can write to the worker's standard output; one is the protocol)"):format(results))
+    v.phase = phase
+    return finish(nil, v)
+  end
+  if result and code ~= 0 then result = nil end
   if not result then
     local v = verdict.new("runtime_error", ("the worker exited with status %d in phase '%s' without a result%s%s"):format(
       code, phase, memory_hint(stderr, prep.memory_bytes), stderr ~= "" and (":\n" .. tail(stderr, 2000)) or ""))
