@@ -1,0 +1,17 @@
+-- kreach list-loader suite|problem <items...>: the loader process of kreach.catalog, started by
+-- `kreach list`, never by hand: it loads each suite or problem file and reports it on one line,
+-- so that the listing can give every file a time limit without stopping at one that hangs.
+return {
+  summary = "(internal) Loads suites or problems for kreach list, one line each.",
+  hidden = true,
+  parser = function(p)
+    p:argument("kind", "What the items are."):choices({ "suite", "problem" })
+    p:argument("items", "Suite names or problem files."):args("*")
+  end,
+  run = function(args)
+    -- the loader ends with the listing that started it
+    require("kreach.core.util").die_with_parent()
+    require("kreach.catalog").serve(args.kind, args.items)
+    return 0
+  end,
+}
