@@ -236,13 +236,16 @@ end
 
 local function fmt_ms(x) return x and ("%.4g"):format(x) or "-" end
 
+-- Reasons and file names can hold a candidate's words (and rows stored before they were
+-- cleaned): they reach the terminal through kreach.text.clean.
 local function row_cells(r)
-  local v = r.verdict .. (r.reason and r.verdict ~= "correct" and (" (" .. r.reason .. ")") or "")
+  local clean = require("kreach.text").clean
+  local v = clean(r.verdict .. (r.reason and r.verdict ~= "correct" and (" (" .. r.reason .. ")") or ""), 256)
   local sp = "-"
   if r.speedup then sp = ("%.3fx [%.3f, %.3f]"):format(r.speedup, r.speedup_lo or 0 / 0, r.speedup_hi or 0 / 0) end
   local sol = r.sol_fraction and ("%.0f%%"):format(100 * r.sol_fraction) or "-"
   return { ("%03d %s"):format(r.problem_id or 0, (r.problem_name or "?"):sub(1, 28)),
-           (r.candidate_path or "-"):match("([^/]+)$") or "-", v:sub(1, 40), fmt_ms(r.baseline_ms),
+           clean((r.candidate_path or "-"):match("([^/]+)$") or "-", 256), v:sub(1, 40), fmt_ms(r.baseline_ms),
            fmt_ms(r.candidate_ms), sp, sol, (r.throttled and "throttled" or "") .. (r.stored and " stored" or "") }
 end
 
@@ -288,7 +291,8 @@ end
 function Progress:status(label, what)
   if not self.tty then return end
   local filled = self.total > 0 and math.floor(self.width * self.done / self.total) or 0
-  local line = ("\r[%s%s] %d/%d %s: %s"):format(("#"):rep(filled), ("."):rep(self.width - filled), self.done, self.total, label, what)
+  local line = ("\r[%s%s] %d/%d %s: %s"):format(("#"):rep(filled), ("."):rep(self.width - filled), self.done, self.total,
+    require("kreach.text").clean(label, 256), what)
   self.out:write(line:sub(1, 118), "\27[K")
   self.out:flush()
 end
