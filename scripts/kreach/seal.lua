@@ -219,7 +219,8 @@ local function real(p)
   return p and p ~= "" and core.realpath(p) or nil
 end
 
--- The Landlock rules of a worker: o.candidate (the file), o.problem (the file), o.extra_read.
+-- The Landlock rules of a worker: o.candidate (the file), o.problem (the file), o.loader_cache
+-- (NVRTC's builtins could not be loaded ahead: the dynamic loader's cache stays readable).
 function M.rules(o)
   local rules, seen = {}, {}
   local function add(path, access)
@@ -237,6 +238,7 @@ function M.rules(o)
   for _, r in ipairs(problem.roots()) do add(r, "read") end
   add(o.problem, "read")
   add(o.candidate, "read")
+  if o.loader_cache then add("/etc/ld.so.cache", "read") end
   for p in (os.getenv("KREACH_SEAL_EXTRA_READ") or ""):gmatch("[^:]+") do add(p, "read") end
   add(os.getenv("KREACH_WORKER_DIR"), "write")
   add(M.cache_dir(), "write")
@@ -264,7 +266,9 @@ function M.apply(o)
   record = record or { memory_bytes = core.memory_limit(), env = "inherited", parent_watch = "none" }
   if o.device then kcore.has_device() end
   if o.nvml then pcall(require("kreach.core.timing").clocks) end
-  core.preload_nvrtc_builtins()
+  -- loaded now, NVRTC's own dlopen finds it without the loader's cache; should that fail, the
+  -- cache (public: which libraries live where) stays readable
+  o.loader_cache = not core.preload_nvrtc_builtins()
   local abi, why = M.landlock()
   if M.unsealed() then
     record.filesystem, record.unsealed = "none", "KREACH_UNSEALED=1"
