@@ -379,11 +379,6 @@ kr_status kr_launch_check(kr_context *ctx, const kr_program *p, int i, const kr_
         return KR_ERROR(ctx, KR_ERR_LAUNCH, "%s: launch of '%s' with an empty grid {%u, %u, %u} "
                         "or block {%u, %u, %u}", p->name, kn, grid.x, grid.y, grid.z,
                         block.x, block.y, block.z);
-    if (block.x > (unsigned)lim->max_block[0] || block.y > (unsigned)lim->max_block[1] ||
-        block.z > (unsigned)lim->max_block[2])
-        return KR_ERROR(ctx, KR_ERR_LAUNCH, "%s: block {%u, %u, %u} for '%s' exceeds %s's "
-                        "{%d, %d, %d}", p->name, block.x, block.y, block.z, kn, lim->from,
-                        lim->max_block[0], lim->max_block[1], lim->max_block[2]);
     if (threads > (unsigned long long)lim->max_threads_per_block) {
         char regs[48] = "";
         if (lim->num_regs > 0) snprintf(regs, sizeof regs, " (%d registers per thread)", lim->num_regs);
@@ -391,6 +386,11 @@ kr_status kr_launch_check(kr_context *ctx, const kr_program *p, int i, const kr_
                         "the most it can run on %s is %d%s", p->name, kn, threads, lim->from,
                         lim->max_threads_per_block, regs);
     }
+    if (block.x > (unsigned)lim->max_block[0] || block.y > (unsigned)lim->max_block[1] ||
+        block.z > (unsigned)lim->max_block[2])
+        return KR_ERROR(ctx, KR_ERR_LAUNCH, "%s: block {%u, %u, %u} for '%s' exceeds %s's "
+                        "{%d, %d, %d}", p->name, block.x, block.y, block.z, kn, lim->from,
+                        lim->max_block[0], lim->max_block[1], lim->max_block[2]);
     if (grid.x > (unsigned)lim->max_grid[0] || grid.y > (unsigned)lim->max_grid[1] ||
         grid.z > (unsigned)lim->max_grid[2])
         return KR_ERROR(ctx, KR_ERR_LAUNCH, "%s: grid {%u, %u, %u} for '%s' exceeds %s's "

@@ -7,7 +7,7 @@
 $ kreach lint 19 tests/candidates/bad_block.lua --arch sm_90
 ? 1
 = tests/candidates/bad_block.lua: invalid_candidate
-~ ^  tests/candidates/bad_block%.lua:10: bad_block%.cu: block {99999, 1, 1} for 'relu' exceeds sm_90's {1024, 1024, 64}$
+~ ^  tests/candidates/bad_block%.lua:10: bad_block%.cu: too many threads per block for 'relu': 99999, the most it can run on sm_90 is 1024 %(%d+ registers per thread%)$
 $ kreach lint 19 tests/candidates/bad_launch_key.lua --arch sm_90
 ? 1
 ~ ^  tests/candidates/bad_launch_key%.lua:10: unknown option 'threads' for a launch %(known: grid, block, shared%)$

@@ -82,7 +82,9 @@ describe("launch:check", function()
 
   it("refuses the configurations a launch refuses, naming the limit", function()
     fails(function() p.plain{ grid = 1, block = 99999 }:check(x, 3) end,
-      "t%.cu: block {99999, 1, 1} for 'plain' exceeds sm_90's {1024, 1024, 64}")
+      "t%.cu: too many threads per block for 'plain': 99999, the most it can run on sm_90 is 1024 %(%d+ registers per thread%)")
+    fails(function() p.plain{ grid = 1, block = { 1, 1, 128 } }:check(x, 3) end,
+      "t%.cu: block {1, 1, 128} for 'plain' exceeds sm_90's {1024, 1024, 64}")
     fails(function() p.plain{ grid = 1, block = { 32, 32, 2 } }:check(x, 3) end,
       "too many threads per block for 'plain': 2048, the most it can run on sm_90 is 1024")
     fails(function() p.tiled{ grid = 1, block = 512 }:check(x) end, "the most it can run on sm_90 is 256")
