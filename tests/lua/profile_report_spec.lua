@@ -167,6 +167,14 @@ describe("kreach.profile.report", function()
     assert.matches("\nprojection,gpu,,,,", csv)
   end)
 
+  it("writes CSV cells a spreadsheet will not run", function()
+    local rep = report.build(sel, {})
+    rep.kernels[1].name = "=HYPERLINK(\"http://x\")"
+    rep.kernels[1].family = "@SUM(A1)"
+    local csv = report.csv(rep)
+    assert.matches('\nkernel,"\'=HYPERLINK%(""http://x""%)",\'@SUM%(A1%),', csv)
+  end)
+
   it("measures a trace without a window over its kernels, and an empty one as empty", function()
     local rep = report.build(t)
     close(120e-6, rep.wall_s) -- 10 us to 130 us

@@ -12,6 +12,7 @@
 local classify = require "kreach.profile.classify"
 local trace_mod = require "kreach.profile.trace"
 local stats = require "kreach.stats"
+local text = require "kreach.text"
 
 local M = {}
 
@@ -409,12 +410,14 @@ function M.json(rep)
   return cjson.encode(rep)
 end
 
+-- Text a spreadsheet would run as a formula (a kernel named "=..." by the profiled program)
+-- gets a leading apostrophe (kreach.text.csv_cell); numbers stay numbers.
 local function csv_field(v)
   if v == nil then return "" end
   if type(v) == "boolean" then return v and "true" or "false" end
   if type(v) == "number" then return ("%.9g"):format(v) end
-  v = tostring(v)
-  if v:find('[,"\n]') then return '"' .. v:gsub('"', '""') .. '"' end
+  v = text.csv_cell(tostring(v))
+  if v:find('[,"\n\r]') then return '"' .. v:gsub('"', '""') .. '"' end
   return v
 end
 
