@@ -122,7 +122,7 @@ function M.run(argv, opts)
   if how == "signaled" then
     local hint = memory_hint(stderr, prep.memory_bytes)
     if hint == "" and name == "SIGKILL" then
-      hint = " (not sent by kreach: the kernel's out-of-memory killer sends it; " .. seal.memory_note(prep.memory_bytes) .. ")"
+      hint = " (not sent by kreach; perhaps the kernel's out-of-memory killer: " .. seal.memory_note(prep.memory_bytes) .. ")"
     end
     local v = verdict.new("runtime_error", ("the worker died of %s in phase '%s'%s%s"):format(name, phase, hint,
       stderr ~= "" and (":\n" .. tail(stderr, 2000)) or ""))
