@@ -35,7 +35,15 @@ void kr_event_free(kr_event *e) {
 kr_status kr_event_record(kr_context *ctx, kr_event *e) {
     kr_status s = kr_context_require(ctx);
     if (s != KR_OK) return s;
-    s = KR_CUDA(ctx, cudaEventRecord(e->ev, (cudaStream_t)kr_context_stream(ctx)));
+    cudaStream_t st = (cudaStream_t)kr_context_stream(ctx);
+    /* Inside a graph capture an event becomes a record node of its own ("external"), so that
+     * each replay records it and times between such events measure parts of the replay; a
+     * plain record would only order work inside the graph. */
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    s = KR_CUDA(ctx, cudaStreamIsCapturing(st, &cs));
+    if (s != KR_OK) return s;
+    unsigned flags = cs == cudaStreamCaptureStatusActive ? cudaEventRecordExternal : cudaEventRecordDefault;
+    s = KR_CUDA(ctx, cudaEventRecordWithFlags(e->ev, st, flags));
     if (s == KR_OK) e->recorded = 1;
     return s;
 }

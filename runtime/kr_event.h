@@ -10,7 +10,8 @@ typedef struct kr_event kr_event;
 /* Creates a timing event (needs the device). The caller owns *out. */
 kr_status kr_event_new(kr_context *ctx, kr_event **out);
 void kr_event_free(kr_event *e);
-/* Records the event on the harness stream. */
+/* Records the event on the harness stream; during a graph capture, as a record node of the
+ * graph (cudaEventRecordExternal), so that every replay records it. */
 kr_status kr_event_record(kr_context *ctx, kr_event *e);
 /* Waits until the event has completed; a fault before it is reported here. */
 kr_status kr_event_sync(kr_context *ctx, kr_event *e);

@@ -1,17 +1,19 @@
--- kreach.timing: the timing engine's policy (docs/timing.md). Calls are timed with CUDA events
--- on the harness stream in one of three modes:
---   cold   (default) before each sample, outside the timed region, persisting L2 lines are
---          reset and a buffer of flush_factor x the L2 size is written, so the call starts
---          from a cold L2;
---   hot    calls queued back to back, an event between each; the first call of each batch is
---          dropped (it follows the other subject's work);
---   graph  graph_calls calls captured in one CUDA graph and replayed; a sample is a replay's
---          time over graph_calls (launch overhead gone; for kernels under about 10 us).
--- Each subject is warmed up until its times settle; then subjects are sampled in turn (A B A B)
--- until every subject's 95% interval of the median is narrower than rel_ci of it, or the time
--- budget is spent (at least min_samples each). The clocks are read around and during the
--- measurement. Every option has a default in M.DEFAULTS, and the options used are returned
--- with the results.
+-- kreach.timing: the timing engine's policy (docs/timing.md). Each sample is one call of a
+-- subject, timed with CUDA events on the harness stream. Before it, outside the timed region,
+-- the subject prepares it (the caller poisons the call's outputs), and then by mode:
+--   cold   (default) persisting L2 lines are reset and a buffer of flush_factor x the L2 size
+--          is written and read back, so the call starts from a cold L2;
+--   hot    nothing more: the call finds in L2 what the work before it left there;
+--   graph  one call on each input set is captured once in a CUDA graph, each between two
+--          events of its own (the preparation outside them), and replayed; a sample is the
+--          mean of the replay's calls (launch overhead gone; for kernels under about 10 us).
+-- The calls rotate over the caller's input sets (plan.sets), and the caller may run hooks
+-- before and after each sampling round (new values into the round's inputs, checks of its
+-- outputs), outside the timed region. Each subject is warmed up until its times settle; then
+-- subjects are sampled in turn (A B A B) until every subject's 95% interval of the median is
+-- narrower than rel_ci of it, or the time budget is spent (at least min_samples each). The
+-- clocks are read around and during the measurement. Every option has a default in
+-- M.DEFAULTS, and the options used are returned with the results.
 local stats = require "kreach.stats"
 
 local M = {}
@@ -29,8 +31,6 @@ M.DEFAULTS = {
   rel_ci = 0.01,
   budget_s = 2,          -- wall time of the sampling loop, all subjects together
   level = 0.95,
-  hot_batch = 10,        -- hot mode: calls timed back to back per batch (plus one dropped)
-  graph_calls = 20,      -- graph mode: calls captured in one graph
   clock_every = 25,      -- read the clocks every this many rounds
   resamples = 2000,      -- bootstrap of the speedup's interval
   seed = 1,
@@ -53,7 +53,7 @@ function M.options(over)
   end
   if not M.MODES[o.mode] then error(("timing: unknown mode '%s' (cold, hot, graph)"):format(tostring(o.mode)), 2) end
   for _, k in ipairs({ "warmup_min", "warmup_max", "settle_window", "min_samples", "max_samples",
-                       "hot_batch", "graph_calls", "clock_every", "resamples", "seed" }) do
+                       "clock_every", "resamples", "seed" }) do
     local v = math.tointeger(o[k])
     if not v or v < 1 then error(("timing: option '%s' must be a positive integer, got %s"):format(k, tostring(o[k])), 2) end
     o[k] = v
@@ -156,45 +156,52 @@ local function events(n)
   return ev
 end
 
+local function free_events(ev)
+  for _, e in ipairs(ev or {}) do e:free() end
+end
+
 local Sampler = {}
 Sampler.__index = Sampler
 
-local function new_sampler(o)
-  return setmetatable({ o = o, ev = events(math.max(2, o.hot_batch + 2)) }, Sampler)
+local function new_sampler(o, sets)
+  return setmetatable({ o = o, sets = sets, ev = events(2) }, Sampler)
 end
 
--- Times one call (cold) or one batch (hot, graph). Returns a list of per-call milliseconds.
-function Sampler:sample(s)
+-- Times one call of subject s on input set `set` (cold, hot) or one replay of its graph, one
+-- call on each set (graph). Before each call, outside the timed region: s.prepare(set) (the
+-- caller poisons the outputs there), then in cold mode the L2 flush. Returns the milliseconds
+-- of the sample: the call's, or in graph mode the mean over the replay's calls.
+function Sampler:sample(s, set)
   local o, ev = self.o, self.ev
-  if o.mode == "cold" then
-    self.flush_bytes = core().flush(o.flush_factor)
-    ev[1]:record()
-    s.call()
-    ev[2]:record()
-    return { ev[1]:elapsed_ms(ev[2]) }
-  elseif o.mode == "hot" then
-    local n = o.hot_batch + 1
-    ev[1]:record()
-    for i = 1, n do
-      s.call()
-      ev[i + 1]:record()
-    end
-    local r = {}
-    for i = 2, n do r[#r + 1] = ev[i]:elapsed_ms(ev[i + 1]) end
-    return r
-  else
-    ev[1]:record()
+  if o.mode == "graph" then
     s.graph:launch()
-    ev[2]:record()
-    return { ev[1]:elapsed_ms(ev[2]) / o.graph_calls }
+    local sum = 0
+    for k = 1, self.sets do sum = sum + s.graph_ev[2 * k - 1]:elapsed_ms(s.graph_ev[2 * k]) end
+    return sum / self.sets
   end
+  if s.prepare then s.prepare(set) end
+  if o.mode == "cold" then self.flush_bytes = core().flush(o.flush_factor) end
+  ev[1]:record()
+  s.call(set)
+  ev[2]:record()
+  return ev[1]:elapsed_ms(ev[2])
 end
 
--- Captures graph_calls calls of a subject into a graph (graph mode), after its warm-up.
-local function capture(s, o)
+-- Captures one call on each input set into a graph (graph mode): before each call its
+-- preparation, then an event, the call, an event (record nodes of the graph), so that a
+-- replay times each call apart from the preparation, as cold and hot modes do.
+local function capture(s, sets)
   local t = core()
+  s.graph_ev = events(2 * sets)
   t.graph_begin()
-  local ok, err = pcall(function() for _ = 1, o.graph_calls do s.call() end end)
+  local ok, err = pcall(function()
+    for k = 1, sets do
+      if s.prepare then s.prepare(k) end
+      s.graph_ev[2 * k - 1]:record()
+      s.call(k)
+      s.graph_ev[2 * k]:record()
+    end
+  end)
   if not ok then
     t.graph_abort()
     error(("%s: the call failed while being captured in a CUDA graph: %s"):format(s.name, tostring(err)), 0)
@@ -211,16 +218,15 @@ local function median_of(xs, from, to)
   return stats.median(w)
 end
 
--- Warm-up: calls (timed like samples) until the times settle. Returns the times and whether
--- they settled.
+-- Warm-up: calls (timed like samples, on the sets in turn) until the times settle. Returns
+-- the times and whether they settled.
 function Sampler:warmup(s)
   local o = self.o
   local times, t0 = {}, kreach().now()
   local settled = false
   local K = o.settle_window
   while #times < o.warmup_max do
-    local r = self:sample(s)
-    for _, x in ipairs(r) do times[#times + 1] = x end
+    times[#times + 1] = self:sample(s, #times % self.sets + 1)
     local n = #times
     if n >= math.max(o.warmup_min, 2 * K) then
       local last, prev = median_of(times, n - K + 1, n), median_of(times, n - 2 * K + 1, n - K)
@@ -231,71 +237,95 @@ function Sampler:warmup(s)
   return times, settled
 end
 
--- measure(subjects, opts) -> result. subjects: a list of { name =, call = function() end,
--- before_last = function() end (optional: run before the last call, outside the timed region,
--- e.g. to poison the outputs whose values are checked after timing and swap in other inputs) }. With two
--- subjects, the first is the baseline and the second the candidate, and the result has
--- speedup = median(baseline) / median(candidate) with its bootstrap interval.
--- The result: { options, mode, rounds, spent_s, stop_reason, flush_bytes, clocks,
+-- The input sets a sampling round uses: one in turn in cold and hot modes, all of them in
+-- graph mode (a replay calls each once).
+local function round_sets(mode, round, sets)
+  if mode == "graph" then
+    local all = {}
+    for k = 1, sets do all[k] = k end
+    return all
+  end
+  return { (round - 1) % sets + 1 }
+end
+M.round_sets = round_sets
+
+-- measure(subjects, opts, plan) -> result.
+-- subjects: a list of { name =, call = function(set) end, prepare = function(set) end }:
+--   call(set) queues one call on input set `set` (1..plan.sets); prepare(set), optional, runs
+--   before each call outside the timed region (the caller poisons that call's outputs there,
+--   so that nothing a call leaves behind can stand in for the next call's work).
+-- plan (optional): { sets = n (default 1), before_round = function(round, sets),
+--   after_round = function(round, sets) }: a sampling round calls every subject once on its
+--   sets (round_sets); before_round runs first and after_round last, both outside the timed
+--   region (the caller draws new values into the round's inputs before, and checks the
+--   outputs after; an error raised there ends the measurement and propagates). Warm-up calls
+--   rotate over the sets too, without the round hooks.
+-- With two subjects, the first is the baseline and the second the candidate, and the result
+-- has speedup = median(baseline) / median(candidate) with its bootstrap interval.
+-- The result: { options, mode, sets, rounds, spent_s, stop_reason, flush_bytes, clocks,
 --   subjects = { [name] = { samples, warmup = { times, settled }, summary, graph_nodes } },
 --   order = { names }, speedup = { ratio, lo, hi } }
-function M.measure(subjects, over)
+function M.measure(subjects, over, plan)
   local o = M.options(over)
-  local sampler = new_sampler(o)
+  plan = plan or {}
+  local sets = math.tointeger(plan.sets or 1)
+  if not sets or sets < 1 then error("timing.measure: plan.sets must be a positive integer", 2) end
+  local sampler = new_sampler(o, sets)
   local clocks = new_clocks()
-  local res = { options = o, mode = o.mode, subjects = {}, order = {} }
-  for _, s in ipairs(subjects) do
-    if type(s.name) ~= "string" or type(s.call) ~= "function" then error("timing.measure: a subject is { name =, call = }", 2) end
-    if o.mode == "graph" then
-      -- a few plain calls first, so that compiles, module loads and pool blocks happen outside
-      -- the capture
-      for _ = 1, 2 do s.call() end
-      kreach().synchronize()
-      capture(s, o)
-    end
-    local times, settled = sampler:warmup(s)
-    s.samples = {}
-    res.subjects[s.name] = { warmup = { times = times, settled = settled }, graph_nodes = s.graph_nodes }
-    res.order[#res.order + 1] = s.name
-  end
-  local t0 = kreach().now()
-  local rounds, next_check, why = 0, o.min_samples, nil
-  while true do
-    rounds = rounds + 1
+  local res = { options = o, mode = o.mode, sets = sets, subjects = {}, order = {} }
+  local ok, err = pcall(function()
     for _, s in ipairs(subjects) do
-      for _, x in ipairs(sampler:sample(s)) do s.samples[#s.samples + 1] = x end
-    end
-    if rounds % o.clock_every == 0 and clocks.available then clocks:add() end
-    local n = math.huge
-    for _, s in ipairs(subjects) do n = math.min(n, #s.samples) end
-    local spent = kreach().now() - t0
-    -- the rule sorts the samples: check it on a schedule that grows with n, not every round
-    if n >= next_check or spent >= o.budget_s or n >= o.max_samples then
-      next_check = n + math.max(1, n // 10)
-      local all_converged = true
-      for _, s in ipairs(subjects) do
-        local stop, reason = stats.should_stop(s.samples, spent, o)
-        if stop and reason ~= "converged" then why = reason end
-        if not (stop and reason == "converged") then all_converged = false end
+      if type(s.name) ~= "string" or type(s.call) ~= "function" then error("timing.measure: a subject is { name =, call = }", 0) end
+      if o.mode == "graph" then
+        -- a plain call on each set first, so that compiles, module loads and pool blocks
+        -- happen outside the capture
+        for k = 1, sets do
+          if s.prepare then s.prepare(k) end
+          s.call(k)
+        end
+        kreach().synchronize()
+        capture(s, sets)
       end
-      if all_converged then why = "converged" end
-      if why then break end
+      local times, settled = sampler:warmup(s)
+      s.samples = {}
+      res.subjects[s.name] = { warmup = { times = times, settled = settled }, graph_nodes = s.graph_nodes }
+      res.order[#res.order + 1] = s.name
     end
-  end
-  -- the last call: before_last (outputs poisoned, other inputs swapped in) outside the timed
-  -- region, so that the values checked after timing are this call's. In cold and hot modes it
-  -- is one more sample; a graph replays the inputs it captured, so in graph mode it is a plain
-  -- call, not timed.
+    local t0 = kreach().now()
+    local rounds, next_check, why = 0, o.min_samples, nil
+    while true do
+      rounds = rounds + 1
+      local rs = round_sets(o.mode, rounds, sets)
+      if plan.before_round then plan.before_round(rounds, rs) end
+      for _, s in ipairs(subjects) do
+        s.samples[#s.samples + 1] = sampler:sample(s, rs[1])
+      end
+      if plan.after_round then plan.after_round(rounds, rs) end
+      if rounds % o.clock_every == 0 and clocks.available then clocks:add() end
+      local n = math.huge
+      for _, s in ipairs(subjects) do n = math.min(n, #s.samples) end
+      local spent = kreach().now() - t0
+      -- the rule sorts the samples: check it on a schedule that grows with n, not every round
+      if n >= next_check or spent >= o.budget_s or n >= o.max_samples then
+        next_check = n + math.max(1, n // 10)
+        local all_converged = true
+        for _, s in ipairs(subjects) do
+          local stop, reason = stats.should_stop(s.samples, spent, o)
+          if stop and reason ~= "converged" then why = reason end
+          if not (stop and reason == "converged") then all_converged = false end
+        end
+        if all_converged then why = "converged" end
+        if why then break end
+      end
+    end
+    res.rounds, res.spent_s, res.stop_reason = rounds, kreach().now() - t0, why
+  end)
   for _, s in ipairs(subjects) do
-    if s.before_last then s.before_last() end
-    if o.mode == "graph" then
-      s.call()
-      kreach().synchronize()
-    else
-      for _, x in ipairs(sampler:sample(s)) do s.samples[#s.samples + 1] = x end
-    end
+    if s.graph then s.graph:free(); s.graph = nil end
+    free_events(s.graph_ev); s.graph_ev = nil
   end
-  res.rounds, res.spent_s, res.stop_reason = rounds + 1, kreach().now() - t0, why
+  free_events(sampler.ev)
+  if not ok then error(err, 0) end
   res.flush_bytes = o.mode == "cold" and sampler.flush_bytes or nil
   if clocks.available then clocks:add() end
   res.clocks = clocks:report()
@@ -303,14 +333,12 @@ function M.measure(subjects, over)
     local r = res.subjects[s.name]
     r.samples = s.samples
     r.summary = stats.summary(s.samples, o.level)
-    if s.graph then s.graph:free(); s.graph = nil end
   end
   if #subjects == 2 then
     local a, b = subjects[1].samples, subjects[2].samples
     local ratio, lo, hi = stats.ratio_ci(a, b, { seed = o.seed, resamples = o.resamples, level = o.level })
     res.speedup = { ratio = ratio, lo = lo, hi = hi, baseline = subjects[1].name, candidate = subjects[2].name }
   end
-  for _, e in ipairs(sampler.ev) do e:free() end
   return res
 end
 
