@@ -89,6 +89,7 @@ function cli.timing_options(p)
   p:option("--flush-factor", "Cold mode writes this many times the L2 size before a sample (default 2).", nil):convert(tonumber)
   p:option("--timing-seed", "Seed of the timing inputs and of the bootstrap (default 1).", nil):convert(tonumber)
   p:option("--sol-margin", "A time this fraction below the speed-of-light bound is impossible (default 0.25).", nil):convert(tonumber)
+  p:option("--timing-sets", "The timed calls rotate over this many input sets, each with new values every round (default 2; fewer where memory is short).", nil):convert(tonumber)
   p:option("--db", "The results database.", "results.db")
   cli.worker_options(p, "Seconds each worker phase may take (timing gets more; start-up at least 120).")
   p:flag("--json", "Print one JSON object.")
@@ -108,7 +109,10 @@ function cli.timing_overrides(args)
     m.seed = t.seed
   end
   if args.sol_margin then m.sol_margin = args.sol_margin end
+  if args.timing_sets then m.sets = math.tointeger(args.timing_sets) or args.timing_sets end
   local ok, err = pcall(require("kreach.timing").options, t)
+  if not ok then return nil, tostring(err):gsub("^[^:]+:%d+: ", "") end
+  ok, err = pcall(require("kreach.measure").options, m)
   if not ok then return nil, tostring(err):gsub("^[^:]+:%d+: ", "") end
   return t, m
 end

@@ -9,7 +9,9 @@ local verdict = require "kreach.verdict"
 local M = {}
 
 -- Bumped when a change of the protocol makes old evaluations incomparable with new ones.
-M.PROTOCOL = 1
+-- 2: the timed calls rotate over input sets with new values every round, outputs poisoned
+-- before every call, and what they produce checked (kreach.measure).
+M.PROTOCOL = 2
 
 -- ---- canonical JSON: the same table always gives the same text (keys sorted) ----
 
@@ -360,6 +362,12 @@ function M.evaluate(item, o, status)
     else
       tres = r
       v = r.verdict or v
+      -- what the timing noticed (fewer input sets than asked for, a warm-up that did not
+      -- settle, a baseline that fails its own thresholds) is shown, not only stored
+      local log = o.log or function(l) io.stderr:write(l, "\n") end
+      for _, w in ipairs(type(r.warnings) == "table" and r.warnings or {}) do
+        log(("warning: %s: %s"):format(require("kreach.text").clean(item.candidate_path or "baseline", 1024), tostring(w)))
+      end
     end
   end
   local rec = {

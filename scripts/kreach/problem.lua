@@ -497,6 +497,24 @@ function Instance:make_args(seed, opts)
   return vals, drawn
 end
 
+-- Draws new values for the inputs and parameters of `vals` (made by make_args) from `seed`,
+-- into the tensors that are there: the addresses stay, the values change. Outputs and
+-- scalars are left alone. The values are those make_args(seed) would draw.
+function Instance:redraw(vals, seed)
+  local kreach = require "kreach"
+  local lib = require("kreach.ops").get(false)
+  for i, a in ipairs(self.args) do
+    local t
+    if a.kind == "input" then t = draw(kreach, lib, a, arg_seed(seed, i))
+    elseif a.kind == "param" then t = init_param(kreach, a, arg_seed(seed, i))
+    end
+    if t then
+      vals[i]:copy_from(t)
+      t:free()
+    end
+  end
+end
+
 -- The same arguments for the oracle: float inputs and parameters converted to f64 (exactly:
 -- the oracle sees the rounded values the baseline saw), integer ones shared, f64 outputs.
 function Instance:oracle_args(vals)

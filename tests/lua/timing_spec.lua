@@ -69,3 +69,47 @@ describe("the speed of light", function()
     assert.is_nil(timing.faster_than_light({ median = 0.5, ci_hi = 0.6 }, { bound_ms = 0 }, 0.1))
   end)
 end)
+
+describe("kreach.measure's input sets", function()
+  local measure = require "kreach.measure"
+  local kreach = require "kreach"
+
+  it("takes and checks its options", function()
+    local o = measure.options()
+    assert.equals(2, o.sets)
+    assert.equals(3, measure.options{ sets = 3.0 }.sets)
+    assert.equals("integer", math.type(measure.options{ sets = 3.0 }.sets))
+    assert.has_error(function() measure.options{ sets = 0 } end)
+    assert.has_error(function() measure.options{ sets = 1.5 } end)
+    assert.has_error(function() measure.options{ memory_fraction = 1.5 } end)
+    assert.has_error(function() measure.options{ nope = 1 } end)
+  end)
+
+  it("uses as many sets as fit in the free memory, and says why when fewer", function()
+    -- problem 1 at N = 1000: A, B and C are 4 MB each in f32
+    local inst = kreach.load_problem("1"):instantiate{ sizes = { N = 1000 } }
+    local mo = measure.options{ sets = 4 }
+    -- a set with a candidate: A, B, the baseline's C and the candidate's C
+    local plenty = measure.plan_sets(inst, mo, true, 1e12)
+    assert.same({ requested = 4, used = 4, per_set_bytes = 16e6 }, plenty)
+    -- beside the sets: the oracle's f64 A, B, C (24 MB) and one input drawn in f32 (8 MB)
+    local tight = measure.plan_sets(inst, mo, true, (32e6 + 2 * 16e6) / mo.memory_fraction)
+    assert.equals(2, tight.used)
+    assert.matches("4 input sets of 0.016 GB do not fit", tight.fallback)
+    -- never fewer than one: the fallback is one set, still with new values every round
+    local none = measure.plan_sets(inst, mo, true, 1e6)
+    assert.equals(1, none.used)
+    assert.matches("1 used$", none.fallback)
+    -- the baseline alone needs one output per set
+    assert.equals(12e6, measure.plan_sets(inst, mo, false, 1e12).per_set_bytes)
+  end)
+end)
+
+describe("the rounds' input sets", function()
+  it("takes one set in turn in cold and hot modes, all in graph mode", function()
+    assert.same({ 1 }, timing.round_sets("cold", 1, 3))
+    assert.same({ 3 }, timing.round_sets("hot", 3, 3))
+    assert.same({ 1 }, timing.round_sets("cold", 4, 3))
+    assert.same({ 1, 2, 3 }, timing.round_sets("graph", 7, 3))
+  end)
+end)

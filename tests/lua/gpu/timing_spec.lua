@@ -1,6 +1,7 @@
 -- The timing engine on the GPU: the L2 flush, the three modes, interleaved subjects and their
--- speedup interval, the clocks, the scratch pool; and kreach.measure on real candidates,
--- including two that only the recheck after timing catches. Numbers are printed as they are
+-- speedup interval, input sets in rotation with the round hooks, the clocks, the scratch pool;
+-- and kreach.measure on real candidates, including the adversarial ones that only the timing
+-- checks catch (or give nothing to reuse). Numbers are printed as they are
 -- measured, so a failing assertion can be read against them.
 local kreach = require "kreach"
 local timing = require "kreach.timing"
@@ -69,10 +70,11 @@ describe("timing.measure", function()
   it("replays a captured graph, and agrees with hot timing on a long kernel", function()
     local call = sweeper(256, 1)
     local hot = timing.measure({ { name = "read", call = call } }, { mode = "hot", budget_s = 1 })
-    local graph = timing.measure({ { name = "read", call = call } }, { mode = "graph", budget_s = 1, graph_calls = 10 })
+    local graph = timing.measure({ { name = "read", call = call } }, { mode = "graph", budget_s = 1 })
     show("256 MiB read, hot", hot)
     show("256 MiB read, graph", graph)
-    assert.equals(10, graph.subjects.read.graph_nodes)
+    -- one call on the one set, between two event record nodes of its own
+    assert.equals(3, graph.subjects.read.graph_nodes)
     local h, g = hot.subjects.read.summary.median, graph.subjects.read.summary.median
     assert.is_true(math.abs(g - h) / h < 0.05, ("graph %.4f ms against hot %.4f ms"):format(g, h))
   end)
@@ -92,6 +94,59 @@ describe("timing.measure", function()
     assert.is_true(double.speedup.lo <= double.speedup.ratio and double.speedup.ratio <= double.speedup.hi)
     -- the samples alternate: both subjects have the same count
     assert.equals(double.subjects.once.summary.n, double.subjects.twice.summary.n)
+  end)
+
+  it("rotates calls over input sets, with the round hooks and the preparation outside the timed region", function()
+    -- two sets: set 1 reads 16 MiB, set 2 reads 256 MiB; the preparation of each call is a
+    -- 256 MiB read that must not show in the times
+    local small, big = sweeper(16, 1), sweeper(256, 1)
+    local prep = sweeper(256, 4)
+    local calls, prepared, before, after = { 0, 0 }, { 0, 0 }, {}, {}
+    local subject = { name = "rot",
+      call = function(k) calls[k] = calls[k] + 1; if k == 1 then small() else big() end end,
+      prepare = function(k) prepared[k] = prepared[k] + 1; prep() end }
+    local r = timing.measure({ subject }, { budget_s = 0.5, min_samples = 20 },
+      { sets = 2, before_round = function(round, ks) before[#before + 1] = ks[1] end,
+        after_round = function(round, ks) after[#after + 1] = ks[1] end })
+    show("two sets (16 and 256 MiB)", r)
+    assert.equals(2, r.sets)
+    assert.same(calls, prepared)
+    assert.equals(r.rounds, #before)
+    for i, k in ipairs(before) do assert.equals((i - 1) % 2 + 1, k); assert.equals(k, after[i]) end
+    local odd, even = {}, {}
+    for i, x in ipairs(r.subjects.rot.samples) do
+      if i % 2 == 1 then odd[#odd + 1] = x else even[#even + 1] = x end
+    end
+    local stats = require "kreach.stats"
+    local mo, me = stats.median(odd), stats.median(even)
+    print(("set 1 (16 MiB) %.4f ms, set 2 (256 MiB) %.4f ms"):format(mo, me))
+    -- the 256 MiB read takes about 16 times the 16 MiB one (both from DRAM, cold); with the
+    -- 1 GiB of preparation inside the timed region both would take far longer
+    assert.is_true(me > 8 * mo, "the sets did not alternate")
+    local one = timing.measure({ { name = "big", call = big } }, { budget_s = 0.5 })
+    assert.near(one.subjects.big.summary.median, me, 0.05 * me)
+  end)
+
+  it("captures one call per set in graph mode, the preparation outside each call's events", function()
+    local small, big = sweeper(16, 1), sweeper(256, 1)
+    local prep = sweeper(256, 4)
+    local subject = { name = "rot", call = function(k) if k == 1 then small() else big() end end, prepare = function() prep() end }
+    local g = timing.measure({ subject }, { mode = "graph", budget_s = 0.5 }, { sets = 2 })
+    local h = timing.measure({ { name = "pair", call = function() small(); big() end } }, { mode = "hot", budget_s = 0.5 })
+    show("graph, two sets", g)
+    show("hot, both reads in one call", h)
+    -- per set: a preparation, two events, a call
+    assert.equals(8, g.subjects.rot.graph_nodes)
+    -- a graph sample is the mean of its two calls: half of both reads, not the preparations
+    local gm, hm = g.subjects.rot.summary.median, h.subjects.pair.summary.median
+    assert.is_true(math.abs(gm - hm / 2) < 0.1 * hm / 2, ("graph %.4f ms against half of hot %.4f ms"):format(gm, hm))
+  end)
+
+  it("propagates an error of a round hook, and frees what it made", function()
+    local ok, err = pcall(timing.measure, { { name = "x", call = sweeper(16, 1) } }, { budget_s = 0.5 },
+      { sets = 1, after_round = function(round) if round == 3 then error({ verdict = "stop" }, 0) end end })
+    assert.is_false(ok)
+    assert.same({ verdict = "stop" }, err)
   end)
 
   it("reads the clocks around the measurement", function()
@@ -146,9 +201,10 @@ describe("kreach.measure", function()
   local small = { batch_size = 64, dim = 4099 }
   local cal = { copy_bytes_per_s = 4.2e12, flops_per_s = { f32 = 50e12, tf32 = 400e12, bf16 = 780e12, f16 = 780e12 } }
 
-  local function time(cand, topts, sizes)
-    local inst = kreach.load_problem("19"):instantiate{ sizes = sizes or small }
-    return measure.time(inst, { candidate = cand and (cands .. "/" .. cand), timing = topts or { budget_s = 0.5 }, calibration = cal })
+  local function time(cand, topts, sizes, mopts, problem)
+    local inst = kreach.load_problem(problem or "19"):instantiate{ sizes = sizes or small }
+    return measure.time(inst, { candidate = cand and (cands .. "/" .. cand), timing = topts or { budget_s = 0.5 },
+                                calibration = cal, measure = mopts })
   end
 
   it("times a correct candidate against its baseline, with the speed of light", function()
@@ -160,7 +216,26 @@ describe("kreach.measure", function()
     assert.is_true(r.candidate.summary.n >= 10 and r.baseline.summary.n >= 10)
     assert.is_true(r.candidate.sol.fraction > 0)
     assert.equals(r.candidate.summary.n, #r.candidate.samples)
-    assert.is_true(r.recheck[1].ok)
+    -- two input sets; the first and the last timed call on each judged by the oracle
+    assert.equals(2, r.sets.used)
+    assert.is_nil(r.sets.fallback)
+    assert.equals(2, #r.checks.first)
+    assert.equals(2, #r.checks.last)
+    for _, c in ipairs(r.checks.first) do assert.is_true(c.ok) end
+    for _, c in ipairs(r.checks.last) do assert.is_true(c.ok) end
+    assert.equals(r.checks.rounds - 2, r.checks.cheap)
+    assert.equals(0, r.checks.doubts)
+  end)
+
+  it("falls back to one input set where memory is short, and records it", function()
+    local r = time("019_relu.lua", { budget_s = 0.3 }, small, { memory_fraction = 1e-9 })
+    print("fallback:", r.sets.fallback)
+    assert.equals("correct", r.verdict.verdict)
+    assert.equals(1, r.sets.used)
+    assert.matches("do not fit", r.sets.fallback)
+    local warned = false
+    for _, w in ipairs(r.warnings) do if w == r.sets.fallback then warned = true end end
+    assert.is_true(warned)
   end)
 
   it("times at the shipped size in every mode", function()
@@ -191,6 +266,51 @@ describe("kreach.measure", function()
     print("adv_replay:", r.verdict.verdict, r.verdict.reason, r.verdict.detail)
     assert.equals("incorrect", r.verdict.verdict)
     assert.equals("wrong_values", r.verdict.reason)
+  end)
+
+  -- the memoizing candidates, on problem 1 (a compute-bound N x N matmul) at N = 2048: their
+  -- honest kernel takes milliseconds there, their skipped calls 0.55 ms of idling
+  local mm = { N = 2048 }
+  local function memo(cand, mode)
+    local r = time(cand, { mode = mode or "cold", budget_s = 0.5 }, mm, nil, "1")
+    print(("%s (%s): %s %s %s; candidate median %s ms"):format(cand, mode or "cold", r.verdict.verdict,
+      tostring(r.verdict.reason), tostring(r.verdict.detail), r.candidate and ("%.4f"):format(r.candidate.summary.median) or "-"))
+    return r
+  end
+
+  it("catches a candidate that memoizes on its input pointers, in every mode", function()
+    for _, mode in ipairs({ "cold", "hot", "graph" }) do
+      local r = memo("adv_memo_pointer.lua", mode)
+      assert.equals("incorrect", r.verdict.verdict)
+      assert.equals("incomplete_write", r.verdict.reason)
+      assert.matches("^found while timing", r.verdict.detail)
+    end
+  end)
+
+  it("catches a candidate that changes its behaviour after counting its calls", function()
+    for _, mode in ipairs({ "cold", "graph" }) do
+      local r = memo("adv_memo_count.lua", mode)
+      assert.equals("incorrect", r.verdict.verdict)
+      assert.matches("^found while timing", r.verdict.detail)
+    end
+  end)
+
+  it("gives a memo on pointers, sampled inputs and its own outputs nothing to reuse", function()
+    for _, mode in ipairs({ "cold", "hot", "graph" }) do
+      local r = memo("adv_memo_sampled.lua", mode)
+      assert.equals("correct", r.verdict.verdict, tostring(r.verdict.detail))
+      -- it computed every timed call: far slower than its 0.55 ms idle
+      assert.is_true(r.candidate.summary.median > 2 * 0.55, "the memo skipped timed calls")
+      assert.is_true(r.speedup.hi < 1)
+    end
+  end)
+
+  it("gives a result cache keyed on pointers and sampled inputs no hit", function()
+    for _, mode in ipairs({ "cold", "graph" }) do
+      local r = memo("adv_memo_cache.lua", mode)
+      assert.equals("correct", r.verdict.verdict, tostring(r.verdict.detail))
+      assert.is_true(r.candidate.summary.median > 2 * 0.55, "the cache served timed calls")
+    end
   end)
 
   it("calls a time below the speed of light impossible", function()
