@@ -47,6 +47,15 @@ return {
   -- (tests/lua/gpu/measure_spec.lua)
   { file = "adv_warmup.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "correct" },
   { file = "adv_replay.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "correct" },
+  -- adversarial for timing, on a compute-bound problem: memos that the correctness protocol's
+  -- calls never let reuse anything, so check passes them; kreach eval's timed calls rotate
+  -- over input sets with new values every round and poison every output first, so the pointer
+  -- memo and the call counter are incorrect there, found while timing, and the memo on
+  -- sampled values and the result cache compute every timed call (tests/lua/gpu/timing_spec.lua)
+  { file = "adv_memo_pointer.lua", problem = 1, sizes = { N = 257 }, verdict = "correct" },
+  { file = "adv_memo_sampled.lua", problem = 1, sizes = { N = 257 }, verdict = "correct" },
+  { file = "adv_memo_count.lua", problem = 1, sizes = { N = 257 }, verdict = "correct" },
+  { file = "adv_memo_cache.lua", problem = 1, sizes = { N = 257 }, verdict = "correct" },
   { file = "adv_statistic.lua", problem = 6, dtype = "bf16", sizes = { M = 16, N = 16, K = 16384 }, verdict = "incorrect", reasons = { "trivial_output" } },
   -- reaching for the host's files through the preprocessor (docs/candidates.md, "The seal"):
   -- refused by the source check in the sealed worker, before NVRTC sees the source
