@@ -158,14 +158,17 @@ end
 local FIELDS = { source = "string", options = "table", forward = "function", name = "string",
   origin = "table", notes = "string" }
 
+-- The most a candidate file may hold (kreach.eval's manifest rule uses the same limit).
+M.MAX_FILE_BYTES = 4 * 1024 * 1024
+
 -- Loads a candidate file. Returns { path, source, options, forward, name, origin }; raises a
 -- candidate error for a file that does not load or is not a candidate.
 function M.load(path, opts)
   opts = opts or {}
-  local f, err = io.open(path, "r")
-  if not f then fail("invalid", ("%s: cannot open the candidate: %s"):format(path, err)) end
-  local text = f:read("a")
-  f:close()
+  -- only a regular file of bounded size is read: a FIFO, /dev/zero or a directory given as the
+  -- candidate is refused at once instead of hanging or exhausting the reader
+  local text, err = require("kreach.core.fs").read_regular(path, M.MAX_FILE_BYTES)
+  if not text then fail("invalid", ("%s: cannot read the candidate: %s"):format(path, err)) end
   local env = M.environment()
   local chunk, lerr = load(text, "@" .. path, "t", env)
   if not chunk then fail("invalid", lerr) end

@@ -58,7 +58,7 @@ end
 function M.hash(s) return require("kreach.core.util").hash(s) end
 
 -- The most a candidate file (and a manifest) may hold; a larger one is invalid_candidate.
-M.MAX_CANDIDATE_BYTES = 4 * 1024 * 1024
+M.MAX_CANDIDATE_BYTES = require("kreach.candidate").MAX_FILE_BYTES
 
 -- file_text(path, max_bytes) -> the file's bytes, or nil and why not: the parent reads
 -- candidate files (to hash and store them), so only a regular file of at most max_bytes

@@ -28,3 +28,12 @@ $ kreach lint 19 tests/candidates/019_relu.lua --arch sm_90 --size batch_size=3 
 ~ ^tests/candidates/019_relu%.lua: ok %(dry run: 2 launches of relu4, relu_tail; compiled for sm_90%)$
 $ kreach lint 94 tests/candidates/094_mse_atomic.lua --arch sm_90
 ~ ^tests/candidates/094_mse_atomic%.lua: ok %(dry run: 2 launches of mse_partial, mse_final; compiled for sm_90%)$
+# A candidate given directly is read only when it is a regular file of at most 4 MiB: a FIFO
+# or a device is refused at once (the worker would otherwise block or read for ever).
+$ d=$(mktemp -d) && mkfifo "$d/fifo.lua" && kreach lint 19 "$d/fifo.lua" --arch sm_90; s=$?; rm -rf "$d"; exit $s
+? 1
+~ /fifo%.lua: cannot read the candidate: a FIFO, not a regular file$
+$ kreach lint 19 /dev/zero --arch sm_90
+? 1
+= /dev/zero: invalid_candidate
+~ ^  /dev/zero: cannot read the candidate: a character device, not a regular file$
