@@ -1,4 +1,4 @@
-/* l_seal.c: Lua binding of kr_seal (module "kreach.core.seal"): Landlock, the address-space
+/* l_seal.c: Lua binding of kr_seal (module "kreach.core.seal"): Landlock, the data (RLIMIT_DATA)
  * limit, the parent watch, and the path helpers the seal's policy (kreach.seal) needs.
  * Bindings layer. Expected failures return nil and a message. */
 #define _GNU_SOURCE
@@ -64,7 +64,7 @@ static int l_seal_limit_memory(lua_State *L) {
     return 1;
 }
 
-/* memory_limit() -> bytes, or nil when the address space is unlimited */
+/* memory_limit() -> bytes, or nil when the data segment is unlimited */
 static int l_seal_memory_limit(lua_State *L) {
     uint64_t b = kr_seal_memory_limit();
     if (b == 0 || b > (uint64_t)LUA_MAXINTEGER) luaL_pushfail(L);

@@ -1,6 +1,6 @@
 /* kr_seal.c: the mechanism of a sealed worker: Landlock through its raw system calls (the
  * distribution's <linux/landlock.h> may be older than the kernel, so the ABI is declared here
- * and probed at run time), RLIMIT_AS, and a thread that watches the parent. Runtime layer
+ * and probed at run time), RLIMIT_DATA, and a thread that watches the parent. Runtime layer
  * (no Lua, no GPU). */
 #define _GNU_SOURCE
 #include "kr_seal.h"
@@ -172,15 +172,15 @@ int kr_seal_landlock(const kr_seal_rule *rules, int n, int *skipped, char *err, 
 
 int kr_seal_limit_memory(uint64_t bytes, char *err, size_t errlen) {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_AS, &rl) != 0) {
-        snprintf(err, errlen, "getrlimit(RLIMIT_AS) failed: %s", strerror(errno));
+    if (getrlimit(RLIMIT_DATA, &rl) != 0) {
+        snprintf(err, errlen, "getrlimit(RLIMIT_DATA) failed: %s", strerror(errno));
         return -1;
     }
     rlim_t want = (rlim_t)bytes;
     if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) want = rl.rlim_max;
     rl.rlim_cur = rl.rlim_max = want;
-    if (setrlimit(RLIMIT_AS, &rl) != 0) {
-        snprintf(err, errlen, "setrlimit(RLIMIT_AS, %llu) failed: %s", (unsigned long long)want,
+    if (setrlimit(RLIMIT_DATA, &rl) != 0) {
+        snprintf(err, errlen, "setrlimit(RLIMIT_DATA, %llu) failed: %s", (unsigned long long)want,
                  strerror(errno));
         return -1;
     }
@@ -189,7 +189,7 @@ int kr_seal_limit_memory(uint64_t bytes, char *err, size_t errlen) {
 
 uint64_t kr_seal_memory_limit(void) {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 0;
+    if (getrlimit(RLIMIT_DATA, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 0;
     return (uint64_t)rl.rlim_cur;
 }
 

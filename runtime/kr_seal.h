@@ -1,6 +1,6 @@
 /* kr_seal.h: sealing a worker process before it reads a candidate (docs/candidates.md).
- * Runtime layer (no Lua, no GPU): Landlock (what the worker may read and write), an address
- * space limit, and a watch on the parent that ends the worker when the parent dies. Which
+ * Runtime layer (no Lua, no GPU): Landlock (what the worker may read and write), a limit on
+ * its data (RLIMIT_DATA), and a watch on the parent that ends the worker when the parent dies. Which
  * paths, which limit and when are policy, decided in scripts/kreach/seal.lua. */
 #ifndef KR_SEAL_H
 #define KR_SEAL_H
@@ -33,11 +33,13 @@ typedef struct {
  * err (then nothing was restricted, except that no_new_privs may be set). */
 int kr_seal_landlock(const kr_seal_rule *rules, int n, int *skipped, char *err, size_t errlen);
 
-/* Sets the soft and hard limits of the address space (RLIMIT_AS) to bytes. 0 on success, -1
- * with a message. The hard limit cannot be raised again by this process. */
+/* Sets the soft and hard limits of the data segment to bytes (RLIMIT_DATA: the heap and private
+ * writable mappings, which malloc and Lua use; not the address ranges CUDA reserves for device
+ * memory, which RLIMIT_AS would count). 0 on success, -1 with a message. The hard limit
+ * cannot be raised again by this process. */
 int kr_seal_limit_memory(uint64_t bytes, char *err, size_t errlen);
 
-/* The current address-space limit in bytes, or 0 when there is none. */
+/* The current data limit (RLIMIT_DATA) in bytes, or 0 when there is none. */
 uint64_t kr_seal_memory_limit(void);
 
 /* The physical memory of the host in bytes (0 when unknown). */

@@ -146,7 +146,7 @@ end
 
 -- ---- loading ----
 
--- A Lua memory error ("not enough memory": the worker's address space is limited) says which
+-- A Lua memory error ("not enough memory": the worker's memory is limited) says which
 -- limit it ran into.
 local function explain_memory(msg)
   if msg:find("not enough memory", 1, true) then

@@ -62,7 +62,7 @@ function cli.memory_size(s) return require("kreach.seal").parse_size(s) end
 function cli.worker_options(p, timeout_help)
   p:option("--timeout", timeout_help or "Seconds each phase of the worker may take (its start-up gets at least 120).",
     "60"):convert(cli.positive_seconds)
-  p:option("--worker-memory", "Each worker's address-space limit, such as 8G or 512M (default: the smaller of 16G and half the RAM).",
+  p:option("--worker-memory", "Each worker's memory limit (RLIMIT_DATA), such as 8G or 512M (default: the smaller of 16G and half the RAM).",
     nil):convert(cli.memory_size)
 end
 

@@ -1,7 +1,7 @@
 -- kreach.seal: the policy of the sealed worker (docs/candidates.md, "The seal"). A worker
 -- that loads, compiles and runs a candidate gets an environment built from an allow-list, a
--- private directory, a limit on its address space, a pipe that ends it when its parent dies,
--- and, after its setup and before it reads the candidate, a Landlock ruleset: it reads only
+-- private directory, a limit on its data memory (RLIMIT_DATA), a pipe that ends it when its
+-- parent dies, and, after its setup and before it reads the candidate, a Landlock ruleset: it reads only
 -- the CUDA toolkit, kreach's own files, the problem, the candidate and its private directory,
 -- and writes only to that directory and the compile cache. The mechanism is kreach.core.seal
 -- (runtime/kr_seal.c); this module decides the paths, the variables and the limits.
@@ -62,12 +62,12 @@ function M.default_memory_bytes()
   return math.min(M.MAX_DEFAULT_MEMORY_BYTES, host // 2)
 end
 
--- What a message about memory says of the limit: "the worker's address space is limited to
+-- What a message about memory says of the limit: "the worker's memory is limited to
 -- 1.0 GiB (--worker-memory)", or nil without a limit.
 function M.memory_note(bytes)
   bytes = bytes or core.memory_limit()
   if not bytes then return nil end
-  return ("the worker's address space is limited to %s (--worker-memory changes it)"):format(M.format_size(bytes))
+  return ("the worker's memory (RLIMIT_DATA) is limited to %s (--worker-memory changes it)"):format(M.format_size(bytes))
 end
 
 -- ---- paths ----

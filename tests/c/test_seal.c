@@ -2,7 +2,7 @@
  * Landlock and finds /etc/passwd, its parent's /proc/<pid>/environ (which holds a planted
  * secret) and writes outside its directory denied, while its directory, the toolkit's headers
  * and NVRTC still work; NVRTC itself, asked to #include the parent's environment, gets
- * "Permission denied" (the seal holds with no source check in front of it). Also: RLIMIT_AS,
+ * "Permission denied" (the seal holds with no source check in front of it). Also: RLIMIT_DATA,
  * the parent watch (a worker ends when its pipe closes, and when its parent is killed), an
  * environment given explicitly, and a 64 MiB line read in linear time (a longer one refused).
  * Landlock's checks are skipped, and said so, where the kernel has none. */
@@ -182,7 +182,7 @@ int main(int argc, char **argv) {
     CHECK_STR(rp, "/tmp");
     CHECK_INT(kr_seal_realpath("/nonexistent/x", rp, sizeof rp, err, sizeof err), -1);
 
-    /* ---- RLIMIT_AS: a limit above what the process maps already; a large malloc fails ---- */
+    /* ---- RLIMIT_DATA: a limit above the data the process has already; a large malloc fails ---- */
     fflush(NULL);
     pid_t c = fork();
     if (c == 0) {
@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
         FILE *f = fopen("/proc/self/status", "r");
         char line[256];
         while (f && fgets(line, sizeof line, f))
-            if (!strncmp(line, "VmSize:", 7)) vm_kb = atol(line + 7);
+            if (!strncmp(line, "VmData:", 7)) vm_kb = atol(line + 7);
         if (f) fclose(f);
         uint64_t limit = (uint64_t)vm_kb * 1024 + (256ull << 20);
         if (kr_seal_limit_memory(limit, err, sizeof err) != 0) _exit(10);

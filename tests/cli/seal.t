@@ -36,7 +36,7 @@ $ KREACH_TEST_SECRET=planted-kreach-secret OPENAI_API_KEY=sk-planted-kreach-secr
 $ timeout 60 kreach lint 19 tests/candidates/bad_memory_bomb.lua --arch sm_90 --worker-memory 1536M
 ? 1
 = tests/candidates/bad_memory_bomb.lua: invalid_candidate
-~ not enough memory %(out of memory: the worker's address space is limited to 1%.5 GiB %(%-%-worker%-memory changes it%)%)
+~ not enough memory %(out of memory: the worker's memory %(RLIMIT_DATA%) is limited to 1%.5 GiB %(%-%-worker%-memory changes it%)%)
 # terminal controls in a reason reach the terminal visible, and the reason is bounded
 $ out=$(kreach lint 19 tests/candidates/bad_control_chars.lua 2>&1); echo "status $?"; printf '%s' "$out" | LC_ALL=C tr -dc '\001-\010\013-\037\177' | wc -c; [ $(printf '%s' "$out" | wc -c) -lt 70000 ] && echo bounded; printf '%s\n' "$out" | cut -c1-160
 = status 1
@@ -86,7 +86,7 @@ $ kreach check 19 tests/candidates/019_relu.lua --worker-memory lots
 $ kreach info 2>/dev/null; true
 = worker seal:
 ~ ^  filesystem: Landlock ABI %d+ %(reads: the CUDA toolkit, kreach, the problem, the candidate; writes
-~ ^  memory: %d+%.%d GiB per worker %(RLIMIT_AS; the smaller of 16 GiB and half of the host's
+~ ^  memory: %d+%.%d GiB per worker %(RLIMIT_DATA; the smaller of 16 GiB and half of the host's
 ~ ^  environment: an allow%-list of %d+ variables %(PATH, LD_LIBRARY_PATH, CUDA_HOME
 ~ ^  parent watch: pipe and PR_SET_PDEATHSIG$
 ~ ^  source check: includes only of literal CUDA toolkit headers

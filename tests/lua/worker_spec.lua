@@ -103,7 +103,7 @@ describe("a worker", function()
   it("says which memory limit a worker that ran out of memory had", function()
     local _, v = worker.run(lua("w.phase('forward'); io.stderr:write('not enough memory'); os.exit(99)"), { memory_bytes = 2 * 2^30 })
     assert.equals("runtime_error", v.verdict)
-    assert.matches("out of memory: the worker's address space is limited to 2%.0 GiB %(%-%-worker%-memory", v.reason)
+    assert.matches("out of memory: the worker's memory %(RLIMIT_DATA%) is limited to 2%.0 GiB %(%-%-worker%-memory", v.reason)
   end)
 
   it("runs kreach lint's phases: a hang the step limit cannot stop times out", function()

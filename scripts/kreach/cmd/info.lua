@@ -17,7 +17,7 @@ local function seal_text(s)
     fs = s.filesystem .. (s.landlock_unavailable and (" (Landlock unavailable: " .. s.landlock_unavailable .. ")") or "")
   end
   io.write("  filesystem: ", fs, "\n")
-  io.write(("  memory: %s per worker (RLIMIT_AS; the smaller of 16 GiB and half of the host's %s; --worker-memory)\n"):format(
+  io.write(("  memory: %s per worker (RLIMIT_DATA; the smaller of 16 GiB and half of the host's %s; --worker-memory)\n"):format(
     seal.format_size(s.memory_bytes), seal.format_size(s.host_memory_bytes)))
   io.write(("  environment: an allow-list of %d variables (%s)\n"):format(#s.env_allowed, table.concat(s.env_allowed, ", ")))
   io.write("  parent watch: ", s.parent_watch, "\n")
