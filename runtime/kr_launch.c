@@ -148,6 +148,7 @@ static const struct { int major, minor; int shared_kib; } ARCHS[] = {
 
 #define REGS_PER_BLOCK 65536
 #define REG_ALLOC_UNIT 256   /* registers are given to a warp in units of 256 */
+#define SUB_PARTITIONS 4     /* an SM's processing blocks, each with its own register file */
 
 /* "sm_90", "sm_90a", "sm_100f" -> 9, 0; "sm_100" -> 10, 0. */
 static int parse_arch(const char *arch, int *major, int *minor) {
@@ -323,7 +324,10 @@ static void cubin_kernel(const kr_program *p, const kr_pkernel *k, int major,
     if (q.regs > 0) {
         lim->num_regs = q.regs;
         int per_warp = (q.regs * 32 + REG_ALLOC_UNIT - 1) / REG_ALLOC_UNIT * REG_ALLOC_UNIT;
-        int threads = REGS_PER_BLOCK / per_warp * 32;
+        /* a block's warps are spread over the SM's four sub-partitions, each with a quarter
+         * of the registers: with 208 registers per thread the H200 runs 2 warps in each, so
+         * 256 threads (not the 288 a pooled 65536 would allow) */
+        int threads = SUB_PARTITIONS * (REGS_PER_BLOCK / SUB_PARTITIONS / per_warp) * 32;
         if (threads < lim->max_threads_per_block) lim->max_threads_per_block = threads;
     }
 }
