@@ -1,7 +1,8 @@
 /* l_timing.c: Lua binding of kr_timing and kr_nvml (module "kreach.core.timing"): the L2
- * flush, CUDA-graph capture and replay, and the GPU's clocks; plus two small host helpers the
- * evaluation layer needs (module "kreach.core.util": content hashes, isatty, the host name).
- * Bindings layer. A graph is a userdata; __gc, __close and :free() share one release. */
+ * flush, CUDA-graph capture and replay, the gate, and the GPU's clocks; plus two small host
+ * helpers the evaluation layer needs (module "kreach.core.util": content hashes, isatty, the
+ * host name).
+ * Bindings layer. A graph and a gate are userdata; __gc, __close and :free() share one release. */
 #define _POSIX_C_SOURCE 200809L
 #include "kr_lua.h"
 #include "kr_hash.h"
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #define KR_GRAPH_MT "kreach.Graph"
+#define KR_GATE_MT "kreach.Gate"
 
 typedef struct {
     kr_graph *g;
@@ -84,6 +86,48 @@ static int l_graph_free(lua_State *L) {
     return 0;
 }
 
+/* gate() -> a gate (kr_gate): g:hold(timeout_ms), g:release(), g:timeouts(), g:free() */
+typedef struct {
+    kr_gate *g;
+} lgate;
+
+static int l_timing_gate(lua_State *L) {
+    lgate *u = lua_newuserdatauv(L, sizeof *u, 0);
+    u->g = NULL;
+    luaL_setmetatable(L, KR_GATE_MT);
+    check(L, kr_gate_new(kr_lua_ctx(L), &u->g));
+    return 1;
+}
+
+static lgate *checkgate(lua_State *L, int idx) {
+    lgate *u = luaL_checkudata(L, idx, KR_GATE_MT);
+    if (!u->g) luaL_argerror(L, idx, "gate has been freed");
+    return u;
+}
+
+static int l_gate_hold(lua_State *L) {
+    lgate *u = checkgate(L, 1);
+    check(L, kr_gate_hold(kr_lua_ctx(L), u->g, luaL_optnumber(L, 2, 100.0)));
+    return 0;
+}
+
+static int l_gate_release(lua_State *L) {
+    kr_gate_release(checkgate(L, 1)->g);
+    return 0;
+}
+
+static int l_gate_timeouts(lua_State *L) {
+    lua_pushinteger(L, (lua_Integer)kr_gate_timeouts(checkgate(L, 1)->g));
+    return 1;
+}
+
+static int l_gate_free(lua_State *L) {
+    lgate *u = luaL_checkudata(L, 1, KR_GATE_MT);
+    kr_gate_free(u->g);
+    u->g = NULL;
+    return 0;
+}
+
 static void setnum(lua_State *L, const char *k, lua_Number v) {
     lua_pushnumber(L, v);
     lua_setfield(L, -2, k);
@@ -127,11 +171,17 @@ int luaopen_kreach_timing(lua_State *L) {
     static const luaL_Reg methods[] = {
         {"launch", l_graph_launch}, {"nodes", l_graph_nodes}, {"free", l_graph_free}, {NULL, NULL}};
     kr_lua_newclass(L, KR_GRAPH_MT, methods, l_graph_free, NULL);
+    static const luaL_Reg gate_methods[] = {{"hold", l_gate_hold},
+                                            {"release", l_gate_release},
+                                            {"timeouts", l_gate_timeouts},
+                                            {"free", l_gate_free},
+                                            {NULL, NULL}};
+    kr_lua_newclass(L, KR_GATE_MT, gate_methods, l_gate_free, NULL);
     static const luaL_Reg fns[] = {
         {"flush", l_timing_flush},           {"persisting_l2", l_timing_persisting_l2},
         {"graph_begin", l_timing_graph_begin}, {"graph_end", l_timing_graph_end},
         {"graph_abort", l_timing_graph_abort}, {"clocks", l_timing_clocks},
-        {"reason_names", l_timing_reason_names}, {NULL, NULL}};
+        {"reason_names", l_timing_reason_names}, {"gate", l_timing_gate}, {NULL, NULL}};
     luaL_newlib(L, fns);
     return 1;
 }

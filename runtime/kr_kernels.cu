@@ -284,6 +284,29 @@ __global__ void read_words(const uint4 *__restrict__ src, int64_t n, unsigned *s
 
 } // namespace
 
+/* The gate: one thread spins until the host has released sequence number `want` through
+ * mapped host memory, or until timeout_ns have passed on the GPU's clock (it then counts the
+ * timeout in state[1]). */
+__global__ void gate(volatile unsigned *state, unsigned want, unsigned long long timeout_ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    while ((int)(state[0] - want) < 0) {
+        __nanosleep(200);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        if (t - t0 > timeout_ns) {
+            state[1] = state[1] + 1;
+            __threadfence_system();
+            return;
+        }
+    }
+}
+
+extern "C" int krk_gate(unsigned *state, unsigned want, unsigned long long timeout_ns,
+                        void *stream) {
+    gate<<<1, 1, 0, (cudaStream_t)stream>>>(state, want, timeout_ns);
+    return (int)cudaGetLastError();
+}
+
 extern "C" int krk_read_words(const void *src, int64_t n16, unsigned *sink, int sms, void *stream) {
     if (n16 <= 0) return 0;
     int blocks = sms > 0 ? sms * 8 : 1024;

@@ -28,6 +28,10 @@ int krk_count_pattern(const void *src, int64_t n, int elem_size, const void *pat
  * the flush never leaves (so the loads are kept). */
 int krk_read_words(const void *src, int64_t n16, unsigned *sink, int sms, void *stream);
 
+/* One thread that waits until state[0] (mapped host memory) reaches `want` (compared as a
+ * sequence number), or timeout_ns on the GPU's clock pass, counting a timeout in state[1]. */
+int krk_gate(unsigned *state, unsigned want, unsigned long long timeout_ns, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

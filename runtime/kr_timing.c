@@ -164,3 +164,58 @@ void kr_graph_free(kr_graph *g) {
     if (g->graph) cudaGraphDestroy(g->graph);
     free(g);
 }
+
+/* ---- the gate ---- */
+
+struct kr_gate {
+    unsigned *host; /* mapped: [0] the sequence number released, [1] timeouts */
+    unsigned *dev;
+    unsigned seq;
+};
+
+kr_status kr_gate_new(kr_context *ctx, kr_gate **out) {
+    *out = NULL;
+    kr_status s = kr_context_require(ctx);
+    if (s != KR_OK) return s;
+    kr_gate *g = calloc(1, sizeof *g);
+    if (!g) return KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory");
+    s = KR_CUDA(ctx, cudaHostAlloc((void **)&g->host, 2 * sizeof(unsigned), cudaHostAllocMapped));
+    if (s != KR_OK) {
+        free(g);
+        return s;
+    }
+    g->host[0] = g->host[1] = 0;
+    s = KR_CUDA(ctx, cudaHostGetDevicePointer((void **)&g->dev, g->host, 0));
+    if (s != KR_OK) {
+        cudaFreeHost(g->host);
+        free(g);
+        return s;
+    }
+    *out = g;
+    return KR_OK;
+}
+
+kr_status kr_gate_hold(kr_context *ctx, kr_gate *g, double timeout_ms) {
+    kr_status s = kr_context_require(ctx);
+    if (s != KR_OK) return s;
+    if (!(timeout_ms > 0) || timeout_ms > 60000)
+        return KR_ERROR(ctx, KR_ERR_ARG, "gate timeout %g ms: expected a number in (0, 60000]",
+                        timeout_ms);
+    g->seq++;
+    s = KR_CUDA(ctx, krk_gate(g->dev, g->seq, (unsigned long long)(timeout_ms * 1e6),
+                              kr_context_stream(ctx)));
+    if (s == KR_OK) kr_context_note_launch(ctx, "timing gate");
+    return s;
+}
+
+void kr_gate_release(kr_gate *g) { __atomic_store_n(&g->host[0], g->seq, __ATOMIC_RELEASE); }
+
+unsigned kr_gate_timeouts(const kr_gate *g) { return __atomic_load_n(&g->host[1], __ATOMIC_ACQUIRE); }
+
+void kr_gate_free(kr_gate *g) {
+    if (!g) return;
+    /* a hold still queued must not read freed memory: open it, then let the stream drain */
+    kr_gate_release(g);
+    if (g->host) cudaFreeHost(g->host);
+    free(g);
+}

@@ -37,4 +37,24 @@ void kr_graph_abort(kr_context *ctx);
 kr_status kr_graph_launch(kr_context *ctx, kr_graph *g);
 void kr_graph_free(kr_graph *g);
 
+/* ---- the gate: the work of a sample queued before the GPU starts it ---- */
+
+/* A timed call is bracketed by events; when the GPU is idle, the first event runs as soon as
+ * it is queued and the call's launches arrive microseconds later, so the interval would count
+ * the host's launch time. A gate holds the harness stream (one thread spinning on a flag in
+ * mapped host memory) while the host queues the events and the call, and opens when released:
+ * the call then runs right after the first event, as it would behind other work. */
+typedef struct kr_gate kr_gate;
+
+kr_status kr_gate_new(kr_context *ctx, kr_gate **out);
+/* Queues the gate on the harness stream: it holds until the next kr_gate_release, or until
+ * timeout_ms pass on the GPU (a call that waits for the GPU from the host would otherwise
+ * wait for ever); a timeout is counted (kr_gate_timeouts). */
+kr_status kr_gate_hold(kr_context *ctx, kr_gate *g, double timeout_ms);
+/* Opens the gate last held. */
+void kr_gate_release(kr_gate *g);
+/* How many holds ended by their timeout instead of a release, so far. */
+unsigned kr_gate_timeouts(const kr_gate *g);
+void kr_gate_free(kr_gate *g);
+
 #endif

@@ -396,6 +396,10 @@ function M.time(inst, opts)
     if not s.warmup.settled then
       res.warnings[#res.warnings + 1] = ("%s: the warm-up did not settle within %d calls or %g s"):format(name, topts.warmup_max, topts.warmup_s)
     end
+    if s.ungated then
+      res[name].ungated = true
+      res.warnings[#res.warnings + 1] = ("%s: a call waited for the GPU from the host (it synchronises), so it was timed without the gate: its times include the host's launch time"):format(name)
+    end
   end
   res.speedup = m.speedup
   if not cal then res.warnings[#res.warnings + 1] = "no calibration of this device: no speed-of-light figures (kreach calibrate)" end

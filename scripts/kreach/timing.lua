@@ -9,10 +9,13 @@
 --          mean of the replay's calls (launch overhead gone; for kernels under about 10 us).
 -- The calls rotate over the caller's input sets (plan.sets), and the caller may run hooks
 -- before and after each sampling round (new values into the round's inputs, checks of its
--- outputs), outside the timed region. Each subject is warmed up until its times settle; then
--- subjects are sampled in turn (A B A B) until every subject's 95% interval of the median is
--- narrower than rel_ci of it, or the time budget is spent (at least min_samples each). The
--- clocks are read around and during the measurement. Every option has a default in
+-- outputs), outside the timed region. In cold and hot modes a gate holds the stream while
+-- the events and the call are queued, so that the call runs right after its first event and
+-- the host's launch time stays out of the interval (a call that waits for the GPU from the
+-- host makes the gate time out; that subject is then sampled without it). Each subject is
+-- warmed up until its times settle; then subjects are sampled in turn (A B A B) until every
+-- subject's 95% interval of the median is narrower than rel_ci of it, or the time budget is
+-- spent (at least min_samples each). The clocks are read around and during the measurement. Every option has a default in
 -- M.DEFAULTS, and the options used are returned with the results.
 local stats = require "kreach.stats"
 
@@ -34,6 +37,8 @@ M.DEFAULTS = {
   clock_every = 25,      -- read the clocks every this many rounds
   resamples = 2000,      -- bootstrap of the speedup's interval
   seed = 1,
+  gate = true,           -- cold and hot: hold the stream while a sample's work is queued
+  gate_ms = 100,         -- the longest a gate holds (a call that synchronises waits this long)
 }
 M.MODES = { cold = true, hot = true, graph = true }
 
@@ -58,7 +63,7 @@ function M.options(over)
     if not v or v < 1 then error(("timing: option '%s' must be a positive integer, got %s"):format(k, tostring(o[k])), 2) end
     o[k] = v
   end
-  for _, k in ipairs({ "flush_factor", "warmup_s", "settle_rel", "rel_ci", "budget_s", "level" }) do
+  for _, k in ipairs({ "flush_factor", "warmup_s", "settle_rel", "rel_ci", "budget_s", "level", "gate_ms" }) do
     if not (o[k] > 0) then error(("timing: option '%s' must be positive"):format(k), 2) end
   end
   if o.flush_factor < 2 and o.mode == "cold" then
@@ -164,7 +169,9 @@ local Sampler = {}
 Sampler.__index = Sampler
 
 local function new_sampler(o, sets)
-  return setmetatable({ o = o, sets = sets, ev = events(2) }, Sampler)
+  local self = setmetatable({ o = o, sets = sets, ev = events(2), timeouts = 0 }, Sampler)
+  if o.gate and o.mode ~= "graph" then self.gate = core().gate() end
+  return self
 end
 
 -- Times one call of subject s on input set `set` (cold, hot) or one replay of its graph, one
@@ -181,10 +188,20 @@ function Sampler:sample(s, set)
   end
   if s.prepare then s.prepare(set) end
   if o.mode == "cold" then self.flush_bytes = core().flush(o.flush_factor) end
+  local gate = not s.ungated and self.gate
+  if gate then gate:hold(o.gate_ms) end
   ev[1]:record()
   s.call(set)
   ev[2]:record()
-  return ev[1]:elapsed_ms(ev[2])
+  if gate then gate:release() end
+  local ms = ev[1]:elapsed_ms(ev[2])
+  if gate then
+    local n = gate:timeouts()
+    -- the call waited for the GPU from the host (it synchronised), so the gate opened only
+    -- at its timeout: this subject is sampled without the gate from now on
+    if n > self.timeouts then self.timeouts = n; s.ungated = true end
+  end
+  return ms
 end
 
 -- Captures one call on each input set into a graph (graph mode): before each call its
@@ -262,8 +279,9 @@ M.round_sets = round_sets
 --   rotate over the sets too, without the round hooks.
 -- With two subjects, the first is the baseline and the second the candidate, and the result
 -- has speedup = median(baseline) / median(candidate) with its bootstrap interval.
--- The result: { options, mode, sets, rounds, spent_s, stop_reason, flush_bytes, clocks,
---   subjects = { [name] = { samples, warmup = { times, settled }, summary, graph_nodes } },
+-- The result: { options, mode, sets, rounds, spent_s, stop_reason, flush_bytes, clocks, gated,
+--   subjects = { [name] = { samples, warmup = { times, settled }, summary, graph_nodes,
+--   ungated (true: its gate timed out, so it was sampled without one) } },
 --   order = { names }, speedup = { ratio, lo, hi } }
 function M.measure(subjects, over, plan)
   local o = M.options(over)
@@ -325,13 +343,17 @@ function M.measure(subjects, over, plan)
     free_events(s.graph_ev); s.graph_ev = nil
   end
   free_events(sampler.ev)
+  if sampler.gate then sampler.gate:free() end
   if not ok then error(err, 0) end
+  res.gated = sampler.gate ~= nil
   res.flush_bytes = o.mode == "cold" and sampler.flush_bytes or nil
   if clocks.available then clocks:add() end
   res.clocks = clocks:report()
   for _, s in ipairs(subjects) do
     local r = res.subjects[s.name]
     r.samples = s.samples
+    r.ungated = s.ungated
+    s.ungated = nil
     r.summary = stats.summary(s.samples, o.level)
   end
   if #subjects == 2 then
