@@ -60,9 +60,10 @@ local FLOAT = { f32 = true, f16 = true, bf16 = true }
 
 -- Bytes of one input set (inputs, parameters, the baseline's outputs and, with a candidate,
 -- its outputs), and of the work beside the sets: the oracle's f64 copies of one set and the
--- temporaries of drawing new values.
+-- temporaries of drawing new values, kept for the whole measurement (Instance:redraw's cache:
+-- an f32 draw of each input or parameter, and a rounded copy when its dtype is not f32).
 local function footprint(inst, with_candidate)
-  local per_set, oracle, biggest = 0, 0, 0
+  local per_set, oracle, kept = 0, 0, 0
   for _, a in ipairs(inst.args) do
     if a.kind ~= "scalar" then
       local f64 = a.numel * 8
@@ -72,11 +73,12 @@ local function footprint(inst, with_candidate)
       else
         per_set = per_set + a.nbytes
         if FLOAT[a.dtype] then oracle = oracle + f64 end
-        biggest = math.max(biggest, a.numel * 4 + a.nbytes)
+        local sym = a.dist and a.dist.transforms and table.concat(a.dist.transforms, ","):find("symmetric")
+        kept = kept + a.numel * 4 * (sym and 2 or 1) + ((a.kind == "param" or a.dtype ~= "f32") and a.nbytes or 0)
       end
     end
   end
-  return per_set, oracle + biggest
+  return per_set, oracle + kept
 end
 
 -- plan_sets(inst, mo, with_candidate, free_bytes) -> { requested, used, per_set_bytes,
@@ -238,7 +240,12 @@ function M.time(inst, opts)
     end
     sets[k] = s
   end
+  -- the redraws' temporaries, kept from round to round (Instance:redraw): drawn once here, so
+  -- that no round allocates or frees them between timed calls
+  local redraw_cache = {}
+  inst:redraw(sets[1].vals, next_seed(), redraw_cache)
   local function free_sets()
+    inst:free_cache(redraw_cache)
     for _, s in ipairs(sets) do
       if s.cvals then
         for i, a in ipairs(inst.args) do
@@ -306,7 +313,7 @@ function M.time(inst, opts)
     sets = plan.used,
     before_round = function(round, ks)
       for _, k in ipairs(ks) do
-        inst:redraw(sets[k].vals, next_seed())
+        inst:redraw(sets[k].vals, next_seed(), redraw_cache)
         sets[k].hashes = hash_inputs(sets[k])
       end
     end,

@@ -189,11 +189,17 @@ function Sampler:sample(s, set)
   if s.prepare then s.prepare(set) end
   if o.mode == "cold" then self.flush_bytes = core().flush(o.flush_factor) end
   local gate = not s.ungated and self.gate
+  -- while the gate holds, no finalizer may run: a tensor collected there is freed with
+  -- cudaFree, which waits for the device, and so for the gate
+  local gc = gate and collectgarbage("isrunning")
+  if gc then collectgarbage("stop") end
   if gate then gate:hold(o.gate_ms) end
   ev[1]:record()
-  s.call(set)
-  ev[2]:record()
+  local ok, err = pcall(s.call, set)
+  if ok then ev[2]:record() end
   if gate then gate:release() end
+  if gc then collectgarbage("restart") end
+  if not ok then error(err, 0) end
   local ms = ev[1]:elapsed_ms(ev[2])
   if gate then
     local n = gate:timeouts()
@@ -294,16 +300,14 @@ function M.measure(subjects, over, plan)
   local ok, err = pcall(function()
     for _, s in ipairs(subjects) do
       if type(s.name) ~= "string" or type(s.call) ~= "function" then error("timing.measure: a subject is { name =, call = }", 0) end
-      if o.mode == "graph" then
-        -- a plain call on each set first, so that compiles, module loads and pool blocks
-        -- happen outside the capture
-        for k = 1, sets do
-          if s.prepare then s.prepare(k) end
-          s.call(k)
-        end
-        kreach().synchronize()
-        capture(s, sets)
+      -- a plain call on each set first, so that compiles, module loads and pool blocks happen
+      -- outside the capture (graph) and the gate (cold, hot): each can wait for the device
+      for k = 1, sets do
+        if s.prepare then s.prepare(k) end
+        s.call(k)
       end
+      kreach().synchronize()
+      if o.mode == "graph" then capture(s, sets) end
       local times, settled = sampler:warmup(s)
       s.samples = {}
       res.subjects[s.name] = { warmup = { times = times, settled = settled }, graph_nodes = s.graph_nodes }
