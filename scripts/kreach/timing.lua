@@ -281,12 +281,15 @@ M.round_sets = round_sets
 --   after_round = function(round, sets) }: a sampling round calls every subject once on its
 --   sets (round_sets); before_round runs first and after_round last, both outside the timed
 --   region (the caller draws new values into the round's inputs before, and checks the
---   outputs after; an error raised there ends the measurement and propagates). Warm-up calls
---   rotate over the sets too, without the round hooks.
+--   outputs after; an error raised there ends the measurement and propagates). after_round
+--   returns true when it disturbed the device (it allocated and freed large buffers, which
+--   slows the next calls: 8% on problem 23 on the H200): the next round runs, with its hooks,
+--   but its samples are not kept (counted in result.discarded). Warm-up calls rotate over the
+--   sets too, without the round hooks.
 -- With two subjects, the first is the baseline and the second the candidate, and the result
 -- has speedup = median(baseline) / median(candidate) with its bootstrap interval.
--- The result: { options, mode, sets, rounds, spent_s, stop_reason, flush_bytes, clocks, gated,
---   subjects = { [name] = { samples, warmup = { times, settled }, summary, graph_nodes,
+-- The result: { options, mode, sets, rounds, discarded, spent_s, stop_reason, flush_bytes,
+--   clocks, gated, subjects = { [name] = { samples, warmup = { times, settled }, summary, graph_nodes,
 --   ungated (true: its gate timed out, so it was sampled without one) } },
 --   order = { names }, speedup = { ratio, lo, hi } }
 function M.measure(subjects, over, plan)
@@ -315,14 +318,19 @@ function M.measure(subjects, over, plan)
     end
     local t0 = kreach().now()
     local rounds, next_check, why = 0, o.min_samples, nil
+    local disturbed, discarded = false, 0
     while true do
       rounds = rounds + 1
       local rs = round_sets(o.mode, rounds, sets)
       if plan.before_round then plan.before_round(rounds, rs) end
       for _, s in ipairs(subjects) do
-        s.samples[#s.samples + 1] = sampler:sample(s, rs[1])
+        local ms = sampler:sample(s, rs[1])
+        if not disturbed then s.samples[#s.samples + 1] = ms end
       end
-      if plan.after_round then plan.after_round(rounds, rs) end
+      if disturbed then discarded = discarded + 1 end
+      disturbed = false
+      if plan.after_round then disturbed = plan.after_round(rounds, rs) == true end
+      res.discarded = discarded
       if rounds % o.clock_every == 0 and clocks.available then clocks:add() end
       local n = math.huge
       for _, s in ipairs(subjects) do n = math.min(n, #s.samples) end

@@ -171,6 +171,16 @@ describe("timing.measure", function()
     assert.near(one, me, 0.05 * me, "the preparation shows in the times")
   end)
 
+  it("does not keep the samples of a round after one whose hook disturbed the device", function()
+    local call = sweeper(16, 1)
+    local r = timing.measure({ { name = "d", call = call } }, { budget_s = 0.3, min_samples = 12 },
+      { after_round = function(round) return round % 3 == 0 end })
+    show("every third round disturbed", r)
+    -- rounds 4, 7, 10, ... are run and not kept
+    assert.equals((r.rounds - 1) // 3, r.discarded)
+    assert.equals(r.rounds - r.discarded, r.subjects.d.summary.n)
+  end)
+
   it("captures one call per set in graph mode, the preparation outside each call's events", function()
     local small, big = sweeper(16, 1), sweeper(256, 1)
     local prep = sweeper(256, 4)
