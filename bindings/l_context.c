@@ -281,8 +281,8 @@ static int l_core_broken(lua_State *L) {
     return 2;
 }
 
-/* no_device_failure() -> whether opening the device was tried and failed (used by main.c's
- * exit-status rule and by scripts that want to skip). */
+/* device_state() -> "open", "untried" or "failed": whether opening the device was tried and
+ * how it went (used by main.c's exit-status rule and by scripts that want to skip). */
 static int l_core_device_state(lua_State *L) {
     int st = kr_context_state(kr_lua_ctx(L));
     lua_pushstring(L, st == 1 ? "open" : st == 0 ? "untried" : "failed");

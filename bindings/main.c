@@ -1,8 +1,8 @@
 /* main.c: the kreach executable. Runs `kreach script.lua args` like `lua script.lua args`, and
  * `kreach <command> args` through the embedded Lua library (scripts/kreach/cmd/<command>.lua).
  * Bindings layer. Everything runs in lua_pcall with a traceback handler; the exit status
- * follows CONVENTIONS.md: 0 ok, 1 a check failed, 2 usage, 3 a script failed to load,
- * 77 no GPU, 99 internal error. */
+ * follows docs/cli.md ("Exit status"): 0 ok, 1 a check failed, 2 usage, 3 a script failed to
+ * load, 77 no GPU, 99 internal error. */
 #define _POSIX_C_SOURCE 200809L
 #include "kr_lua.h"
 #include "kr_embedded.h"
