@@ -41,10 +41,56 @@ local function load_command(name)
 end
 cli.load_command = load_command
 
+-- argparse converters that check a value where it is parsed, so that a bad one is a usage
+-- error (status 2) naming the value, before any work starts.
+local function number(what, test, integer)
+  return function(s)
+    local x = tonumber(s)
+    if x and x == x and x ~= math.huge and x ~= -math.huge and (not integer or math.tointeger(x)) and test(x) then
+      return integer and math.tointeger(x) or x
+    end
+    return nil, ("'%s' is not %s"):format(tostring(s), what)
+  end
+end
+cli.number = number("a number", function() return true end)
+cli.positive_number = number("a positive number", function(x) return x > 0 end)
+cli.nonnegative_number = number("a number of 0 or more", function(x) return x >= 0 end)
+cli.integer = number("an integer", function() return true end, true)
+cli.positive_integer = number("a positive integer", function(x) return x >= 1 end, true)
+cli.nonnegative_integer = number("an integer of 0 or more", function(x) return x >= 0 end, true)
+
+-- A --size override: name=value with a positive integer value (kept as the string).
+function cli.size_override(s)
+  local k, v = s:match("^([%a_][%w_]*)=(.*)$")
+  if not k then return nil, ("--size takes name=value, got '%s'"):format(s) end
+  local n = math.tointeger(tonumber(v))
+  if not n or not v:match("^%d+$") then return nil, ("--size %s: '%s' is not a positive integer"):format(k, v) end
+  if n < 1 then return nil, ("--size %s: a size of %d is not allowed (sizes are at least 1)"):format(k, n) end
+  return s
+end
+
+cli.DTYPES = { "f32", "bf16", "f16" }
+
 -- The options every problem command shares: --dtype and repeated --size name=value.
 function cli.problem_options(p)
-  p:option("--dtype", "The problem's dtype: f32, bf16 or f16.", "f32")
-  p:option("--size", "Override a size: name=value.", nil):count("*")
+  p:option("--dtype", "The problem's dtype: f32, bf16 or f16.", "f32"):choices(cli.DTYPES)
+  p:option("--size", "Override a size: name=value (a positive integer).", nil):count("*"):convert(cli.size_override)
+end
+
+-- The arguments with a negative number after an option joined to it ("--seed -3" as
+-- "--seed=-3"): argparse would read "-3" as an option. Nothing kreach takes as a positional
+-- argument looks like a negative number.
+function cli.join_negative(argv)
+  local out = {}
+  for _, a in ipairs(argv) do
+    local prev = out[#out]
+    if prev and a:match("^%-%.?%d") and prev:match("^%-%-[%w][%w_%-]*$") then
+      out[#out] = prev .. "=" .. a
+    else
+      out[#out + 1] = a
+    end
+  end
+  return out
 end
 
 -- argparse converters: a positive number of seconds; a size such as 8G or 512M (in bytes).
@@ -70,8 +116,9 @@ end
 function cli.sizes(list)
   local sizes = {}
   for _, s in ipairs(list or {}) do
+    local ok, why = cli.size_override(s)
+    if not ok then return nil, why end
     local k, v = s:match("^([%w_]+)=(%d+)$")
-    if not k then return nil, ("--size takes name=value, got '%s'"):format(s) end
     sizes[k] = math.tointeger(tonumber(v))
   end
   return sizes
@@ -82,14 +129,14 @@ end
 function cli.timing_options(p)
   p:option("--mode", "Timing mode: cold (L2 flushed before each sample), hot (back to back) or graph (CUDA-graph replay).", nil)
     :choices({ "cold", "hot", "graph" })
-  p:option("--budget", "Seconds of sampling per measurement (default 2).", nil):convert(tonumber)
-  p:option("--rel-ci", "Stop once the 95% interval of each median is narrower than this fraction of it (default 0.01).", nil):convert(tonumber)
-  p:option("--min-samples", "At least this many samples (default 10).", nil):convert(tonumber)
-  p:option("--max-samples", "At most this many samples (default 10000).", nil):convert(tonumber)
-  p:option("--flush-factor", "Cold mode writes this many times the L2 size before a sample (default 2).", nil):convert(tonumber)
-  p:option("--timing-seed", "Seed of the timing inputs and of the bootstrap (default 1).", nil):convert(tonumber)
-  p:option("--sol-margin", "A time this fraction below the speed-of-light bound is impossible (default 0.25).", nil):convert(tonumber)
-  p:option("--timing-sets", "The timed calls rotate over this many input sets, each with new values every round (default 2; fewer where memory is short).", nil):convert(tonumber)
+  p:option("--budget", "Seconds of sampling per measurement (default 2).", nil):convert(cli.positive_number)
+  p:option("--rel-ci", "Stop once the 95% interval of each median is narrower than this fraction of it (default 0.01).", nil):convert(cli.positive_number)
+  p:option("--min-samples", "At least this many samples (default 10).", nil):convert(cli.positive_integer)
+  p:option("--max-samples", "At most this many samples (default 10000).", nil):convert(cli.positive_integer)
+  p:option("--flush-factor", "Cold mode writes this many times the L2 size before a sample (default 2).", nil):convert(cli.positive_number)
+  p:option("--timing-seed", "Seed of the timing inputs and of the bootstrap (default 1).", nil):convert(cli.positive_integer)
+  p:option("--sol-margin", "A time this fraction below the speed-of-light bound is impossible (default 0.25).", nil):convert(cli.nonnegative_number)
+  p:option("--timing-sets", "The timed calls rotate over this many input sets, each with new values every round (default 2; fewer where memory is short).", nil):convert(cli.positive_integer)
   p:option("--db", "The results database.", "results.db")
   cli.worker_options(p, "Seconds each worker phase may take (timing gets more; start-up at least 120).")
   p:flag("--json", "Print one JSON object.")
@@ -125,7 +172,7 @@ function cli.main(name, ...)
   end
   local parser = argparse("kreach " .. name, cmd.summary)
   if cmd.parser then cmd.parser(parser) end
-  local ok, args = parser:pparse({...})
+  local ok, args = parser:pparse(cli.join_negative({...}))
   if not ok then
     io.stderr:write(parser:get_usage(), "\n\nkreach ", name, ": ", args, "\n")
     return 2
@@ -139,7 +186,7 @@ function cli.main(name, ...)
   if not ok then
     if require("kreach.problem").is_error(status) then
       io.stderr:write("kreach ", name, ": ", tostring(status), "\n")
-      return 3
+      return status.status or 3
     end
     error(status, 0)
   end

@@ -28,12 +28,14 @@ local INITS = { ones = 0, zeros = 0, uniform = 2, kaiming_uniform = 1 }
 -- ---- errors: every message names the problem (and, through load, its file) and the field ----
 
 -- Problem errors are objects, so that commands can tell a bad problem file (exit status 3,
--- a clean message) from a bug (a traceback); tostring gives the message.
+-- a clean message) from a bug (a traceback); tostring gives the message. `status` is the exit
+-- status a command ends with: 3 for a file that does not load, 2 for a name that names nothing
+-- (a usage error).
 local ProblemError = { __tostring = function(e) return e.msg end }
 M.ProblemError = ProblemError
 
-local function raise(msg)
-  error(setmetatable({ msg = msg }, ProblemError), 0)
+local function raise(msg, status)
+  error(setmetatable({ msg = msg, status = status or 3 }, ProblemError), 0)
 end
 M.raise = raise
 
@@ -277,11 +279,14 @@ function Problem:instantiate(opts)
   local def = self.def
   local where = ("problem '%s'"):format(self.name)
   local dtype = opts.dtype or "f32"
-  if not DTYPES[dtype] then problem_error(where, "dtype '%s': a problem runs at f32, bf16 or f16", tostring(dtype)) end
+  if not DTYPES[dtype] then raise(("%s: dtype '%s': a problem runs at f32, bf16 or f16"):format(where, tostring(dtype)), 2) end
   local sizes = {}
   for k, v in pairs(self.sizes) do sizes[k] = v end
   for k, v in pairs(opts.sizes or {}) do
-    if self.sizes[k] == nil then problem_error(where, "no size named '%s'%s", tostring(k), suggest(tostring(k), self.sizes)) end
+    if self.sizes[k] == nil then
+      -- what the user asked for names nothing: a usage error (status 2)
+      raise(("%s: no size named '%s'%s"):format(where, tostring(k), suggest(tostring(k), self.sizes)), 2)
+    end
     if math.type(v) ~= "integer" or v < 0 then problem_error(where, "size '%s' = %s is not a non-negative integer", k, tostring(v)) end
     sizes[k] = v
   end
@@ -680,7 +685,7 @@ end
 -- A suite's problem files in id order, and the ids still to come.
 function M.load_suite(name)
   local path, root = M.find_suite(name)
-  if not path then raise(("no suite '%s' (suites: %s)"):format(name, table.concat(M.suites(), ", "))) end
+  if not path then raise(("no suite '%s' (suites: %s)"):format(name, table.concat(M.suites(), ", ")), 2) end
   local ok, s = pcall(dofile, path)
   if not ok then raise(tostring(s)) end
   if type(s) ~= "table" or type(s.ids) ~= "table" or type(s.dir) ~= "string" then
@@ -717,7 +722,7 @@ function M.resolve(what, suite)
       if (id and s.ids[i] == id) or base == what or plain == what then return f end
     end
   end
-  raise(("no problem '%s' (a path, an id or a name from a suite)"):format(what))
+  raise(("no problem '%s' (a path, an id or a name from a suite)"):format(what), 2)
 end
 
 return M

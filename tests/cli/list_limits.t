@@ -29,5 +29,5 @@ $ KREACH_PROBLEMS=${TMPDIR:-/tmp}/kreach-list-t.$PPID kreach list t-hang --timeo
 ~ ^kreach list: suite t%-hang does not load: ran past its time limit of 1 s
 $ KREACH_PROBLEMS=${TMPDIR:-/tmp}/kreach-list-t.$PPID kreach list --timeout 0
 ? 2
-~ %-%-timeout takes a number of seconds above 0
+~ kreach list: '0' is not a positive number of seconds
 $ rm -rf ${TMPDIR:-/tmp}/kreach-list-t.$PPID

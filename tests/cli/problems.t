@@ -9,7 +9,7 @@ $ kreach list kernelbench-l1
 $ kreach list kernelbench-l1 --json
 ~ "pending":%[50,54,
 $ kreach list nosuchsuite
-? 3
+? 2
 ~ no suite 'nosuchsuite' %(suites: kernelbench%-l1, kernelbench%-l1%-repr%)
 $ kreach show 12
 ~ ^12_Matmul_with_diagonal_matrices_ %(matmul, problem 12 of kernelbench%-l1%)
@@ -19,13 +19,13 @@ $ kreach show 12
 $ kreach show 19_ReLU --dtype bf16 --size dim=1024
 ~ ^  input   x +bf16  {4096, 1024}
 $ kreach show 19 --size nope=3
-? 3
+? 2
 ~ no size named 'nope'
 $ kreach show 19 --size dim
 ? 2
 = kreach show: --size takes name=value, got 'dim'
 $ kreach show nosuchproblem
-? 3
+? 2
 ~ no problem 'nosuchproblem'
 $ kreach show 23 --json
 ~ "name":"23_Softmax"

@@ -13,7 +13,7 @@ return {
     require("kreach.cli").timing_options(p)
     p:flag("--resume", "Continue the interrupted run of this command and configuration.")
     p:flag("--force", "Evaluate again what is already stored for this configuration.")
-    p:option("--trials", "Correctness trials per candidate (default 5).", nil):convert(tonumber)
+    p:option("--trials", "Correctness trials per candidate (default 5).", nil):convert(require("kreach.cli").positive_integer)
   end,
   run = function(args)
     local cli = require "kreach.cli"

@@ -8,7 +8,7 @@ return {
     p:argument("what", "A problem (file, id or name) or a suite.")
     p:option("--format", "Output format.", "kernelbench"):choices({ "kernelbench" })
     p:option("-o --output", "Directory to write into."):args(1)
-    p:option("--dtype", "The problems' dtype: f32, bf16 or f16.", "f32")
+    p:option("--dtype", "The problems' dtype: f32, bf16 or f16.", "f32"):choices(require("kreach.cli").DTYPES)
   end,
   run = function(args)
     if not args.output then

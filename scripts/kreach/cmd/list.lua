@@ -13,16 +13,12 @@ return {
     p:argument("suite", "A suite (kreach list shows them)."):args("?")
     p:flag("--json", "Print JSON.")
     p:option("--timeout", "Seconds each suite or problem file may take to load.",
-      tostring(catalog.DEFAULT_TIMEOUT_S)):convert(tonumber)
+      tostring(catalog.DEFAULT_TIMEOUT_S)):convert(require("kreach.cli").positive_seconds)
   end,
   run = function(args)
     local problem = require "kreach.problem"
     local json = require("kreach.store").json -- sorted keys: the same listing, the same text
-    local timeout = args.timeout
-    if not timeout or timeout <= 0 then
-      io.stderr:write("kreach list: --timeout takes a number of seconds above 0\n")
-      return 2
-    end
+    local timeout = args.timeout -- checked by the parser (cli.positive_seconds)
     if not args.suite then
       local names = problem.suites()
       local res = catalog.load("suite", names, { timeout_s = timeout })

@@ -6,7 +6,7 @@ return {
   summary = "Run a problem's baseline and fp64 oracle; print their errors (needs a GPU).",
   parser = function(p)
     p:argument("problem", "A problem file, id or name.")
-    p:option("--seed", "Seed of the inputs.", "1"):convert(tonumber)
+    p:option("--seed", "Seed of the inputs.", "1"):convert(require("kreach.cli").nonnegative_integer)
     require("kreach.cli").problem_options(p)
     p:flag("--json", "Print one JSON object.")
   end,

@@ -14,8 +14,8 @@ return {
   parser = function(p)
     p:argument("what", "A suite, or problems (files, ids or names)."):args("+")
     require("kreach.cli").problem_options(p)
-    p:option("--seed", "Seed of the trials' inputs (default 1).", nil):convert(tonumber)
-    p:option("--trials", "Number of trials (default 5).", nil):convert(tonumber)
+    p:option("--seed", "Seed of the trials' inputs (default 1).", nil):convert(require("kreach.cli").nonnegative_integer)
+    p:option("--trials", "Number of trials (default 5).", nil):convert(require("kreach.cli").positive_integer)
     p:flag("--json", "Print one JSON object at the end.")
   end,
   run = function(args)

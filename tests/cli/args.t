@@ -1,0 +1,58 @@
+# Values are checked where they are parsed: a bad one is a usage error (status 2) that names
+# the value, before any work starts (no GPU is needed to get it). A negative number after an
+# option is read as its value, not as an option. A name that names nothing (a problem, a
+# suite, a size) is a usage error too; a file that does not load is status 3.
+$ kreach check 19 tests/candidates/019_relu.lua --trials -3
+? 2
+= kreach check: '-3' is not a positive integer
+$ kreach check 19 tests/candidates/019_relu.lua --trials 2.5
+? 2
+= kreach check: '2.5' is not a positive integer
+$ kreach check 19 tests/candidates/019_relu.lua --seed -1
+? 2
+= kreach check: '-1' is not an integer of 0 or more
+$ kreach check 19 tests/candidates/019_relu.lua --rel-l2 0
+? 2
+= kreach check: '0' is not a positive number
+$ kreach check 19 tests/candidates/019_relu.lua --guard-bytes=-8
+? 2
+= kreach check: '-8' is not an integer of 0 or more
+$ kreach eval 19 tests/candidates/019_relu.lua --budget -1 --db /dev/null
+? 2
+= kreach eval: '-1' is not a positive number
+$ kreach eval 19 tests/candidates/019_relu.lua --timing-sets 0 --db /dev/null
+? 2
+= kreach eval: '0' is not a positive integer
+$ kreach eval 19 tests/candidates/019_relu.lua --min-samples nan --db /dev/null
+? 2
+= kreach eval: 'nan' is not a positive integer
+$ kreach bench 19 --sol-margin=-0.5 --db /dev/null
+? 2
+= kreach bench: '-0.5' is not a number of 0 or more
+$ kreach lint 19 tests/candidates/019_relu.lua --size dim=0
+? 2
+= kreach lint: --size dim: a size of 0 is not allowed (sizes are at least 1)
+$ kreach lint 19 tests/candidates/019_relu.lua --size dim=-4
+? 2
+= kreach lint: --size dim: '-4' is not a positive integer
+$ kreach show 19 --size dim=1e3
+? 2
+= kreach show: --size dim: '1e3' is not a positive integer
+$ kreach lint 19 tests/candidates/019_relu.lua --dtype f64
+? 2
+~ ^kreach lint: argument for option '%-%-dtype' must be one of 'f32', 'bf16', 'f16'$
+$ kreach oracle 19 --seed abc
+? 2
+= kreach oracle: 'abc' is not an integer of 0 or more
+$ kreach profile report nothing.json --top 0
+? 2
+= kreach profile: '0' is not a positive integer
+$ kreach show nosuch
+? 2
+= kreach show: no problem 'nosuch' (a path, an id or a name from a suite)
+$ kreach show 19 --size nope=3
+? 2
+~ no size named 'nope'
+$ d=$(mktemp -d) && printf 'return kreach.problem{ name = \n' > "$d/broken.lua" && kreach show "$d/broken.lua"; s=$?; rm -rf "$d"; exit $s
+? 3
+~ broken%.lua:2:
