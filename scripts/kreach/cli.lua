@@ -124,6 +124,17 @@ function cli.sizes(list)
   return sizes
 end
 
+-- The results database option of every command that has one: --db, default $KREACH_DB when
+-- set and not empty, else results.db (in the working directory).
+function cli.default_db()
+  local env = os.getenv("KREACH_DB")
+  if env and env ~= "" then return env end
+  return "results.db"
+end
+function cli.db_option(p)
+  return p:option("--db", "The results database (default: $KREACH_DB, else results.db).", cli.default_db())
+end
+
 -- The options of commands that time (eval, bench): the timing engine's (kreach.timing), the
 -- evaluation's (kreach.measure) and the results database.
 function cli.timing_options(p)
@@ -137,7 +148,7 @@ function cli.timing_options(p)
   p:option("--timing-seed", "Seed of the timing inputs and of the bootstrap (default 1).", nil):convert(cli.positive_integer)
   p:option("--sol-margin", "A time this fraction below the speed-of-light bound is impossible (default 0.25).", nil):convert(cli.nonnegative_number)
   p:option("--timing-sets", "The timed calls rotate over this many input sets, each with new values every round (default 2; fewer where memory is short).", nil):convert(cli.positive_integer)
-  p:option("--db", "The results database.", "results.db")
+  cli.db_option(p)
   cli.worker_options(p, "Seconds each worker phase may take (timing gets more; start-up at least 120).")
   p:flag("--json", "Print one JSON object.")
 end

@@ -46,3 +46,11 @@ $ D=${TMPDIR:-/tmp}/kreach-results-safety-t.$PPID; kreach results export --db $D
 ? 2
 ~ is a directory
 $ rm -rf ${TMPDIR:-/tmp}/kreach-results-safety-t.$PPID
+# --db defaults to $KREACH_DB (when set and not empty), else results.db, in every command
+# that has it: a reader given only $KREACH_DB reads that database.
+$ d=$(mktemp -d) && KREACH_DB=$d/env.db kreach results runs; s=$?; rm -rf $d; exit $s
+? 3
+~ ^kreach results: /.*/env%.db: no such results database$
+$ d=$(mktemp -d) && cd $d && KREACH_DB= kreach results runs; s=$?; cd / && rm -rf $d; exit $s
+? 3
+~ ^kreach results: results%.db: no such results database$

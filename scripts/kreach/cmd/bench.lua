@@ -9,7 +9,7 @@ local function fmt(x, f) return x and (f or "%.4g"):format(x) or "-" end
 return {
   summary = "Time the baselines of a suite or a problem (needs a GPU).",
   parser = function(p)
-    p:argument("target", "A suite (kreach list --suites) or one problem (file, id or name).")
+    p:argument("target", "A suite (kreach list) or one problem (file, id or name).")
     require("kreach.cli").problem_options(p)
     require("kreach.cli").timing_options(p)
   end,

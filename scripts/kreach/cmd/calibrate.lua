@@ -5,7 +5,7 @@
 return {
   summary = "Measure this GPU's copy bandwidth and matrix throughput (the speed-of-light ceilings).",
   parser = function(p)
-    p:option("--db", "The results database.", "results.db")
+    require("kreach.cli").db_option(p)
     p:option("--gemm-n", "Size of the square matrix products (default 8192).", nil):convert(require("kreach.cli").positive_integer)
     p:option("--repeats", "Timed repeats of each measurement (default 10).", nil):convert(require("kreach.cli").positive_integer)
     p:flag("--show", "Print the stored calibration of this device instead of measuring.")

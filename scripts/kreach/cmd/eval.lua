@@ -7,7 +7,7 @@ local kreach = require "kreach"
 return {
   summary = "Evaluate candidates: correctness, then timing against the baseline (needs a GPU).",
   parser = function(p)
-    p:argument("target", "A suite (kreach list --suites) or one problem (file, id or name).")
+    p:argument("target", "A suite (kreach list) or one problem (file, id or name).")
     p:argument("candidates", "Candidate files or directories."):args("+")
     require("kreach.cli").problem_options(p)
     require("kreach.cli").timing_options(p)

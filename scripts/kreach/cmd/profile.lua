@@ -105,8 +105,7 @@ local function common(args)
     return nil, "--skip takes a non-negative integer", 2
   end
   if args.top and (math.type(args.top) ~= "integer" or args.top < 1) then return nil, "--top takes a positive integer", 2 end
-  o.db = args.db or os.getenv("KREACH_DB")
-  if o.db == nil or o.db == "" then o.db = "results.db" end
+  o.db = args.db or require("kreach.cli").default_db()
   o.store = not args.no_store
   return o
 end
@@ -320,7 +319,7 @@ PyTorch profiler Chrome trace, an Nsight Systems SQLite export), classifies ever
 family and reports the addressable fraction of GPU and wall time (docs/profiling.md).]])
     p:argument("words", "The command to run after --, or import <trace>, or report <id|file>."):args("*")
     p:option("-o --output", "Keep the recorded trace (JSON Lines) in this file.")
-    p:option("--db", "The results database (default $KREACH_DB, else results.db).")
+    require("kreach.cli").db_option(p)
     p:flag("--no-store", "Do not store the profile.")
     p:option("--steps", "Measure only inside the NVTX ranges of this name (ProfilerStep matches ProfilerStep#N).")
     p:option("--skip", "Skip the first N of those ranges (warm-up).", nil):convert(require("kreach.cli").nonnegative_integer)

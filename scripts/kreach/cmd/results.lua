@@ -12,7 +12,7 @@ return {
     p:command_target("command")
     p:require_command(true)
     local function common(c)
-      c:option("--db", "The results database.", "results.db")
+      require("kreach.cli").db_option(c)
       c:option("--run", "Only this run's evaluations."):convert(run_id)
     end
     local e = p:command("export", "Write the evaluations as JSON lines, CSV or KernelBench's eval_results.json.")
@@ -21,7 +21,7 @@ return {
       :count(1)
     e:option("-o --output", "Write to this file (default: standard output).")
     common(p:command("list", "A table of the evaluations."))
-    p:command("runs", "A table of the runs."):option("--db", "The results database.", "results.db")
+    require("kreach.cli").db_option(p:command("runs", "A table of the runs."))
   end,
   run = function(args)
     local results = require "kreach.results"
