@@ -447,7 +447,8 @@ function M.begin_run(db, dev, command, config, config_hash)
     kreach_version = kreach.version, kreach_revision = kreach.version:match("%(([^)]+)%)") or kreach.version }
 end
 
--- run(o) -> { run_id, rows, summary, skipped }. o: target, candidates (paths), dtype, sizes,
+-- run(o) -> { run_id, rows, summary, skipped }, or { rows = {}, skipped, nothing = true } when
+-- no candidate could be planned. o: target, candidates (paths), dtype, sizes,
 -- policy, timing, measure (overrides), db (path), resume, force, timeout_s, tty, command (argv),
 -- log (function(line)), out (a file for the progress).
 function M.run(o)
@@ -456,6 +457,10 @@ function M.run(o)
   local log = o.log or function(l) io.stderr:write(l, "\n") end
   local items, skipped = M.plan(o.target, o.candidates)
   for _, s in ipairs(skipped) do log("skipped: " .. s.why) end
+  -- nothing to evaluate: said, and no device, database or run is touched
+  if #items == 0 then return { rows = {}, skipped = skipped, nothing = true } end
+  log(("%d candidate%s to evaluate on %s%s"):format(#items, #items == 1 and "" or "s", o.target,
+    #skipped > 0 and (" (%d skipped)"):format(#skipped) or ""))
   local dev = kreach.require_device()
   local db, err = store.open(o.db or "results.db")
   if not db then require("kreach.problem").raise(err) end

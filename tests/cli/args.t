@@ -56,3 +56,13 @@ $ kreach show 19 --size nope=3
 $ d=$(mktemp -d) && printf 'return kreach.problem{ name = \n' > "$d/broken.lua" && kreach show "$d/broken.lua"; s=$?; rm -rf "$d"; exit $s
 ? 3
 ~ broken%.lua:2:
+# eval says what it will evaluate; with nothing to evaluate (every candidate skipped) it says
+# so and exits 1, before it needs a GPU or touches the database.
+$ d=$(mktemp -d) && kreach eval 19 $d/nosuch.lua --db $d/r.db; s=$?; ls $d | wc -l; rm -rf $d; exit $s
+? 1
+~ ^kreach eval: skipped: .*nosuch%.lua: no such file or directory$
+= kreach eval: nothing to evaluate on 19: 1 candidate skipped
+= 0
+$ d=$(mktemp -d) && kreach eval kernelbench-l1-repr $d --json; s=$?; rm -rf $d; exit $s
+? 1
+~ ^{"evaluations":%[%],"skipped":%[{"candidate_path":".*","why":".*no candidate files %(<id>_<name>%.lua%) and no manifest%.json"}%]}$

@@ -48,6 +48,15 @@ return {
       force = args.force, timeout_s = args.timeout, memory_bytes = args.worker_memory, tty = util.isatty(2), command = argv,
       log = function(l) io.stderr:write("kreach eval: ", l, "\n") end,
     }
+    if res.nothing then
+      io.stderr:write(("kreach eval: nothing to evaluate on %s: %d candidate%s skipped\n"):format(args.target,
+        #res.skipped, #res.skipped == 1 and "" or "s"))
+      if args.json then
+        -- (cjson 2.1.0 writes an empty table as {}: the empty list is written as it is)
+        io.write('{"evaluations":[],"skipped":', #res.skipped > 0 and require("cjson").encode(res.skipped) or "[]", "}\n")
+      end
+      return 1
+    end
     if args.json then
       local cjson = require("cjson").new()
       cjson.encode_invalid_numbers(true)
