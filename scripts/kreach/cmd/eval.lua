@@ -52,8 +52,8 @@ return {
       io.stderr:write(("kreach eval: nothing to evaluate on %s: %d candidate%s skipped\n"):format(args.target,
         #res.skipped, #res.skipped == 1 and "" or "s"))
       if args.json then
-        -- (cjson 2.1.0 writes an empty table as {}: the empty list is written as it is)
-        io.write('{"evaluations":[],"skipped":', #res.skipped > 0 and require("cjson").encode(res.skipped) or "[]", "}\n")
+        -- sorted keys; an empty table is written as {}, so the empty lists are written as they are
+        io.write('{"evaluations":[],"skipped":', #res.skipped > 0 and require("kreach.store").json.encode(res.skipped) or "[]", "}\n")
       end
       return 1
     end
