@@ -596,6 +596,19 @@ static void newmt(lua_State *L, const char *name, const luaL_Reg *fns) {
     lua_pop(L, 1);
 }
 
+/* arch_known(arch) -> true | nil, message: whether kreach has launch limits for the
+ * architecture (lint's --arch). */
+static int l_nvrtc_arch_known(lua_State *L) {
+    char msg[320];
+    if (kr_launch_arch_known(luaL_checkstring(L, 1), msg, sizeof msg)) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    luaL_pushfail(L);
+    lua_pushstring(L, msg);
+    return 2;
+}
+
 int luaopen_kreach_nvrtc(lua_State *L) {
     static const luaL_Reg prog_mt[] = {{"__index", l_prog_index}, {"__gc", l_prog_free},
                                        {"__close", l_prog_free}, {"__tostring", l_prog_tostring},
@@ -613,7 +626,8 @@ int luaopen_kreach_nvrtc(lua_State *L) {
     luaL_newlib(L, launch_methods);
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
-    static const luaL_Reg fns[] = {{"build", l_nvrtc_build}, {NULL, NULL}};
+    static const luaL_Reg fns[] = {{"build", l_nvrtc_build}, {"arch_known", l_nvrtc_arch_known},
+                                   {NULL, NULL}};
     luaL_newlib(L, fns);
     return 1;
 }

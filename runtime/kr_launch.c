@@ -332,25 +332,52 @@ static void cubin_kernel(const kr_program *p, const kr_pkernel *k, int major,
     }
 }
 
+static int arch_row(const char *arch) {
+    int major, minor;
+    if (parse_arch(arch, &major, &minor) != 0) return -1;
+    for (size_t r = 0; r < sizeof ARCHS / sizeof *ARCHS; r++)
+        if (ARCHS[r].major == major && ARCHS[r].minor == minor) return (int)r;
+    return -1;
+}
+
+static void known_archs(char *buf, size_t len) {
+    size_t n = 0;
+    buf[0] = 0;
+    for (size_t r = 0; r < sizeof ARCHS / sizeof *ARCHS && n < len; r++) {
+        const char *sep = r == 0 ? "" : r + 1 == sizeof ARCHS / sizeof *ARCHS ? " and " : ", ";
+        int w = snprintf(buf + n, len - n, "%ssm_%d%d", sep, ARCHS[r].major, ARCHS[r].minor);
+        if (w < 0) break;
+        n += (size_t)w;
+    }
+}
+
+int kr_launch_arch_known(const char *arch, char *msg, size_t msglen) {
+    if (arch && arch_row(arch) >= 0) return 1;
+    char list[256];
+    known_archs(list, sizeof list);
+    if (msg && msglen)
+        snprintf(msg, msglen, "kreach knows no launch limits for %s (it knows %s)",
+                 arch ? arch : "(none)", list);
+    return 0;
+}
+
 kr_status kr_launch_limits_arch(kr_context *ctx, const kr_program *p, int i,
                                 kr_launch_limits *out) {
     if (i < 0 || i >= p->n_kernels)
         return KR_ERROR(ctx, KR_ERR_NOTFOUND, "%s: no kernel number %d", p->name, i);
-    int major, minor, row = -1;
-    if (parse_arch(p->arch, &major, &minor) == 0)
-        for (size_t r = 0; r < sizeof ARCHS / sizeof *ARCHS; r++)
-            if (ARCHS[r].major == major && ARCHS[r].minor == minor) row = (int)r;
-    if (row < 0)
-        return KR_ERROR(ctx, KR_ERR_ARG, "kreach knows no launch limits for %s (it knows sm_75, "
-                        "sm_80, sm_86, sm_87, sm_89, sm_90, sm_100, sm_103, sm_110, sm_120 and "
-                        "sm_121)", p->arch);
+    int row = arch_row(p->arch);
+    if (row < 0) {
+        char msg[320];
+        kr_launch_arch_known(p->arch, msg, sizeof msg);
+        return KR_ERROR(ctx, KR_ERR_ARG, "%s", msg);
+    }
     memset(out, 0, sizeof *out);
     out->max_threads_per_block = 1024;
     out->max_block[0] = 1024, out->max_block[1] = 1024, out->max_block[2] = 64;
     out->max_grid[0] = 2147483647, out->max_grid[1] = 65535, out->max_grid[2] = 65535;
     out->shared_optin = (size_t)ARCHS[row].shared_kib * 1024;
     snprintf(out->from, sizeof out->from, "%s", p->arch);
-    cubin_kernel(p, &p->kernels[i], major, out);
+    cubin_kernel(p, &p->kernels[i], ARCHS[row].major, out);
     return KR_OK;
 }
 

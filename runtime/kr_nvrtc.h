@@ -90,6 +90,10 @@ typedef struct {
 /* The limits of kernel `i` without a GPU: the documented limits of the program's architecture
  * (sm_75 to sm_121) and what the cubin says of the kernel (static shared memory, registers,
  * __launch_bounds__). KR_ERR_ARG for an architecture kreach has no table for. */
+/* Whether kreach has launch limits for `arch` ("sm_90", "sm_90a", "sm_100f"): 1 if so; 0 if
+ * not, with a message naming the ones it has (what --arch on lint takes). No context needed. */
+int kr_launch_arch_known(const char *arch, char *msg, size_t msglen);
+
 kr_status kr_launch_limits_arch(kr_context *ctx, const kr_program *p, int i,
                                 kr_launch_limits *out);
 /* The limits of kernel `i` on the device: its properties and the loaded kernel's attributes

@@ -37,3 +37,16 @@ $ kreach lint 19 /dev/zero --arch sm_90
 ? 1
 = /dev/zero: invalid_candidate
 ~ ^  /dev/zero: cannot read the candidate: a character device, not a regular file$
+# --arch is checked where it is parsed: one kreach has no launch limits for is a usage error
+# (status 2), not the candidate's runtime_error.
+$ kreach lint 19 tests/candidates/019_relu.lua --arch banana
+? 2
+= kreach lint: kreach knows no launch limits for banana (it knows sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100, sm_103, sm_110, sm_120 and sm_121)
+$ kreach lint 19 tests/candidates/019_relu.lua --arch sm_88
+? 2
+~ ^kreach lint: kreach knows no launch limits for sm_88 %(it knows
+# A directory given as the candidate is refused as one.
+$ kreach lint 19 tests/candidates
+? 1
+= tests/candidates: invalid_candidate
+~ ^  tests/candidates: cannot read the candidate: a directory, not a regular file

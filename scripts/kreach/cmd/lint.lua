@@ -15,6 +15,11 @@ return {
     p:argument("candidate", "The candidate file.")
     require("kreach.cli").problem_options(p)
     p:option("--arch", "Compile for this architecture (default: the GPU's; sm_90 without one).")
+      :convert(function(a)
+        local ok, why = require("kreach.core.nvrtc").arch_known(a)
+        if ok then return a end
+        return nil, why
+      end)
     require("kreach.cli").worker_options(p)
     p:flag("--json", "Print one JSON object.")
   end,
