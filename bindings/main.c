@@ -193,8 +193,8 @@ int main(int argc, char **argv) {
             printf("kreach %s\n", KREACH_VERSION_STRING);
             return 0;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
+            i = argc; /* the help command: one text for kreach, kreach -h and kreach help */
+            break;
         } else if (!strcmp(a, "--device") || !strncmp(a, "--device=", 9)) {
             const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
             char *end = NULL;

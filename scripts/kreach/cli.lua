@@ -178,7 +178,9 @@ end
 function cli.main(name, ...)
   local cmd = load_command(name)
   if not cmd then
-    io.stderr:write(("kreach: unknown command '%s' (try 'kreach help')\n"):format(name))
+    local near = require("kreach.text").suggest(name, cli.commands())
+    io.stderr:write(("kreach: unknown command '%s'%s (try 'kreach help')\n"):format(name,
+      near and (": did you mean '%s'?"):format(near) or ""))
     return 2
   end
   local parser = argparse("kreach " .. name, cmd.summary)

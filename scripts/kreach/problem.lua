@@ -46,26 +46,11 @@ M.error = problem_error
 
 function M.is_error(e) return getmetatable(e) == ProblemError end
 
--- Levenshtein distance, for "did you mean" on misspelt fields
-local function distance(a, b)
-  local prev = {}
-  for j = 0, #b do prev[j] = j end
-  for i = 1, #a do
-    local cur = { [0] = i }
-    for j = 1, #b do
-      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a:sub(i, i) == b:sub(j, j) and 0 or 1))
-    end
-    prev = cur
-  end
-  return prev[#b]
-end
-
+-- " (did you mean 'x'?)" for a misspelt name among the keys of `known`, or ""
 local function suggest(word, known)
-  local best, bd = nil, 3
-  for k in pairs(known) do
-    local d = distance(word, k)
-    if d < bd then best, bd = k, d end
-  end
+  local names = {}
+  for k in pairs(known) do names[#names + 1] = k end
+  local best = require("kreach.text").suggest(word, names)
   return best and (" (did you mean '%s'?)"):format(best) or ""
 end
 

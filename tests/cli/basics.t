@@ -9,9 +9,17 @@ $ kreach
 ~ ^commands:
 $ kreach help info
 ~ %-%-json
+$ [ "$(kreach -h)" = "$(kreach help)" ] && [ "$(kreach --help)" = "$(kreach help)" ] && echo same
+= same
+$ kreach -h
+~ ^  %-h, %-%-help   this text
+~ ^  lint +Check a candidate
 $ kreach nosuchcommand
 ? 2
 = kreach: unknown command 'nosuchcommand' (try 'kreach help')
+$ kreach evl
+? 2
+= kreach: unknown command 'evl': did you mean 'eval'? (try 'kreach help')
 $ kreach --bogus
 ? 2
 ~ unknown option '%-%-bogus'

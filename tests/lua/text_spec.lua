@@ -40,4 +40,15 @@ describe("kreach.text.csv_cell", function()
     assert.equals("relu.lua", text.csv_cell("relu.lua"))
     assert.equals(-1.5, text.csv_cell(-1.5))
   end)
+
+  it("suggests the closest name for a misspelt one, within two edits", function()
+    assert.equals(0, text.distance("eval", "eval"))
+    assert.equals(1, text.distance("evl", "eval"))
+    assert.equals(2, text.distance("lnit", "lint"))
+    assert.equals(4, text.distance("", "abcd"))
+    assert.equals("eval", text.suggest("evl", { "bench", "eval", "lint" }))
+    assert.equals("lint", text.suggest("lnt", { "list", "lint" }))   -- lint: 1 edit, list: 2
+    assert.equals("bench", text.suggest("bnch", { "bench", "bunch" })) -- equals: the first sorted
+    assert.is_nil(text.suggest("zzzzzz", { "eval", "lint" }))
+  end)
 end)

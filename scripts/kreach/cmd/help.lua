@@ -22,8 +22,14 @@ return {
 kreach: benchmark GPU kernels honestly.
 
 usage: kreach [--device N] script.lua [args]   run a Lua script (like lua)
+       kreach [--device N] -e 'code' [args]     run a string of Lua
        kreach [--device N] <command> [args]    run a command
-       kreach --version
+       kreach --version | -h | --help
+
+options:
+  --device N   use CUDA device N (also KREACH_DEVICE)
+  --version    print the version and exit
+  -h, --help   this text (the same as 'kreach help')
 
 commands:
 ]])
