@@ -194,6 +194,41 @@ function M.list(rows, write)
   return #rows
 end
 
+-- The rows of `list` and `runs` as one JSON object (--json): { "<key>": [ ... ] }, keys sorted
+-- within each row; an empty list is written as [].
+local function json_list(key, items, write)
+  local json = require("kreach.store").json
+  write('{"', key, '":[')
+  for i, it in ipairs(items) do write(i > 1 and "," or "", json.encode(it)) end
+  write("]}\n")
+end
+
+local LIST_FIELDS = { "id", "run_id", "problem_id", "problem_name", "candidate_name", "candidate_path",
+  "candidate_hash", "dtype", "verdict", "reason", "baseline_ms", "candidate_ms", "speedup", "speedup_lo",
+  "speedup_hi", "sol_fraction", "throttled", "finished_at" }
+
+function M.list_json(rows, write)
+  local items = {}
+  for i, r in ipairs(rows) do
+    local it = {}
+    for _, k in ipairs(LIST_FIELDS) do it[k] = r[k] end
+    items[i] = it
+  end
+  json_list("evaluations", items, write)
+  return #rows
+end
+
+function M.runs_json(runs, counts, write)
+  local items = {}
+  for i, r in ipairs(runs) do
+    items[i] = { id = r.id, status = r.status, started_at = r.started_at, finished_at = r.finished_at,
+                 evaluations = counts[r.id] or 0, config_hash = r.config_hash,
+                 command = type(r.command) == "table" and r.command or nil }
+  end
+  json_list("runs", items, write)
+  return #runs
+end
+
 -- runs: rows of db:runs(); counts: run id -> number of evaluations
 function M.runs(runs, counts, write)
   write(("%4s  %-9s %-20s %-20s %6s  %-12s %s\n"):format("id", "status", "started_at", "finished_at",

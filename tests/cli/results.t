@@ -37,6 +37,10 @@ $ kreach results list --db ${TMPDIR:-/tmp}/kreach-results-t.$PPID/r.db
 ~ ^ +3 +19_ReLU +%(baseline%) +f32 +correct +%-$
 $ kreach results runs --db ${TMPDIR:-/tmp}/kreach-results-t.$PPID/r.db
 ~ ^ +1 +finished +[%dT:Z%-]+ +[%dT:Z%-]+ +3 +h1 +kreach run$
+$ kreach results list --db ${TMPDIR:-/tmp}/kreach-results-t.$PPID/r.db --json
+~ ^{"evaluations":%[{"baseline_ms":0%.5,"candidate_hash":"c1",.*"candidate_name":"relu_v1",.*"speedup":2%.0,.*"verdict":"correct"},{.*"candidate_name":"a \"quoted\", name",.*"reason":"nvrtc: error\nline 3",.*}%]}$
+$ kreach results runs --db ${TMPDIR:-/tmp}/kreach-results-t.$PPID/r.db --json
+~ ^{"runs":%[{"command":%["kreach","run"%],"config_hash":"h1","evaluations":3,"finished_at":"[%dT:Z%-]+","id":1,"started_at":"[%dT:Z%-]+","status":"finished"}%]}$
 $ kreach results export --format csv --db ${TMPDIR:-/tmp}/kreach-results-t.$PPID/missing.db
 ? 3
 ~ ^kreach results: .*/missing%.db: no such results database$

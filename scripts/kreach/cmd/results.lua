@@ -20,8 +20,12 @@ return {
     e:option("--format", "jsonl, csv or kernelbench."):choices(require("kreach.results").FORMATS):args(1)
       :count(1)
     e:option("-o --output", "Write to this file (default: standard output).")
-    common(p:command("list", "A table of the evaluations."))
-    require("kreach.cli").db_option(p:command("runs", "A table of the runs."))
+    local l = p:command("list", "A table of the evaluations.")
+    common(l)
+    l:flag("--json", "Print one JSON object: { evaluations = [...] }.")
+    local r = p:command("runs", "A table of the runs.")
+    require("kreach.cli").db_option(r)
+    r:flag("--json", "Print one JSON object: { runs = [...] }.")
   end,
   run = function(args)
     local results = require "kreach.results"
@@ -78,9 +82,10 @@ return {
         return werr.status
       end
     elseif args.command == "list" then
-      results.list(data, io.write)
+      if args.json then results.list_json(data, io.write) else results.list(data, io.write) end
     else
-      results.runs(data.runs, data.counts, io.write)
+      if args.json then results.runs_json(data.runs, data.counts, io.write)
+      else results.runs(data.runs, data.counts, io.write) end
     end
     return 0
   end,
