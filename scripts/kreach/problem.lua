@@ -595,7 +595,8 @@ local function dir_exists(p)
 end
 
 -- Where problem files are looked for: $KREACH_PROBLEMS (a colon-separated list), ./problems,
--- and problems/ beside or above the binary's directory (a build tree inside the repository).
+-- problems/ beside or above the binary's directory (a build tree inside the repository), and
+-- share/kreach/problems beside the binary's bin/ (an installed kreach: cmake --install).
 function M.roots()
   local roots = {}
   local env = os.getenv("KREACH_PROBLEMS")
@@ -606,7 +607,7 @@ function M.roots()
   local ok, exe = pcall(require("kreach.core").executable)
   if ok then
     local dir = exe:match("^(.*)/[^/]*$") or "."
-    for _, up in ipairs({ "/problems", "/../problems", "/../../problems" }) do
+    for _, up in ipairs({ "/problems", "/../problems", "/../../problems", "/../share/kreach/problems" }) do
       if dir_exists(dir .. up) then roots[#roots + 1] = dir .. up end
     end
   end

@@ -21,12 +21,16 @@ local function file_exists(path)
   return lfs.attributes(path, "mode") == "file"
 end
 
--- The injection library: $KREACH_INJECT_LIB, else libkreach_inject.so beside the binary.
+-- The injection library: $KREACH_INJECT_LIB, else libkreach_inject.so beside the binary (a
+-- build tree), else in lib/kreach beside its bin/ (an installed kreach).
 local function inject_lib()
   local lib = os.getenv("KREACH_INJECT_LIB")
   if lib and lib ~= "" then return lib end
   local dir = kreach.executable():match("^(.*)/[^/]*$") or "."
-  return dir .. "/libkreach_inject.so"
+  local beside = dir .. "/libkreach_inject.so"
+  local installed = dir .. "/../lib/kreach/libkreach_inject.so"
+  if not file_exists(beside) and file_exists(installed) then return installed end
+  return beside
 end
 
 -- ---- the results store (kreach.store): one call each way ----
