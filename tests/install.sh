@@ -25,4 +25,11 @@ echo "$out" | grep -q '"name":"kernelbench-l1","pending":35,"problems":65' || fa
 out=$(env -u KREACH_PROBLEMS "$prefix/bin/kreach" show 19) || fail "kreach show 19: status $?"
 echo "$out" | head -3
 echo "$out" | grep -q '^19_ReLU' || fail "kreach show 19 does not find the installed problem"
+# a binary with no problems anywhere in reach says so and exits 1 (not an empty listing, 0)
+mkdir "$work/alone" && cp "$prefix/bin/kreach" "$work/alone/kreach" && cd "$work/alone" || exit 1
+env -u KREACH_PROBLEMS ./kreach list >"$work/alone.out" 2>&1
+st=$?
+cat "$work/alone.out"
+[ "$st" -eq 1 ] || fail "kreach list with no problems in reach: status $st, expected 1"
+grep -q "^kreach list: no suites found" "$work/alone.out" || fail "kreach list with no problems in reach does not say so"
 echo "ok: installed to $prefix and run from $work"

@@ -21,6 +21,13 @@ return {
     local timeout = args.timeout -- checked by the parser (cli.positive_seconds)
     if not args.suite then
       local names = problem.suites()
+      if #names == 0 then
+        -- nothing found is said, not listed as an empty success
+        io.stderr:write(("kreach list: no suites found (looked in: %s); problems of your own go in a directory named by KREACH_PROBLEMS\n"):format(
+          #problem.roots() > 0 and table.concat(problem.roots(), ", ") or "no problems directory beside the binary or here"))
+        if args.json then io.write('{"errors":[],"suites":[]}\n') end
+        return 1
+      end
       local res = catalog.load("suite", names, { timeout_s = timeout })
       local suites, errors = {}, {}
       for i, r in ipairs(res) do
