@@ -13,47 +13,8 @@ local M = {}
 -- before every call, and what they produce checked (kreach.measure).
 M.PROTOCOL = 2
 
--- ---- canonical JSON: the same table always gives the same text (keys sorted) ----
-
-local function canonical(v, out)
-  local t = type(v)
-  if t == "table" then
-    local n = #v
-    local keys = {}
-    for k in pairs(v) do keys[#keys + 1] = k end
-    if n > 0 and #keys == n then
-      out[#out + 1] = "["
-      for i = 1, n do
-        if i > 1 then out[#out + 1] = "," end
-        canonical(v[i], out)
-      end
-      out[#out + 1] = "]"
-    else
-      table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-      out[#out + 1] = "{"
-      for i, k in ipairs(keys) do
-        if i > 1 then out[#out + 1] = "," end
-        out[#out + 1] = ("%q:"):format(tostring(k))
-        canonical(v[k], out)
-      end
-      out[#out + 1] = "}"
-    end
-  elseif t == "number" then
-    out[#out + 1] = math.type(v) == "integer" and tostring(v) or ("%.17g"):format(v)
-  elseif t == "string" then
-    out[#out + 1] = ("%q"):format(v)
-  elseif t == "boolean" or t == "nil" then
-    out[#out + 1] = tostring(v)
-  else
-    error("canonical: cannot encode a " .. t, 0)
-  end
-end
-
-function M.canonical(v)
-  local out = {}
-  canonical(v, out)
-  return table.concat(out)
-end
+-- The text an evaluation's configuration is hashed from (kreach.json.canonical).
+function M.canonical(v) return require("kreach.json").canonical(v) end
 
 function M.hash(s) return require("kreach.core.util").hash(s) end
 

@@ -4,7 +4,8 @@
 -- and a write(string) function, so a caller chooses the destination.
 local store = require "kreach.store"
 local text = require "kreach.text"
-local json = store.json
+-- exports are outputs: kreach.json with non-finite numbers as the strings "NaN", "Infinity"
+local json = require "kreach.json"
 
 local M = {}
 
@@ -39,7 +40,7 @@ M.CSV_COLUMNS = {
 local function csv_field(v)
   if v == nil then return "" end
   local s
-  if type(v) == "number" then s = json.encode(v)
+  if type(v) == "number" then s = json.encode(v, { nonfinite = "token" }) -- NaN, Infinity: bare in CSV
   elseif type(v) == "boolean" then s = v and "true" or "false"
   else s = text.csv_cell(tostring(v)) end
   if s:find('[,"\r\n]') then s = '"' .. s:gsub('"', '""') .. '"' end
@@ -197,10 +198,7 @@ end
 -- The rows of `list` and `runs` as one JSON object (--json): { "<key>": [ ... ] }, keys sorted
 -- within each row; an empty list is written as [].
 local function json_list(key, items, write)
-  local json = require("kreach.store").json
-  write('{"', key, '":[')
-  for i, it in ipairs(items) do write(i > 1 and "," or "", json.encode(it)) end
-  write("]}\n")
+  write(json.encode({ [key] = json.array(items) }), "\n")
 end
 
 local LIST_FIELDS = { "id", "run_id", "problem_id", "problem_name", "candidate_name", "candidate_path",

@@ -6,7 +6,7 @@ $ D=${TMPDIR:-/tmp}/kreach-results-t.$PPID; rm -rf $D; mkdir -p $D && kreach -e 
 $ kreach results export --db ${TMPDIR:-/tmp}/kreach-results-t.$PPID/r.db --format jsonl
 ~ ^{"baseline_ms":0%.5,"candidate_hash":"c1","candidate_ms":0%.25,"candidate_name":"relu_v1","candidate_ref":1,"dtype":"f32","eval_key":"k1",.*"id":1,"origin":{"model":"m","sample":1},"problem_id":19,"problem_name":"19_ReLU",.*"speedup":2%.0,.*"verdict":"correct"}$
 ~ ^{.*"candidate_name":"a \"quoted\", name",.*"reason":"nvrtc: error\nline 3",.*"verdict":"compile_error"}$
-~ ^{"baseline_ms":0%.5,"check_result":{"max_rel":NaN},"dtype":"f32","eval_key":"k3",
+~ ^{"baseline_ms":0%.5,"check_result":{"max_rel":"NaN"},"dtype":"f32","eval_key":"k3",
 $ kreach results export --db ${TMPDIR:-/tmp}/kreach-results-t.$PPID/r.db --format jsonl | wc -l
 ~ ^ *3$
 $ kreach results export --db ${TMPDIR:-/tmp}/kreach-results-t.$PPID/r.db --format csv

@@ -10,7 +10,7 @@ $ OPENAI_API_KEY=sk-planted-kreach-secret KREACH_TEST_SECRET=planted-kreach-secr
 $ KREACH_TEST_SECRET=planted-kreach-secret kreach lint 19 tests/candidates/bad_include_passwd.lua --json
 ? 1
 ~ "verdict":"invalid_candidate"
-~ source line 1: #include \"\/etc\/passwd\" is not allowed: an absolute path
+~ source line 1: #include \"/etc/passwd\" is not allowed: an absolute path
 ~ "seal":{.*"filesystem":"landlock"
 ! planted
 ! root:

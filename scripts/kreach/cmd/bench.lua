@@ -86,9 +86,8 @@ return {
     db:close()
     local wall = kreach.now() - t_start
     if args.json then
-      local cj = require("cjson").new()
-      cj.encode_invalid_numbers(true)
-      io.write(cj.encode({ run_id = run_id, rows = rows, wall_s = wall }), "\n")
+      local json = require "kreach.json"
+      io.write(json.encode({ run_id = run_id, rows = json.array(rows), wall_s = wall }), "\n")
     else
       io.write(("\n%d problems at %s in %.1f s (run %d in %s)\n"):format(#files, args.dtype, wall, run_id, args.db))
     end

@@ -34,7 +34,7 @@ return {
     end
     db:close()
     if args.json then
-      io.write(require("cjson").encode(cal), "\n")
+      io.write(require("kreach.json").encode(cal), "\n")
     else
       io.write(calibrate.report(cal), "\n")
       if not args.show then io.write(("stored in %s\n"):format(args.db)) end

@@ -96,7 +96,7 @@ return {
       res = { problem = inst.problem.name, dtype = inst.dtype, candidate = args.candidate, verdict = failed, trials = {} }
     end
     if args.json then
-      io.write(cjson.encode(res), "\n")
+      io.write(require("kreach.json").encode(res), "\n")
     else
       print_report(res)
     end

@@ -52,16 +52,15 @@ return {
       io.stderr:write(("kreach eval: nothing to evaluate on %s: %d candidate%s skipped\n"):format(args.target,
         #res.skipped, #res.skipped == 1 and "" or "s"))
       if args.json then
-        -- sorted keys; an empty table is written as {}, so the empty lists are written as they are
-        io.write('{"evaluations":[],"skipped":', #res.skipped > 0 and require("kreach.store").json.encode(res.skipped) or "[]", "}\n")
+        local json = require "kreach.json"
+        io.write(json.encode({ evaluations = json.array(), skipped = json.array(res.skipped) }), "\n")
       end
       return 1
     end
     if args.json then
-      local cjson = require("cjson").new()
-      cjson.encode_invalid_numbers(true)
-      io.write(cjson.encode({ run_id = res.run_id, db = res.db, evaluations = res.rows, summary = res.summary,
-                               skipped = res.skipped }), "\n")
+      local json = require "kreach.json"
+      io.write(json.encode({ run_id = res.run_id, db = res.db, evaluations = json.array(res.rows), summary = res.summary,
+                             skipped = json.array(res.skipped) }), "\n")
     else
       io.write(("\nrun %d (%s), %s, dtype %s\n\n"):format(res.run_id, res.db, kreach.device().name, args.dtype))
       require("kreach.eval").report(res.rows, res.summary)

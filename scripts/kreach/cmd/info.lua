@@ -60,7 +60,7 @@ return {
         local cjson = require "cjson"
         info.device = cjson.null
         info.error = "no CUDA device: " .. why
-        io.write(cjson.encode(info), "\n")
+        io.write(require("kreach.json").encode(info), "\n")
       else
         io.write(("kreach %s\n"):format(info.kreach))
         local v = info.versions
@@ -71,7 +71,7 @@ return {
     end
     info.device = kreach.device()
     if args.json then
-      io.write(require("cjson").encode(info), "\n")
+      io.write(require("kreach.json").encode(info), "\n")
     else
       text(info)
     end

@@ -51,7 +51,7 @@ return {
       report = res.report ~= cjson.null and res.report or nil
     end
     if args.json then
-      io.write(require("cjson").encode({ problem = inst.problem.name, candidate = args.candidate,
+      io.write(require("kreach.json").encode({ problem = inst.problem.name, candidate = args.candidate,
         verdict = v or require("cjson").null, report = report or require("cjson").null, seal = sealed }), "\n")
     elseif v then
       io.write(("%s: %s\n  %s\n"):format(text.clean(args.candidate), v.verdict, (v.reason or ""):gsub("\n", "\n  ")))

@@ -17,7 +17,7 @@ return {
   end,
   run = function(args)
     local problem = require "kreach.problem"
-    local json = require("kreach.store").json -- sorted keys: the same listing, the same text
+    local json = require "kreach.json" -- sorted keys: the same listing, the same text
     local timeout = args.timeout -- checked by the parser (cli.positive_seconds)
     if not args.suite then
       local names = problem.suites()

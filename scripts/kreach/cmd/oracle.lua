@@ -22,7 +22,7 @@ return {
     kreach.require_device()
     local r = require("kreach.oracle").check(inst, { seed = args.seed })
     if args.json then
-      io.write(require("cjson").encode({ problem = p.name, dtype = inst.dtype, seed = args.seed,
+      io.write(require("kreach.json").encode({ problem = p.name, dtype = inst.dtype, seed = args.seed,
         outputs = r.outputs }), "\n")
       return 0
     end

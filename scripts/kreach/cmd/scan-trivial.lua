@@ -86,7 +86,7 @@ return {
       end
     end
     if args.json then
-      io.write(require("cjson").encode({ dtype = args.dtype, kernelbench_tol = kb_tol, problems = rows, passes = count }), "\n")
+      io.write(require("kreach.json").encode({ dtype = args.dtype, kernelbench_tol = kb_tol, problems = rows, passes = count }), "\n")
     else
       io.write("\npasses (problem ids):\n")
       for _, n in ipairs(names) do

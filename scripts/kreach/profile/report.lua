@@ -284,10 +284,9 @@ local function sorted_pairs_text(t)
   for k in pairs(t) do keys[#keys + 1] = tostring(k) end
   table.sort(keys)
   local parts = {}
-  local cjson = require "cjson"
   for _, k in ipairs(keys) do
     local v = t[k]
-    if type(v) == "table" then v = cjson.encode(v)
+    if type(v) == "table" then v = require("kreach.json").encode(v)
     elseif type(v) == "number" then v = ("%.14g"):format(v) end
     parts[#parts + 1] = k .. "=" .. tostring(v)
   end
@@ -405,9 +404,7 @@ end
 
 -- json(report) -> one line of JSON.
 function M.json(rep)
-  local cjson = require("cjson").new()
-  cjson.encode_sparse_array(true)
-  return cjson.encode(rep)
+  return require("kreach.json").encode(rep)
 end
 
 -- Text a spreadsheet would run as a formula (a kernel named "=..." by the profiled program)
