@@ -38,35 +38,7 @@ end
 -- string, keys included, cleaned. Tables nested deeper than 64 levels are cut off.
 function M.clean_all(v, max_bytes, depth)
   depth = depth or 0
-  if type(v) == "string" then -- Levenshtein distance between two strings (bytes).
-function M.distance(a, b)
-  local prev = {}
-  for j = 0, #b do prev[j] = j end
-  for i = 1, #a do
-    local cur = { [0] = i }
-    for j = 1, #b do
-      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a:sub(i, i) == b:sub(j, j) and 0 or 1))
-    end
-    prev = cur
-  end
-  return prev[#b]
-end
-
--- suggest(word, names) -> the name closest to a misspelt word (at most 2 edits away, the
--- first in sorted order among equals), or nil: for "did you mean".
-function M.suggest(word, names)
-  local sorted = {}
-  for i, n in ipairs(names) do sorted[i] = n end
-  table.sort(sorted)
-  local best, bd = nil, 3
-  for _, n in ipairs(sorted) do
-    local d = M.distance(word, n)
-    if d < bd then best, bd = n, d end
-  end
-  return best
-end
-
-return M.clean(v, max_bytes) end
+  if type(v) == "string" then return M.clean(v, max_bytes) end
   if type(v) ~= "table" then return v end
   if depth > 64 then return "(nested too deeply)" end
   local r = {}
