@@ -303,6 +303,14 @@ function M.time(inst, opts)
       return verdict.new("incorrect", "input_mutation", found(where, ("the inputs %s changed"):format(table.concat(names, ", "))))
     end
   end
+  -- an oracle judgment's outputs the baseline itself fails are not judged: said, not hidden
+  local function warn_unjudged(recs)
+    for _, r in ipairs(recs) do
+      if not r.baseline_ok then
+        res.warnings[#res.warnings + 1] = ("%s: the baseline's output '%s' fails its own thresholds (%s), so it is not judged"):format(r.where, r.name, r.baseline_reason)
+      end
+    end
+  end
   local function judge(k, where, into)
     checks.oracle = checks.oracle + 1
     local recs, failure = judge_set(inst, sets[k], lib, policy, where)
@@ -349,11 +357,7 @@ function M.time(inst, opts)
                     inst.args[i].name, MAX_FALSE_ALARMS)
                 end
               end
-              for _, r in ipairs(recs) do
-                if not r.baseline_ok then
-                  res.warnings[#res.warnings + 1] = ("%s: the baseline's output '%s' fails its own thresholds (%s), so it is not judged"):format(r.where, r.name, r.baseline_reason)
-                end
-              end
+              warn_unjudged(recs)
             end
           end
         end
@@ -388,11 +392,7 @@ function M.time(inst, opts)
     local recs, f = judge(k, where, checks.last)
     failure = failure or f
     if not failure then failure = mutated(sets[k], where) end
-    for _, r in ipairs(recs) do
-      if not r.baseline_ok then
-        res.warnings[#res.warnings + 1] = ("%s: the baseline's output '%s' fails its own thresholds (%s), so it is not judged"):format(where, r.name, r.baseline_reason)
-      end
-    end
+    warn_unjudged(recs)
   end
   kreach.synchronize()
 

@@ -15,8 +15,8 @@
 -- host makes the gate time out; that subject is then sampled without it). Each subject is
 -- warmed up until its times settle; then subjects are sampled in turn (A B A B) until every
 -- subject's 95% interval of the median is narrower than rel_ci of it, or the time budget is
--- spent (at least min_samples each). The clocks are read around and during the measurement. Every option has a default in
--- M.DEFAULTS, and the options used are returned with the results.
+-- spent (at least min_samples each). The clocks are read around and during the measurement.
+-- Every option has a default in M.DEFAULTS, and the options used are returned with the results.
 local stats = require "kreach.stats"
 
 local M = {}
@@ -289,8 +289,8 @@ M.round_sets = round_sets
 -- With two subjects, the first is the baseline and the second the candidate, and the result
 -- has speedup = median(baseline) / median(candidate) with its bootstrap interval.
 -- The result: { options, mode, sets, rounds, discarded, spent_s, stop_reason, flush_bytes,
---   clocks, gated, subjects = { [name] = { samples, warmup = { times, settled }, summary, graph_nodes,
---   ungated (true: its gate timed out, so it was sampled without one) } },
+--   clocks, gated, subjects = { [name] = { samples, warmup = { times, settled }, summary,
+--   graph_nodes, ungated (true: its gate timed out, so it was sampled without one) } },
 --   order = { names }, speedup = { ratio, lo, hi } }
 function M.measure(subjects, over, plan)
   local o = M.options(over)
@@ -330,7 +330,6 @@ function M.measure(subjects, over, plan)
       if disturbed then discarded = discarded + 1 end
       disturbed = false
       if plan.after_round then disturbed = plan.after_round(rounds, rs) == true end
-      res.discarded = discarded
       if rounds % o.clock_every == 0 and clocks.available then clocks:add() end
       local n = math.huge
       for _, s in ipairs(subjects) do n = math.min(n, #s.samples) end
@@ -348,7 +347,7 @@ function M.measure(subjects, over, plan)
         if why then break end
       end
     end
-    res.rounds, res.spent_s, res.stop_reason = rounds, kreach().now() - t0, why
+    res.rounds, res.discarded, res.spent_s, res.stop_reason = rounds, discarded, kreach().now() - t0, why
   end)
   for _, s in ipairs(subjects) do
     if s.graph then s.graph:free(); s.graph = nil end

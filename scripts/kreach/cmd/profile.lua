@@ -105,11 +105,8 @@ local function common(args)
   if args.alternate and not args.steps then
     return nil, "--alternate needs --steps: it traces every other range of that name", 2
   end
-  if args.skip and (math.type(args.skip) ~= "integer" or args.skip < 0) then
-    return nil, "--skip takes a non-negative integer", 2
-  end
-  if args.top and (math.type(args.top) ~= "integer" or args.top < 1) then return nil, "--top takes a positive integer", 2 end
-  o.db = args.db or require("kreach.cli").default_db()
+  -- --skip and --top are checked by the parser (cli.nonnegative_integer, cli.positive_integer)
+  o.db = args.db
   o.store = not args.no_store
   return o
 end
