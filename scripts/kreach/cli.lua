@@ -52,10 +52,8 @@ local function number(what, test, integer)
     return nil, ("'%s' is not %s"):format(tostring(s), what)
   end
 end
-cli.number = number("a number", function() return true end)
 cli.positive_number = number("a positive number", function(x) return x > 0 end)
 cli.nonnegative_number = number("a number of 0 or more", function(x) return x >= 0 end)
-cli.integer = number("an integer", function() return true end, true)
 cli.positive_integer = number("a positive integer", function(x) return x >= 1 end, true)
 cli.nonnegative_integer = number("an integer of 0 or more", function(x) return x >= 0 end, true)
 
@@ -118,7 +116,7 @@ function cli.sizes(list)
   for _, s in ipairs(list or {}) do
     local ok, why = cli.size_override(s)
     if not ok then return nil, why end
-    local k, v = s:match("^([%w_]+)=(%d+)$")
+    local k, v = s:match("^(.-)=(.*)$")
     sizes[k] = math.tointeger(tonumber(v))
   end
   return sizes
@@ -154,20 +152,21 @@ function cli.timing_options(p)
 end
 
 -- The overrides the timing options ask for: timing, measure (nil where the default stands).
+-- The values come checked and converted by the parser (integers where integers are due).
 function cli.timing_overrides(args)
   local t, m = {}, {}
   if args.mode then t.mode = args.mode end
   if args.budget then t.budget_s = args.budget end
   if args.rel_ci then t.rel_ci = args.rel_ci end
-  if args.min_samples then t.min_samples = math.tointeger(args.min_samples) or args.min_samples end
-  if args.max_samples then t.max_samples = math.tointeger(args.max_samples) or args.max_samples end
+  if args.min_samples then t.min_samples = args.min_samples end
+  if args.max_samples then t.max_samples = args.max_samples end
   if args.flush_factor then t.flush_factor = args.flush_factor end
   if args.timing_seed then
-    t.seed = math.tointeger(args.timing_seed) or args.timing_seed
+    t.seed = args.timing_seed
     m.seed = t.seed
   end
   if args.sol_margin then m.sol_margin = args.sol_margin end
-  if args.timing_sets then m.sets = math.tointeger(args.timing_sets) or args.timing_sets end
+  if args.timing_sets then m.sets = args.timing_sets end
   local ok, err = pcall(require("kreach.timing").options, t)
   if not ok then return nil, tostring(err):gsub("^[^:]+:%d+: ", "") end
   ok, err = pcall(require("kreach.measure").options, m)

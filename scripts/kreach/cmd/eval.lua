@@ -28,7 +28,7 @@ return {
       return 2
     end
     local policy = {}
-    if args.trials then policy.trials = math.tointeger(args.trials) or args.trials end
+    if args.trials then policy.trials = args.trials end
     local okp, perr = pcall(require("kreach.check").policy, policy)
     if not okp then
       io.stderr:write("kreach eval: ", tostring(perr), "\n")
