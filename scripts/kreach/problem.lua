@@ -44,6 +44,11 @@ local function problem_error(where, fmt, ...)
 end
 M.error = problem_error
 
+-- What the user asked for (a dtype, a size name) is not the problem's: status 2, not 3.
+local function usage_error(where, fmt, ...)
+  raise(where .. ": " .. fmt:format(...), 2)
+end
+
 function M.is_error(e) return getmetatable(e) == ProblemError end
 
 -- " (did you mean 'x'?)" for a misspelt name among the keys of `known`, or ""
@@ -264,14 +269,11 @@ function Problem:instantiate(opts)
   local def = self.def
   local where = ("problem '%s'"):format(self.name)
   local dtype = opts.dtype or "f32"
-  if not DTYPES[dtype] then raise(("%s: dtype '%s': a problem runs at f32, bf16 or f16"):format(where, tostring(dtype)), 2) end
+  if not DTYPES[dtype] then usage_error(where, "dtype '%s': a problem runs at f32, bf16 or f16", tostring(dtype)) end
   local sizes = {}
   for k, v in pairs(self.sizes) do sizes[k] = v end
   for k, v in pairs(opts.sizes or {}) do
-    if self.sizes[k] == nil then
-      -- what the user asked for names nothing: a usage error (status 2)
-      raise(("%s: no size named '%s'%s"):format(where, tostring(k), suggest(tostring(k), self.sizes)), 2)
-    end
+    if self.sizes[k] == nil then usage_error(where, "no size named '%s'%s", tostring(k), suggest(tostring(k), self.sizes)) end
     if math.type(v) ~= "integer" or v < 0 then problem_error(where, "size '%s' = %s is not a non-negative integer", k, tostring(v)) end
     sizes[k] = v
   end
