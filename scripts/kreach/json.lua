@@ -81,7 +81,10 @@ local function encode_table(t, out, depth)
   out[#out + 1] = "}"
 end
 
-local cjson_null -- cjson.null, when cjson is there: written as null
+-- null: written as null (cjson.null where cjson is there, so that values from cjson pass)
+json.null = (function() local ok, cj = pcall(require, "cjson"); return ok and cj.null or nil end)()
+local cjson_null = json.null or false
+
 encode_value = function(v, out, depth)
   local tv = type(v)
   if tv == "string" then
@@ -102,10 +105,6 @@ end
 -- encode(value, opts) -> string. opts.nonfinite: "string" (default) or "token". Raises on
 -- functions, userdata other than cjson.null, and cycles.
 function json.encode(v, opts)
-  if cjson_null == nil then
-    local ok, cj = pcall(require, "cjson")
-    cjson_null = ok and cj.null or false
-  end
   local mode = opts and opts.nonfinite or "string"
   if mode ~= "string" and mode ~= "token" then error("json.encode: nonfinite is 'string' or 'token'", 2) end
   local out = {}
@@ -115,9 +114,6 @@ function json.encode(v, opts)
   if not ok then error(err, 0) end
   return table.concat(out)
 end
-
--- null: written as null (cjson.null where cjson is there)
-json.null = (function() local ok, cj = pcall(require, "cjson"); return ok and cj.null or nil end)()
 
 local UNESC = { ['"'] = '"', ['\\'] = '\\', ['/'] = '/', b = '\b', f = '\f', n = '\n', r = '\r', t = '\t' }
 local find, sub, byte = string.find, string.sub, string.byte
