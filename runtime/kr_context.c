@@ -5,7 +5,7 @@
 #include "kr_context.h"
 
 #include <cuda_runtime.h>
-#include <cublas_api.h>
+#include "kr_cublas.h"
 #include <nvrtc.h>
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -283,11 +283,7 @@ void kr_context_versions(kr_context *ctx, kr_versions *out) {
     if (cudaRuntimeGetVersion(&out->runtime) != cudaSuccess) out->runtime = 0;
     if (nvrtcVersion(&out->nvrtc_major, &out->nvrtc_minor) != NVRTC_SUCCESS)
         out->nvrtc_major = out->nvrtc_minor = 0;
-    int ma = 0, mi = 0, pa = 0;
-    if (cublasGetProperty(MAJOR_VERSION, &ma) == CUBLAS_STATUS_SUCCESS &&
-        cublasGetProperty(MINOR_VERSION, &mi) == CUBLAS_STATUS_SUCCESS &&
-        cublasGetProperty(PATCH_LEVEL, &pa) == CUBLAS_STATUS_SUCCESS)
-        out->cublas = ma * 10000 + mi * 100 + pa;
+    out->cublas = kr_cublas_version();
 }
 
 void kr_context_note_launch(kr_context *ctx, const char *kernel) {

@@ -1,14 +1,103 @@
 /* kr_cublas.c: the context's cuBLAS handle and row-major GEMM on top of column-major cuBLAS.
  * Runtime layer (no Lua). Every argument is checked on the host before the device is touched,
  * so a shape or dtype mistake reads as such and not as CUBLAS_STATUS_INVALID_VALUE. */
+#define _GNU_SOURCE /* dladdr */
 #include "kr_cublas.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <limits.h>
+#include <nvrtc.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* ---- cuBLAS, loaded on first use ----
+ * Linking libcublas costs every kreach process, each worker included, about 0.4 s and 220 MB
+ * of resident memory at start-up (its static initialisers; measured on the CPU machine with an
+ * empty program linked against it), whether it multiplies a matrix or not. So the library is
+ * opened with dlopen the first time a handle or its version is asked for: by the soname the
+ * headers were built for, through the executable's run path, else beside libnvrtc (the same
+ * toolkit). The functions used are called through this table; the names below resolve to it. */
+#define KR_CUBLAS_FUNCTIONS(X)                                                                  \
+    X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSetMathMode)          \
+    X(cublasSetPointerMode_v2) X(cublasSetAtomicsMode) X(cublasGetStatusName)                  \
+    X(cublasGetStatusString) X(cublasGemmEx) X(cublasGemmStridedBatchedEx) X(cublasGetProperty)
+
+#define KR_CUBLAS_MEMBER(name) __typeof__(&name) name;
+static struct {
+    KR_CUBLAS_FUNCTIONS(KR_CUBLAS_MEMBER)
+} api;
+static pthread_once_t api_once = PTHREAD_ONCE_INIT;
+static char api_error[512];
+
+#define KR_STR_(x) #x
+#define KR_STR(x) KR_STR_(x)
+
+static void *open_cublas(void) {
+    const char *soname = "libcublas.so." KR_STR(CUBLAS_VER_MAJOR);
+    void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (h) return h;
+    char first[256];
+    snprintf(first, sizeof first, "%s", dlerror());
+    Dl_info info;
+    if (dladdr((void *)nvrtcVersion, &info) && info.dli_fname) {
+        char path[PATH_MAX];
+        const char *slash = strrchr(info.dli_fname, '/');
+        if (slash) {
+            snprintf(path, sizeof path, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname,
+                     soname);
+            h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+            if (h) return h;
+        }
+    }
+    snprintf(api_error, sizeof api_error, "cannot load cuBLAS (%s): %s", soname, first);
+    return NULL;
+}
+
+static void load_api(void) {
+    void *h = open_cublas();
+    if (!h) return;
+#define KR_CUBLAS_LOAD(name)                                                                    \
+    if (!api_error[0]) {                                                                         \
+        *(void **)&api.name = dlsym(h, #name);                                                   \
+        if (!api.name)                                                                           \
+            snprintf(api_error, sizeof api_error, "cuBLAS has no %s: %s", #name, dlerror());     \
+    }
+    KR_CUBLAS_FUNCTIONS(KR_CUBLAS_LOAD)
+#undef KR_CUBLAS_LOAD
+}
+
+/* NULL once cuBLAS is loaded, else why it is not */
+static const char *cublas_loaded(void) {
+    pthread_once(&api_once, load_api);
+    return api_error[0] ? api_error : NULL;
+}
+
+#define cublasCreate_v2 (api.cublasCreate_v2)
+#define cublasDestroy_v2 (api.cublasDestroy_v2)
+#define cublasSetStream_v2 (api.cublasSetStream_v2)
+#define cublasSetMathMode (api.cublasSetMathMode)
+#define cublasSetPointerMode_v2 (api.cublasSetPointerMode_v2)
+#define cublasSetAtomicsMode (api.cublasSetAtomicsMode)
+#define cublasGetStatusName (api.cublasGetStatusName)
+#define cublasGetStatusString (api.cublasGetStatusString)
+#define cublasGemmEx (api.cublasGemmEx)
+#define cublasGemmStridedBatchedEx (api.cublasGemmStridedBatchedEx)
+#define cublasGetProperty (api.cublasGetProperty)
+
+int kr_cublas_version(void) {
+    if (cublas_loaded()) return 0;
+    int ma = 0, mi = 0, pa = 0;
+    if (cublasGetProperty(MAJOR_VERSION, &ma) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(MINOR_VERSION, &mi) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(PATCH_LEVEL, &pa) == CUBLAS_STATUS_SUCCESS)
+        return ma * 10000 + mi * 100 + pa;
+    return 0;
+}
 
 /* The handle with the context it belongs to, so that the destructor can tell whether the
  * device is still usable. The context is not retained: it owns this, and runs the destructor
@@ -51,6 +140,8 @@ kr_status kr_cublas_handle(kr_context *ctx, void **handle) {
         *handle = e->h;
         return KR_OK;
     }
+    const char *why = cublas_loaded();
+    if (why) return KR_ERROR(ctx, KR_ERR_CUBLAS, "%s", why);
     e = calloc(1, sizeof *e);
     if (!e) return KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory");
     e->ctx = ctx;

@@ -24,6 +24,10 @@ typedef struct {
  * device if needed; on failure *handle is NULL and the context holds the reason. */
 kr_status kr_cublas_handle(kr_context *ctx, void **handle);
 
+/* cuBLAS's version as major*10000 + minor*100 + patch, loading the library if need be (it is
+ * loaded on first use, not at start-up); 0 when it cannot be loaded. Needs no GPU. */
+int kr_cublas_version(void);
+
 /* Row-major C[m,n] = alpha * op(A) @ op(B) + beta * C, where A is [m,k] ([k,m] when trans_a)
  * and B is [k,n] ([n,k] when trans_b); `o` NULL means KR_GEMM_OPTS_DEFAULT.
  * - Shapes: all three 2-D (cublasGemmEx), or all three 3-D [batch, ., .]
