@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include "kr_cublas.h"
 #include <nvrtc.h>
+#include "kr_nvrtc_api.h"
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -281,7 +282,7 @@ void kr_context_versions(kr_context *ctx, kr_versions *out) {
     memset(out, 0, sizeof *out);
     if (cudaDriverGetVersion(&out->driver) != cudaSuccess) out->driver = 0;
     if (cudaRuntimeGetVersion(&out->runtime) != cudaSuccess) out->runtime = 0;
-    if (nvrtcVersion(&out->nvrtc_major, &out->nvrtc_minor) != NVRTC_SUCCESS)
+    if (kr_nvrtc_load() || nvrtcVersion(&out->nvrtc_major, &out->nvrtc_minor) != NVRTC_SUCCESS)
         out->nvrtc_major = out->nvrtc_minor = 0;
     out->cublas = kr_cublas_version();
 }

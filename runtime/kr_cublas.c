@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <nvrtc.h>
+#include "kr_nvrtc_api.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,16 +44,11 @@ static void *open_cublas(void) {
     if (h) return h;
     char first[256];
     snprintf(first, sizeof first, "%s", dlerror());
-    Dl_info info;
-    if (dladdr((void *)nvrtcVersion, &info) && info.dli_fname) {
-        char path[PATH_MAX];
-        const char *slash = strrchr(info.dli_fname, '/');
-        if (slash) {
-            snprintf(path, sizeof path, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname,
-                     soname);
-            h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-            if (h) return h;
-        }
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    if (kr_nvrtc_dir(dir, sizeof dir) == 0) {
+        snprintf(path, sizeof path, "%s/%s", dir, soname);
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (h) return h;
     }
     snprintf(api_error, sizeof api_error, "cannot load cuBLAS (%s): %s", soname, first);
     return NULL;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <nvrtc.h>
+#include "kr_nvrtc_api.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -503,6 +504,8 @@ kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **o
     double t0 = now_ms();
     *out = NULL;
     if (!o->source) return KR_ERROR(ctx, KR_ERR_ARG, "build: no source given");
+    const char *unloaded = kr_nvrtc_load();
+    if (unloaded) return KR_ERROR(ctx, KR_ERR_NVRTC, "%s", unloaded);
     const char *name = o->name && *o->name ? o->name : "kernel.cu";
     char arch[32];
     if (o->arch) {

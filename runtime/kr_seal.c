@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <nvrtc.h>
+#include "kr_nvrtc_api.h"
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -270,16 +271,7 @@ int kr_seal_realpath(const char *path, char *out, size_t n, char *err, size_t er
     return 0;
 }
 
-int kr_seal_nvrtc_dir(char *out, size_t n) {
-    Dl_info info;
-    if (!dladdr((void *)nvrtcVersion, &info) || !info.dli_fname) return -1;
-    char buf[PATH_MAX];
-    if (!realpath(info.dli_fname, buf)) return -1;
-    char *slash = strrchr(buf, '/');
-    if (!slash) return -1;
-    *slash = 0;
-    return snprintf(out, n, "%s", buf[0] ? buf : "/") < (int)n ? 0 : -1;
-}
+int kr_seal_nvrtc_dir(char *out, size_t n) { return kr_nvrtc_dir(out, n); }
 
 int kr_seal_preload_nvrtc_builtins(char *err, size_t errlen) {
     char dir[PATH_MAX], path[PATH_MAX + 64];
