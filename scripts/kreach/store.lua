@@ -10,6 +10,7 @@
 -- docs/results.md describes the tables.
 local sqlite = require "kreach.core.sqlite"
 local fs = require "kreach.core.fs"
+local errors = require "kreach.errors"
 
 local M = { SCHEMA_VERSION = 1, DEFAULT_PATH = "results.db" }
 
@@ -174,17 +175,17 @@ end
 local Store = {}
 Store.__index = Store
 
--- A failing statement raises "<path>: <sqlite's message>" (no position: `kreach results` and
--- other callers recognise a store failure by its path).
+-- A failing statement raises "<path>: <sqlite's message>" as a kreach.errors database error
+-- (exit status 3: the database cannot be used), never with a position.
 local function exec(self, sql, ...)
   local n, err = self.sql:exec(sql, ...)
-  if not n then error(("%s: %s"):format(self.path, err), 0) end
+  if not n then errors.database("%s: %s", self.path, err) end
   return n
 end
 
 local function query(self, sql, ...)
   local rows, err = self.sql:query(sql, ...)
-  if not rows then error(("%s: %s"):format(self.path, err), 0) end
+  if not rows then errors.database("%s: %s", self.path, err) end
   return rows
 end
 
@@ -274,10 +275,10 @@ function M.open(path, opts)
     -- another process may be creating it too: decide inside the write transaction
     local ok, cerr = pcall(self.transaction, self, function()
       local what, why = inspect(db, path)
-      if not what then error(why, 0) end
+      if not what then errors.database(why) end
       if what == "ours" then return end
       local sok, serr = db:script(SCHEMA)
-      if not sok then error(("%s: %s"):format(path, serr), 0) end
+      if not sok then errors.database("%s: %s", path, serr) end
       for k, v in pairs{ schema_version = tostring(M.SCHEMA_VERSION), created_at = now(),
                          created_by = "kreach " .. require("kreach.core").version } do
         exec(self, "INSERT INTO kreach_meta(key, value) VALUES (?, ?)", k, v)
@@ -300,7 +301,7 @@ function Store:transaction(fn)
   if res[1] then
     local ok, err = self.sql:exec(depth == 0 and "COMMIT" or ("RELEASE " .. sp))
     if ok then return table.unpack(res, 2, res.n) end
-    res[2] = ("%s: %s"):format(self.path, err)
+    res[2] = errors.new("database", ("%s: %s"):format(self.path, err))
   end
   if depth == 0 then
     self.sql:exec("ROLLBACK") -- fails harmlessly when SQLite has rolled back already

@@ -326,7 +326,12 @@ describe("kreach.store", function()
       -- a failure after the problem and candidate rows went in: all of it is rolled back
       local orphan = evaluation(run + 1000, "k", { problem = { name = "new", file_hash = "n" },
                                                    candidate = { hash = "new", source = "s" } })
-      assert.has_error(function() db:record_evaluation(orphan) end, path .. ": FOREIGN KEY constraint failed")
+      -- a failing statement is a kreach.errors database error (exit status 3), without a position
+      local ok, ferr = pcall(db.record_evaluation, db, orphan)
+      assert.is_false(ok)
+      assert.is_true(require("kreach.errors").is(ferr))
+      assert.equals(3, ferr.status)
+      assert.equals(path .. ": FOREIGN KEY constraint failed", tostring(ferr))
       assert.equals(0, count(db, "evaluations"))
       assert.equals(0, count(db, "problems"))
       assert.equals(0, count(db, "candidates"))
