@@ -2,6 +2,7 @@
 -- column), CSV (the flat columns) and KernelBench's eval_results.json layout; and the short
 -- text tables of `kreach results list` and `runs`. Every writer takes the store's decoded rows
 -- and a write(string) function, so a caller chooses the destination.
+local evaluation = require "kreach.evaluation"
 local store = require "kreach.store"
 local text = require "kreach.text"
 -- exports are outputs: kreach.json with non-finite numbers as the strings "NaN", "Infinity"
@@ -22,16 +23,8 @@ end
 
 -- ---- CSV ----
 
--- column name -> the field of an evaluation row it comes from
-M.CSV_COLUMNS = {
-  { "id", "id" }, { "run_id", "run_id" }, { "suite", "suite" }, { "problem_id", "problem_id" },
-  { "problem", "problem_name" }, { "candidate", function(r) return r.candidate_name or r.candidate_path end },
-  { "candidate_hash", "candidate_hash" }, { "dtype", "dtype" }, { "verdict", "verdict" },
-  { "reason", "reason" }, { "baseline_ms", "baseline_ms" }, { "candidate_ms", "candidate_ms" },
-  { "speedup", "speedup" }, { "speedup_lo", "speedup_lo" }, { "speedup_hi", "speedup_hi" },
-  { "sol_fraction", "sol_fraction" }, { "throttled", "throttled" }, { "wall_s", "wall_s" },
-  { "finished_at", "finished_at" },
-}
+-- The columns: kreach.evaluation's fields marked csv, { header, get(row) }.
+M.CSV_COLUMNS = evaluation.csv_columns()
 
 -- RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled. Text
 -- a spreadsheet would run as a formula (a candidate's name "=HYPERLINK(...)", a reason that
@@ -55,8 +48,7 @@ function M.csv(rows, write)
   for _, r in ipairs(rows) do
     local f = {}
     for i, c in ipairs(M.CSV_COLUMNS) do
-      local get = c[2]
-      f[i] = csv_field(type(get) == "function" and get(r) or r[get])
+      f[i] = csv_field(c[2](r))
     end
     write(table.concat(f, ","), "\n")
   end

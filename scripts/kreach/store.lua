@@ -11,6 +11,7 @@
 local sqlite = require "kreach.core.sqlite"
 local fs = require "kreach.core.fs"
 local errors = require "kreach.errors"
+local evaluation = require "kreach.evaluation"
 
 local M = { SCHEMA_VERSION = 1, DEFAULT_PATH = "results.db" }
 
@@ -78,12 +79,7 @@ CREATE TABLE problems(id INTEGER PRIMARY KEY, suite TEXT, problem_id INTEGER, na
   path TEXT, file_hash TEXT NOT NULL, UNIQUE(name, file_hash));
 CREATE TABLE candidates(id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, path TEXT, name TEXT,
   source TEXT NOT NULL, origin TEXT);
-CREATE TABLE evaluations(id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
-  problem_ref INTEGER NOT NULL REFERENCES problems(id), candidate_ref INTEGER REFERENCES candidates(id),
-  eval_key TEXT NOT NULL, dtype TEXT NOT NULL, sizes TEXT, verdict TEXT NOT NULL, reason TEXT,
-  detail TEXT, baseline_ms REAL, candidate_ms REAL, speedup REAL, speedup_lo REAL, speedup_hi REAL,
-  sol_fraction REAL, throttled INTEGER, check_result TEXT, timing TEXT, started_at TEXT,
-  finished_at TEXT, wall_s REAL);
+]] .. evaluation.create_sql() .. [[
 CREATE INDEX evaluations_eval_key ON evaluations(eval_key);
 CREATE INDEX evaluations_run_id ON evaluations(run_id);
 CREATE TABLE calibrations(id INTEGER PRIMARY KEY, device_uuid TEXT NOT NULL, device_name TEXT,
@@ -438,19 +434,10 @@ end
 
 -- ---- evaluations ----
 
-local function bool_int(b)
-  if b == nil then return nil end
-  return b and 1 or 0
-end
-
-local function detail_text(d)
-  if d == nil or type(d) == "string" then return d end
-  if type(d) == "table" then return json.encode(d) end
-  return tostring(d)
-end
-
--- record_evaluation(e) -> id: the problem and candidate rows and the evaluation, in one
--- transaction, committed before it returns (inside a caller's transaction it joins that one).
+-- record_evaluation(e) -> id: the problem and candidate rows and the evaluation (a record of
+-- kreach.evaluation: its columns are that module's), in one transaction, committed before it
+-- returns (inside a caller's transaction it joins that one). e.problem and e.candidate (nil for
+-- a baseline timed alone) are the rows it refers to.
 function Store:record_evaluation(e)
   need_id(e.run_id, "record_evaluation: run_id")
   if type(e.problem) ~= "table" then error("record_evaluation: 'problem' must be a table", 2) end
@@ -459,35 +446,20 @@ function Store:record_evaluation(e)
   end
   need(e, "eval_key", "string", "record_evaluation")
   need(e, "dtype", "string", "record_evaluation")
-  if type(e.verdict) ~= "table" or type(e.verdict.verdict) ~= "string" then
-    error("record_evaluation: 'verdict' must be a verdict table {verdict=, reason=, detail=}", 2)
-  end
+  need(e, "verdict", "string", "record_evaluation")
   return self:transaction(function()
-    local pref = self:problem_ref(e.problem)
-    local cref = e.candidate and self:candidate_ref(e.candidate) or nil
-    local v = e.verdict
-    exec(self, [[INSERT INTO evaluations(run_id, problem_ref, candidate_ref, eval_key, dtype, sizes,
-        verdict, reason, detail, baseline_ms, candidate_ms, speedup, speedup_lo, speedup_hi,
-        sol_fraction, throttled, check_result, timing, started_at, finished_at, wall_s)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)]],
-      e.run_id, pref, cref, e.eval_key, e.dtype, enc(e.sizes), v.verdict, v.reason, detail_text(v.detail),
-      e.baseline_ms, e.candidate_ms, e.speedup, e.speedup_lo, e.speedup_hi, e.sol_fraction,
-      bool_int(e.throttled), enc(e.check), enc(e.timing), e.started_at, e.finished_at or now(), e.wall_s)
+    local row = setmetatable({ problem_ref = self:problem_ref(e.problem),
+                               candidate_ref = e.candidate and self:candidate_ref(e.candidate) or nil },
+                             { __index = e })
+    if row.finished_at == nil then row.finished_at = now() end
+    local sql, values, n = evaluation.insert_sql(row)
+    exec(self, sql, table.unpack(values, 1, n))
     return self.sql:last_insert_rowid()
   end)
 end
 
-local EVAL_SELECT = [[SELECT e.*, p.suite AS suite, p.problem_id AS problem_id, p.name AS problem_name,
-    p.path AS path, c.hash AS candidate_hash, c.path AS candidate_path, c.name AS candidate_name,
-    c.origin AS origin
-  FROM evaluations e JOIN problems p ON p.id = e.problem_ref LEFT JOIN candidates c ON c.id = e.candidate_ref]]
-
-local function decode_eval(r)
-  if not r then return nil end
-  r.sizes, r.check_result, r.timing, r.origin = dec(r.sizes), dec(r.check_result), dec(r.timing), dec(r.origin)
-  if r.throttled ~= nil then r.throttled = r.throttled ~= 0 end
-  return r
-end
+local EVAL_SELECT = evaluation.select_sql()
+local decode_eval = evaluation.decode
 
 -- find_evaluation(eval_key) -> the newest evaluation with this key, or nil
 function Store:find_evaluation(key)

@@ -15,9 +15,10 @@ M.REASONS = {
   timeout = nil,
   skipped = nil,
   invalid_candidate = nil,
+  baseline = {},  -- no candidate: the baseline timed alone (kreach bench)
 }
 M.KINDS = { "correct", "incorrect", "compile_error", "runtime_error", "timeout", "skipped",
-            "invalid_candidate" }
+            "invalid_candidate", "baseline" }
 local KNOWN = {}
 for _, k in ipairs(M.KINDS) do KNOWN[k] = true end
 
@@ -27,8 +28,8 @@ for _, k in ipairs(M.KINDS) do KNOWN[k] = true end
 -- stripped of terminal controls here (kreach.text.clean), the one door every verdict passes.
 function M.new(verdict, reason, detail)
   if not KNOWN[verdict] then error(("unknown verdict '%s'"):format(tostring(verdict)), 2) end
-  if verdict == "correct" then
-    if reason ~= nil then error("a correct verdict has no reason", 2) end
+  if verdict == "correct" or verdict == "baseline" then
+    if reason ~= nil then error(("a %s verdict has no reason"):format(verdict), 2) end
   else
     if type(reason) ~= "string" or reason == "" then
       error(("verdict '%s' needs a reason"):format(verdict), 2)
@@ -43,6 +44,9 @@ function M.new(verdict, reason, detail)
 end
 
 function M.correct(detail) return M.new("correct", nil, detail) end
+
+-- The verdict of a baseline timed alone, without a candidate (kreach bench).
+function M.baseline(detail) return M.new("baseline", nil, detail) end
 
 -- The verdict for an error raised while loading or running a candidate's Lua.
 function M.from_candidate_error(e)

@@ -10,9 +10,11 @@
 -- The worker is sealed (kreach.seal): it starts with an environment built from an allow-list,
 -- a private directory, a memory limit and a pipe from the parent; everything it reports is
 -- bounded and stripped of terminal controls here (kreach.text) before anyone prints or stores it.
-local verdict = require "kreach.verdict"
+local proc = require "kreach.core.proc"
+local protocol = require "kreach.protocol"
 local seal = require "kreach.seal"
 local text = require "kreach.text"
+local verdict = require "kreach.verdict"
 
 local M = {}
 
@@ -31,13 +33,12 @@ function M.phase(name)
   io.stdout:flush()
 end
 
--- Ends the worker's output with its result (a table that encodes as JSON).
--- The results store's JSON codec (kreach.store.json): exact for integers and doubles, and NaN
--- and infinities cross the pipe as they are.
+-- Ends the worker's output with its result (a table), as kreach.protocol writes it: exact for
+-- integers and doubles, and NaN and infinities cross the pipe as they are.
 function M.result(t)
   local rec = seal.record()
   if rec and type(t) == "table" and t.seal == nil then t.seal = rec end
-  io.stdout:write("result ", require("kreach.store").json.encode(t), "\n")
+  io.stdout:write(protocol.result_line(t), "\n")
   io.stdout:flush()
 end
 
@@ -66,10 +67,9 @@ end
 -- the parent watch's pipe.
 function M.run(argv, opts)
   opts = opts or {}
-  local kreach = require "kreach"
   local prep, perr = seal.prepare{ memory_bytes = opts.memory_bytes }
   if not prep then return nil, verdict.new("runtime_error", "cannot prepare the worker: " .. tostring(perr)) end
-  local w, err = kreach.proc.spawn(argv, { env = prep.env, watch = true })
+  local w, err = proc.spawn(argv, { env = prep.env, watch = true })
   if not w then
     prep.cleanup()
     return nil, verdict.new("runtime_error", "cannot start the worker: " .. err)
@@ -96,7 +96,7 @@ function M.run(argv, opts)
         local v = why == "timeout"
           and verdict.new("timeout", ("phase '%s' ran past its limit of %g s"):format(phase, limit(phase)))
           or verdict.new("runtime_error", ("the worker wrote a line longer than the protocol allows (%d MiB) in phase '%s'"):format(
-            kreach.proc.MAX_LINE // (1024 * 1024), phase))
+            proc.MAX_LINE // (1024 * 1024), phase))
         v.phase = phase
         return finish(nil, v)
       end
@@ -110,10 +110,10 @@ function M.run(argv, opts)
       local j = line:match("^result (.*)$")
       if j then
         results = results + 1
-        local ok, t = pcall(require("kreach.store").json.decode, j)
+        local t = protocol.decode_result(j)
         -- the worker cleaned its strings already (which can make them up to four times
         -- longer); this bound is the backstop for a worker that did not
-        if ok and type(t) == "table" then result = text.clean_all(t, 4 * text.MAX_BYTES + 256) end
+        if t then result = text.clean_all(t, 4 * text.MAX_BYTES + 256) end
       end
     end
   end

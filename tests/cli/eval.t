@@ -14,10 +14,10 @@ $ kreach eval 19 tests/candidates/019_relu.lua tests/candidates/adv_zeros.lua te
 $ kreach eval 19 tests/candidates/019_relu.lua --size batch_size=64 --size dim=4099 --budget 0.3 --db ${TMPDIR:-/tmp}/kreach-eval-t.$PPID/r.db
 ~ ^019 19_ReLU +019_relu%.lua +correct .* stored$
 $ kreach eval 19 tests/candidates/019_relu.lua --size batch_size=64 --size dim=4099 --budget 0.3 --db ${TMPDIR:-/tmp}/kreach-eval-t.$PPID/r.db --json
-~ "stored":true
+~ "reused":true
 ~ "summary":{
 $ kreach eval 19 tests/candidates/019_relu.lua --size batch_size=64 --size dim=4099 --budget 0.3 --db ${TMPDIR:-/tmp}/kreach-eval-t.$PPID/r.db --resume
-? 3
+? 2
 ~ nothing to resume
 $ kreach bench 19 --size batch_size=64 --size dim=4099 --budget 0.3 --db ${TMPDIR:-/tmp}/kreach-eval-t.$PPID/r.db
 ~ ^19 +19_ReLU +[%d.]+ +%[[%d.]+, [%d.]+%]

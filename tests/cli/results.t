@@ -1,7 +1,7 @@
 # kreach results: export (jsonl, csv, kernelbench), list and runs of a small database built
 # first with kreach -e; the refusals (exit 3) leave the file as it was. Needs no GPU. Files go
 # to a directory named after this transcript's process ($PPID), removed at the end.
-$ D=${TMPDIR:-/tmp}/kreach-results-t.$PPID; rm -rf $D; mkdir -p $D && kreach -e 'local s = require("kreach.store"); local db = assert(s.open(arg[1])); local run = db:begin_run{command = {"kreach", "run"}, config_hash = "h1", device = {name = "NVIDIA H200"}}; local P19 = {suite = "kernelbench-level1", problem_id = 19, name = "19_ReLU", file_hash = "a"}; db:record_evaluation{run_id = run, problem = P19, candidate = {hash = "c1", name = "relu_v1", source = "x", origin = {model = "m", sample = 1}}, eval_key = "k1", dtype = "f32", verdict = {verdict = "correct"}, baseline_ms = 0.5, candidate_ms = 0.25, speedup = 2.0, throttled = false, timing = {candidate = {summary = {n = 4, median = 0.25, mean = 0.25, min = 0.2, max = 0.3}, samples = {0.2, 0.25, 0.25, 0.3}}}}; db:record_evaluation{run_id = run, problem = {suite = "kernelbench-level1", problem_id = 2, name = "2_Matmul", file_hash = "b"}, candidate = {hash = "c2", name = "a \"quoted\", name", source = "y"}, eval_key = "k2", dtype = "bf16", verdict = {verdict = "compile_error", reason = "nvrtc: error\nline 3"}}; db:record_evaluation{run_id = run, problem = P19, eval_key = "k3", dtype = "f32", verdict = {verdict = "correct"}, baseline_ms = 0.5, check = {max_rel = 0/0}}; db:finish_run(run, "finished"); print("built", run)' $D/r.db
+$ D=${TMPDIR:-/tmp}/kreach-results-t.$PPID; rm -rf $D; mkdir -p $D && kreach -e 'local s = require("kreach.store"); local db = assert(s.open(arg[1])); local run = db:begin_run{command = {"kreach", "run"}, config_hash = "h1", device = {name = "NVIDIA H200"}}; local P19 = {suite = "kernelbench-level1", problem_id = 19, name = "19_ReLU", file_hash = "a"}; db:record_evaluation{run_id = run, problem = P19, candidate = {hash = "c1", name = "relu_v1", source = "x", origin = {model = "m", sample = 1}}, eval_key = "k1", dtype = "f32", verdict = "correct", baseline_ms = 0.5, candidate_ms = 0.25, speedup = 2.0, throttled = false, timing = {candidate = {summary = {n = 4, median = 0.25, mean = 0.25, min = 0.2, max = 0.3}, samples = {0.2, 0.25, 0.25, 0.3}}}}; db:record_evaluation{run_id = run, problem = {suite = "kernelbench-level1", problem_id = 2, name = "2_Matmul", file_hash = "b"}, candidate = {hash = "c2", name = "a \"quoted\", name", source = "y"}, eval_key = "k2", dtype = "bf16", verdict = "compile_error", reason = "nvrtc: error\nline 3"}; db:record_evaluation{run_id = run, problem = P19, eval_key = "k3", dtype = "f32", verdict = "correct", baseline_ms = 0.5, check_result = {max_rel = 0/0}}; db:finish_run(run, "finished"); print("built", run)' $D/r.db
 = built	1
 $ kreach results export --db ${TMPDIR:-/tmp}/kreach-results-t.$PPID/r.db --format jsonl
 ~ ^{"baseline_ms":0%.5,"candidate_hash":"c1","candidate_ms":0%.25,"candidate_name":"relu_v1","candidate_ref":1,"dtype":"f32","eval_key":"k1",.*"id":1,"origin":{"model":"m","sample":1},"problem_id":19,"problem_name":"19_ReLU",.*"speedup":2%.0,.*"verdict":"correct"}$
@@ -27,9 +27,11 @@ $ kreach results export --db ${TMPDIR:-/tmp}/kreach-results-t.$PPID/r.db --forma
 ! kreach_eval_id":3
 $ D=${TMPDIR:-/tmp}/kreach-results-t.$PPID; kreach results export --db $D/r.db --format kernelbench -o $D/kb.json && kreach -e 'local s = io.open(arg[1]):read("a"); local t = require("kreach.store").json.decode(s); print(#t["2"], #t["19"], s:find("\"2\"") < s:find("\"19\""))' $D/kb.json
 = 1	1	true
+# a run id that names no run is a usage error, as a problem name that names nothing is
 $ kreach results export --db ${TMPDIR:-/tmp}/kreach-results-t.$PPID/r.db --format csv --run 2
-= id,run_id,suite,problem_id,problem,candidate,candidate_hash,dtype,verdict,reason,baseline_ms,candidate_ms,speedup,speedup_lo,speedup_hi,sol_fraction,throttled,wall_s,finished_at
-! ^%d
+? 2
+~ ^kreach results: %-%-run 2: there is no run 2 in .*/r%.db %(kreach results runs lists them%)$
+! ^id,run_id
 $ kreach results list --db ${TMPDIR:-/tmp}/kreach-results-t.$PPID/r.db
 ~ ^ +id +problem +candidate +dtype +verdict +speedup$
 ~ ^ +1 +19_ReLU +relu_v1 +f32 +correct +2$

@@ -86,10 +86,11 @@ describe("candidate files that cannot be candidates", function()
     assert.matches("outside the manifest's directory", items[2].invalid)
     -- what run records for it (run needs a GPU; the record does not)
     local item = items[2]
-    item.problem_hash, item.candidate_hash, item.eval_key = "p", "c", "k"
-    local rec = ev.invalid_record(item, { dtype = "f32" })
-    assert.equals("invalid_candidate", rec.verdict.verdict)
-    assert.matches("etc/passwd: it resolves to /etc/passwd, outside", rec.verdict.reason)
+    ev.identify(item)
+    item.eval_key = "k"
+    local rec = ev.evaluate(item, { dtype = "f32" }, {}) -- no worker: the file is never read
+    assert.equals("invalid_candidate", rec.verdict)
+    assert.matches("etc/passwd: it resolves to /etc/passwd, outside", rec.reason)
     assert.matches("^%-%- kreach did not read this file: it resolves to /etc/passwd", rec.candidate.source)
     local store = require "kreach.store"
     local db = assert(store.open(d .. "/r.db"))
@@ -98,6 +99,6 @@ describe("candidate files that cannot be candidates", function()
     local lines = {}
     require("kreach.results").export(db, "csv", {}, function(...) lines[#lines + 1] = table.concat({ ... }) end)
     db:close()
-    assert.matches("^1,1,kernelbench%-l1,19,19_ReLU,passwd,c,f32,invalid_candidate,\"?.*etc/passwd: it resolves", lines[2])
+    assert.matches("^1,1,kernelbench%-l1,19,19_ReLU,passwd,%x+,f32,invalid_candidate,\"?.*etc/passwd: it resolves", lines[2])
   end)
 end)

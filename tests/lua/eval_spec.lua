@@ -1,6 +1,8 @@
 -- kreach.eval without a GPU: what a run evaluates (candidate files, manifests, matching to
 -- problems), the keys evaluations are stored under, and the summary statistics.
+local campaign = require "kreach.campaign"
 local ev = require "kreach.eval"
+local evaluation = require "kreach.evaluation"
 
 local support = require "support"
 local tmpdir, write = support.tmpdir, support.spit
@@ -10,19 +12,19 @@ describe("canonical JSON", function()
     local a, b = {}, {}
     for i = 1, 50 do a["k" .. i] = i end
     for i = 50, 1, -1 do b["k" .. i] = i end
-    assert.equals(ev.canonical(a), ev.canonical(b))
-    assert.equals('{"a":1,"b":[1,2,{"c":true}],"d":"x\\"y"}', ev.canonical({ d = 'x"y', b = { 1, 2, { c = true } }, a = 1 }))
+    assert.equals(campaign.canonical(a), campaign.canonical(b))
+    assert.equals('{"a":1,"b":[1,2,{"c":true}],"d":"x\\"y"}', campaign.canonical({ d = 'x"y', b = { 1, 2, { c = true } }, a = 1 }))
     -- a number is a number, as in JSON (options arrive through JSON as floats); floats keep
     -- every bit
-    assert.equals(ev.canonical({ x = 1 }), ev.canonical({ x = 1.0 }))
-    assert.equals('{"x":0.10000000000000001}', ev.canonical({ x = 0.1 }))
-    assert.has_error(function() ev.canonical({ f = print }) end)
+    assert.equals(campaign.canonical({ x = 1 }), campaign.canonical({ x = 1.0 }))
+    assert.equals('{"x":0.10000000000000001}', campaign.canonical({ x = 0.1 }))
+    assert.has_error(function() campaign.canonical({ f = print }) end)
   end)
 
   it("gives stable hashes", function()
-    assert.equals(32, #ev.hash("abc"))
-    assert.equals(ev.hash("abc"), ev.hash("abc"))
-    assert.not_equals(ev.hash("abc"), ev.hash("abd"))
+    assert.equals(32, #campaign.hash("abc"))
+    assert.equals(campaign.hash("abc"), campaign.hash("abc"))
+    assert.not_equals(campaign.hash("abc"), campaign.hash("abd"))
   end)
 end)
 
@@ -108,7 +110,7 @@ describe("the summary of a run", function()
   }
 
   it("counts wins and fast_p over all evaluated candidates", function()
-    local s = ev.summary(rows)
+    local s = evaluation.summary(rows)
     assert.equals(5, s.n)
     assert.equals(3, s.correct)
     assert.equals(1, s.wins)                -- only the interval above 1 counts
@@ -128,7 +130,7 @@ describe("the summary of a run", function()
   end)
 
   it("has nothing to say about an empty run", function()
-    local s = ev.summary({})
+    local s = evaluation.summary({})
     assert.equals(0, s.n)
     assert.is_nil(s.median_speedup)
     assert.is_nil(s.geomean_speedup)
@@ -140,7 +142,7 @@ describe("the summary of a run", function()
     local sink = { write = function(_, ...) for _, x in ipairs({ ... }) do out[#out + 1] = x end end }
     local r = { problem_id = 19, problem_name = "19_ReLU", candidate_path = "c/019_relu.lua", verdict = "correct",
                 baseline_ms = 3.1, candidate_ms = 3.0, speedup = 1.033, speedup_lo = 1.01, speedup_hi = 1.05, sol_fraction = 0.97 }
-    ev.report({ r }, ev.summary({ r }), sink)
+    ev.report({ r }, evaluation.summary({ r }), sink)
     local text = table.concat(out)
     assert.truthy(text:find("019 19_ReLU", 1, true))
     assert.truthy(text:find("1.033x [1.010, 1.050]", 1, true))

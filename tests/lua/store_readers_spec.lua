@@ -33,7 +33,7 @@ local s = require("kreach.store")
 local db = assert(s.open(arg[1]))
 local run = db:begin_run{ command = { "kreach" }, config_hash = "h" }
 db:record_evaluation{ run_id = run, problem = { name = "p" .. run, file_hash = "a" }, eval_key = "k" .. run,
-                      dtype = "f32", verdict = { verdict = "correct" } }
+                      dtype = "f32", verdict = "correct" }
 if arg[2] == "kill" then os.execute("kill -9 " .. require("kreach.core.util").pid()) end
 db:close()
 print("recorded run", run)

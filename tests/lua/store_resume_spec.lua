@@ -12,7 +12,7 @@ local run = db:begin_run{ command = { "kreach", "run" }, config = { suite = "s" 
 for i = 1, 3 do
   db:record_evaluation{ run_id = run, problem = { suite = "s", problem_id = i, name = "p" .. i, file_hash = "f" .. i },
     candidate = { hash = "c" .. i, source = "source " .. i, origin = { sample = i } },
-    eval_key = "key-" .. i, dtype = "f32", sizes = { n = i * 1000 }, verdict = { verdict = "correct" },
+    eval_key = "key-" .. i, dtype = "f32", sizes = { n = i * 1000 }, verdict = "correct",
     candidate_ms = i * 0.5, timing = { candidate = { samples = { i + 0.25, 0 / 0 } } } }
 end
 io.stdout:write("recorded ", run, "\n")
@@ -63,7 +63,7 @@ describe("a killed run", function()
     assert.is_not_nil(db:find_evaluation("key-2"))
     assert.is_nil(db:find_evaluation("key-4"))
     db:record_evaluation{ run_id = run, problem = { name = "p4", file_hash = "f4" }, eval_key = "key-4",
-                          dtype = "f32", verdict = { verdict = "skipped", reason = "resumed" } }
+                          dtype = "f32", verdict = "skipped", reason = "resumed" }
     db:finish_run(run, "finished")
     assert.equals(4, #db:evaluations{ run_id = run })
     assert.equals("finished", db:get_run(run).status)

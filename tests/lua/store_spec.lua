@@ -51,9 +51,9 @@ local CANDIDATE = { hash = "c0ffee", path = "cands/relu.lua", name = "relu_v1", 
 
 local function evaluation(run_id, key, extra)
   local e = { run_id = run_id, problem = PROBLEM, candidate = CANDIDATE, eval_key = key, dtype = "f32",
-              sizes = { batch_size = 16, dim = 16384 }, verdict = { verdict = "correct" },
+              sizes = { batch_size = 16, dim = 16384 }, verdict = "correct",
               baseline_ms = 0.25, candidate_ms = 0.2, speedup = 1.25, speedup_lo = 1.2, speedup_hi = 1.3,
-              sol_fraction = 0.8, throttled = false, check = { trials = 5, max_rel = 1e-7 },
+              sol_fraction = 0.8, throttled = false, check_result = { trials = 5, max_rel = 1e-7 },
               timing = { candidate = { summary = { n = 3, median = 0.2, mean = 0.2, min = 0.19, max = 0.21 },
                                        samples = { 0.19, 0.2, 0.21 } } },
               started_at = "2026-12-03T10:00:00Z", finished_at = "2026-12-03T10:00:01Z", wall_s = 1.5 }
@@ -344,8 +344,8 @@ describe("kreach.store", function()
       local r2 = db:begin_run{ config_hash = "h" }
       local ids = {}
       ids[1] = db:record_evaluation(evaluation(r1, "a"))
-      ids[2] = db:record_evaluation(evaluation(r1, "b", { verdict = { verdict = "incorrect", reason = "wrong_values",
-                                                                    detail = "trial 1" } }))
+      ids[2] = db:record_evaluation(evaluation(r1, "b", { verdict = "incorrect", reason = "wrong_values",
+                                                                    detail = "trial 1" }))
       ids[3] = db:record_evaluation(evaluation(r2, "a", { speedup = 2.0 }))
       assert.equals(ids[3], db:find_evaluation("a").id)
       assert.equals(2.0, db:find_evaluation("a").speedup)
@@ -369,7 +369,7 @@ describe("kreach.store", function()
     it("keeps NaN, infinities and exact numbers in JSON columns", function()
       local run = db:begin_run{ config_hash = "h", config = { tol = math.huge } }
       db:record_evaluation(evaluation(run, "nan", {
-        check = { max_abs = 0 / 0, max_rel = math.huge, low = -math.huge, big = math.maxinteger, third = 1 / 3 },
+        check_result = { max_abs = 0 / 0, max_rel = math.huge, low = -math.huge, big = math.maxinteger, third = 1 / 3 },
         timing = { candidate = { samples = { 0.1234567890123456789, 2 } } } }))
       local e = db:find_evaluation("nan")
       assert.is_true(e.check_result.max_abs ~= e.check_result.max_abs)

@@ -107,14 +107,43 @@ describe("a worker", function()
   end)
 
   it("runs kreach lint's phases: a hang the step limit cannot stop times out", function()
-    local argv = { bin, "worker", "lint", "19", "tests/candidates/bad_hang.lua", "--arch", "sm_90",
-                   "--size", "batch_size=2", "--size", "dim=8" }
+    local protocol = require "kreach.protocol"
+    local argv = protocol.argv("lint", { problem = "19", candidate = "tests/candidates/bad_hang.lua", arch = "sm_90",
+                                         sizes = { batch_size = 2, dim = 8 } })
     local r, v = worker.run(argv, { timeout_s = 30, timeouts = { forward = 1 } })
     assert.is_nil(r)
     assert.equals("timeout", v.verdict)
     assert.equals("forward", v.phase)
-    local ok = worker.run({ bin, "worker", "lint", "19", "tests/candidates/019_relu.lua", "--arch", "sm_90",
-                            "--size", "batch_size=2", "--size", "dim=8" })
+    local ok = worker.run(protocol.argv("lint", { problem = "19", candidate = "tests/candidates/019_relu.lua",
+                                                  arch = "sm_90", sizes = { batch_size = 2, dim = 8 } }))
     assert.equals(1, ok.report.launches)
+  end)
+
+  it("sends the worker one spec, checked on both sides", function()
+    local protocol = require "kreach.protocol"
+    local argv = protocol.argv("time", { problem = "19", dtype = "f32", sizes = { dim = 8 }, timing = { budget_s = 1, warmup_s = 0.5 } })
+    assert.equals("worker", argv[2])
+    assert.equals("time", argv[3])
+    assert.equals(4, #argv)
+    local spec = assert(protocol.decode_spec("time", argv[4]))
+    assert.same({ dim = 8 }, spec.sizes)
+    assert.same({ timing = 10 * (1 + 2 * 0.5) + 30 }, protocol.timeouts("time", spec, 5))
+    -- what the harness could get wrong is refused at once, by name
+    assert.has_error(function() protocol.argv("check", { problem = "19" }) end, "worker spec: job 'check' needs field 'candidate'")
+    assert.has_error(function() protocol.argv("time", { problem = "19", polcy = {} }) end, "worker spec: unknown field 'polcy'")
+    assert.has_error(function() protocol.argv("time", { problem = "19", sizes = { dim = 0 } }) end,
+      "worker spec: size 'dim' must be a positive integer")
+    assert.is_nil((protocol.decode_spec("time", "{not json")))
+    -- a worker given a bad spec says so and exits 2 before any setup
+    local r, v = worker.run({ bin, "worker", "time", '{"problem": 19}' })
+    assert.is_nil(r)
+    assert.matches("exited with status 2", v.reason)
+    assert.matches("field 'problem' must be a string", v.reason)
+    -- results cross exactly, non-finite numbers included
+    local line = protocol.result_line({ x = 0 / 0, y = math.huge, z = 0.1 })
+    local t = assert(protocol.decode_result(line:match("^result (.*)$")))
+    assert.is_true(t.x ~= t.x)
+    assert.equals(math.huge, t.y)
+    assert.equals(0.1, t.z)
   end)
 end)

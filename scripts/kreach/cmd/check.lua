@@ -1,7 +1,15 @@
 -- kreach check <problem> <candidate.lua>: runs the correctness protocol (docs/correctness.md)
 -- on one candidate in a worker process and prints the verdict and every trial's metrics.
 -- Exit status 0 for `correct`, 1 for any other verdict.
-local kreach = require "kreach"
+local check = require "kreach.check"
+local cli = require "kreach.cli"
+local device = require "kreach.device"
+local json = require "kreach.json"
+local problem = require "kreach.problem"
+local protocol = require "kreach.protocol"
+local seal = require "kreach.seal"
+local text = require "kreach.text"
+local worker = require "kreach.worker"
 
 local function fmt(x)
   if type(x) == "string" then return x end
@@ -20,7 +28,7 @@ local function policy_from(args, dtype)
   if args.baseline_multiple then p.baseline_multiple = args.baseline_multiple end
   if args.centred_cap then p.centred_cap = args.centred_cap end
   if args.rel_l2 or args.max_scaled then
-    local d = require("kreach.check").DEFAULTS.tol[dtype]
+    local d = check.DEFAULTS.tol[dtype]
     p.tol = { [dtype] = { rel_l2 = args.rel_l2 or d.rel_l2, max_scaled = args.max_scaled or d.max_scaled } }
   end
   return p
@@ -28,7 +36,7 @@ end
 
 local function print_report(res)
   local v = res.verdict
-  io.write(("%s on %s at %s\n"):format(require("kreach.text").clean(res.candidate), res.problem, res.dtype))
+  io.write(("%s on %s at %s\n"):format(text.clean(res.candidate), res.problem, res.dtype))
   if res.trials and #res.trials > 0 then
     io.write(("  %-5s %-8s %-8s %9s %9s %9s %9s %5s %9s  %s\n"):format("trial", "inputs", "output", "rel_l2",
       "max/|y*|", "centred", "base_l2", "KB", "KB v0.1", "judged"))
@@ -47,7 +55,7 @@ local function print_report(res)
   end
   for _, w in ipairs(res.warnings or {}) do io.write("  warning: ", w, "\n") end
   io.write(("verdict: %s%s\n"):format(v.verdict, v.reason and (" (" .. v.reason:gsub("\n", "\n  ") .. ")") or ""))
-  if v.detail and v.detail ~= require("cjson").null then io.write("  ", tostring(v.detail):gsub("\n", "\n  "), "\n") end
+  if v.detail and v.detail ~= json.null then io.write("  ", tostring(v.detail):gsub("\n", "\n  "), "\n") end
 end
 
 return {
@@ -55,48 +63,46 @@ return {
   parser = function(p)
     p:argument("problem", "A problem file, id or name.")
     p:argument("candidate", "The candidate file.")
-    require("kreach.cli").problem_options(p)
-    p:option("--seed", "Seed of the trials' inputs (default 1).", nil):convert(require("kreach.cli").nonnegative_integer)
-    p:option("--trials", "Number of trials (default 5).", nil):convert(require("kreach.cli").positive_integer)
+    cli.problem_options(p)
+    p:option("--seed", "Seed of the trials' inputs (default 1).", nil):convert(cli.nonnegative_integer)
+    p:option("--trials", "Number of trials (default 5).", nil):convert(cli.positive_integer)
     p:flag("--no-repeat", "Do not repeat a call on the same inputs.")
-    p:option("--rel-l2", "Relative L2 threshold at this dtype.", nil):convert(require("kreach.cli").positive_number)
-    p:option("--max-scaled", "Threshold of the worst error over max |y*| at this dtype.", nil):convert(require("kreach.cli").positive_number)
-    p:option("--baseline-multiple", "Thresholds are never tighter than this times the baseline's error (default 4).", nil):convert(require("kreach.cli").positive_number)
-    p:option("--centred-cap", "Centred thresholds are never looser than this (default 0.5).", nil):convert(require("kreach.cli").positive_number)
-    p:option("--guard-bytes", "Bytes of poisoned guard before and after each output (default 65536).", nil):convert(require("kreach.cli").nonnegative_integer)
-    require("kreach.cli").worker_options(p)
+    p:option("--rel-l2", "Relative L2 threshold at this dtype.", nil):convert(cli.positive_number)
+    p:option("--max-scaled", "Threshold of the worst error over max |y*| at this dtype.", nil):convert(cli.positive_number)
+    p:option("--baseline-multiple", "Thresholds are never tighter than this times the baseline's error (default 4).", nil):convert(cli.positive_number)
+    p:option("--centred-cap", "Centred thresholds are never looser than this (default 0.5).", nil):convert(cli.positive_number)
+    p:option("--guard-bytes", "Bytes of poisoned guard before and after each output (default 65536).", nil):convert(cli.nonnegative_integer)
+    cli.worker_options(p)
     p:flag("--json", "Print one JSON object.")
   end,
   run = function(args)
-    local sizes, err = require("kreach.cli").sizes(args.size)
+    local sizes, err = cli.sizes(args.size)
     if not sizes then
       io.stderr:write("kreach check: ", err, "\n")
       return 2
     end
-    local inst = kreach.load_problem(args.problem):instantiate{ dtype = args.dtype, sizes = sizes }
+    local inst = problem.load(problem.resolve(args.problem)):instantiate{ dtype = args.dtype, sizes = sizes }
     inst:validate()
-    kreach.require_device()
-    local sok, serr = require("kreach.seal").check_available("check")
+    device.require()
+    local sok, serr = seal.check_available("check")
     if not sok then
       io.stderr:write("kreach check: ", serr, "\n")
       return 3
     end
-    local cjson = require "cjson"
-    local policy = policy_from(args, inst.dtype)
-    local okp, perr = pcall(require("kreach.check").policy, policy)
+    local okp, policy = pcall(check.policy, policy_from(args, inst.dtype))
     if not okp then
-      io.stderr:write("kreach check: ", tostring(perr), "\n")
+      io.stderr:write("kreach check: ", tostring(policy), "\n")
       return 2
     end
-    local argv = { kreach.executable(), "worker", "check", inst.problem.path, args.candidate,
-                   "--dtype", inst.dtype, "--policy", cjson.encode(policy) }
-    for _, s in ipairs(args.size) do argv[#argv + 1] = "--size"; argv[#argv + 1] = s end
-    local res, failed = require("kreach.worker").run(argv, { timeout_s = args.timeout, memory_bytes = args.worker_memory })
+    policy.steps = nil
+    local spec = { problem = inst.problem.path, candidate = args.candidate, dtype = inst.dtype, sizes = sizes,
+                   policy = policy }
+    local res, failed = worker.run(protocol.argv("check", spec), { timeout_s = args.timeout, memory_bytes = args.worker_memory })
     if not res then
       res = { problem = inst.problem.name, dtype = inst.dtype, candidate = args.candidate, verdict = failed, trials = {} }
     end
     if args.json then
-      io.write(require("kreach.json").encode(res), "\n")
+      io.write(json.encode(res), "\n")
     else
       print_report(res)
     end

@@ -2,21 +2,25 @@
 -- directories of <id>_<name>.lua files or with a manifest.json): the correctness protocol,
 -- then timing against the baseline for correct ones, each evaluation committed to the results
 -- database as it finishes. Prints a line per evaluation and a summary table (docs/evaluation.md).
-local kreach = require "kreach"
+local cli = require "kreach.cli"
+local ev = require "kreach.eval"
+local evaluation = require "kreach.evaluation"
+local json = require "kreach.json"
+local seal = require "kreach.seal"
+local util = require "kreach.core.util"
 
 return {
   summary = "Evaluate candidates: correctness, then timing against the baseline (needs a GPU).",
   parser = function(p)
     p:argument("target", "A suite (kreach list) or one problem (file, id or name).")
     p:argument("candidates", "Candidate files or directories."):args("+")
-    require("kreach.cli").problem_options(p)
-    require("kreach.cli").timing_options(p)
+    cli.problem_options(p)
+    cli.timing_options(p)
     p:flag("--resume", "Continue the interrupted run of this command and configuration.")
     p:flag("--force", "Evaluate again what is already stored for this configuration.")
-    p:option("--trials", "Correctness trials per candidate (default 5).", nil):convert(require("kreach.cli").positive_integer)
+    p:option("--trials", "Correctness trials per candidate (default 5).", nil):convert(cli.positive_integer)
   end,
   run = function(args)
-    local cli = require "kreach.cli"
     local sizes, err = cli.sizes(args.size)
     if not sizes then
       io.stderr:write("kreach eval: ", err, "\n")
@@ -29,20 +33,14 @@ return {
     end
     local policy = {}
     if args.trials then policy.trials = args.trials end
-    local okp, perr = pcall(require("kreach.check").policy, policy)
-    if not okp then
-      io.stderr:write("kreach eval: ", tostring(perr), "\n")
-      return 2
-    end
-    local sok, serr = require("kreach.seal").check_available("eval")
+    local sok, serr = seal.check_available("eval")
     if not sok then
       io.stderr:write("kreach eval: ", serr, "\n")
       return 3
     end
-    local util = require "kreach.core.util"
     local argv = { "kreach", "eval" }
     for _, a in ipairs(arg or {}) do argv[#argv + 1] = a end
-    local res = require("kreach.eval").run{
+    local res = ev.run{
       target = args.target, candidates = args.candidates, dtype = args.dtype, sizes = sizes,
       policy = policy, timing = timing, measure = measure, db = args.db, resume = args.resume,
       force = args.force, timeout_s = args.timeout, memory_bytes = args.worker_memory, tty = util.isatty(2), command = argv,
@@ -52,18 +50,18 @@ return {
       io.stderr:write(("kreach eval: nothing to evaluate on %s: %d candidate%s skipped\n"):format(args.target,
         #res.skipped, #res.skipped == 1 and "" or "s"))
       if args.json then
-        local json = require "kreach.json"
         io.write(json.encode({ evaluations = json.array(), skipped = json.array(res.skipped) }), "\n")
       end
       return 1
     end
     if args.json then
-      local json = require "kreach.json"
-      io.write(json.encode({ run_id = res.run_id, db = res.db, evaluations = json.array(res.rows), summary = res.summary,
+      local rows = {}
+      for i, r in ipairs(res.records) do rows[i] = evaluation.brief(r) end
+      io.write(json.encode({ run_id = res.run_id, db = res.db, evaluations = json.array(rows), summary = res.summary,
                              skipped = json.array(res.skipped) }), "\n")
     else
-      io.write(("\nrun %d (%s), %s, dtype %s\n\n"):format(res.run_id, res.db, kreach.device().name, args.dtype))
-      require("kreach.eval").report(res.rows, res.summary)
+      io.write(("\nrun %d (%s), %s, dtype %s\n\n"):format(res.run_id, res.db, res.device.name, args.dtype))
+      ev.report(res.records, res.summary)
       if #res.skipped > 0 then io.write(("%d candidate%s skipped (see above)\n"):format(#res.skipped, #res.skipped == 1 and "" or "s")) end
     end
     return 0

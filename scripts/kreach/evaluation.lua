@@ -1,0 +1,310 @@
+-- kreach.evaluation: the one owner of an evaluation record's fields. An evaluation is a flat
+-- table (a verdict with its reason, the measurements, the check's and the timing's results, and
+-- the problem and candidate it was of); FIELDS below lists every field once, and everything
+-- else is derived from that list: the evaluations table's columns and its INSERT (kreach.store),
+-- the decoding of stored rows, the record made from a worker's results, the brief row of
+-- `eval --json` and the text report, and the CSV columns of `results export`. Adding a
+-- measurement is one entry here: its name, its kind, and `from` (how the timing result gives it).
+local json = require "kreach.json"
+local stats = require "kreach.stats"
+local text = require "kreach.text"
+
+local M = {}
+
+local function measured(t) return t and (t.candidate or t.baseline) or nil end
+
+-- name: the field; kind: "integer", "real", "text", "bool" (stored as 0 or 1) or "json" (stored
+-- as text through kreach.json, non-finite numbers as bare tokens, read back exactly);
+-- column: stored in the evaluations table, with these constraints after the type;
+-- joined: read from the problems (p) or candidates (c) row the evaluation refers to;
+-- from: a measurement, taken from a timing worker's result (nil when it has none);
+-- brief: in the brief row (eval --json, reports); csv: in `results export --csv`, under this
+-- header (true: the field's name), csv_get reading the value when it is not the field itself.
+M.FIELDS = {
+  { name = "id", kind = "integer", column = "INTEGER PRIMARY KEY", brief = true, csv = true },
+  { name = "run_id", kind = "integer", column = "INTEGER NOT NULL REFERENCES runs(id)", csv = true },
+  { name = "problem_ref", kind = "integer", column = "INTEGER NOT NULL REFERENCES problems(id)" },
+  { name = "candidate_ref", kind = "integer", column = "INTEGER REFERENCES candidates(id)" },
+  { name = "suite", kind = "text", joined = "p.suite", csv = true },
+  { name = "problem_id", kind = "integer", joined = "p.problem_id", brief = true, csv = true },
+  { name = "problem_name", kind = "text", joined = "p.name", brief = true, csv = "problem" },
+  { name = "path", kind = "text", joined = "p.path" },
+  { name = "candidate_name", kind = "text", joined = "c.name",
+    csv = "candidate", csv_get = function(r) return r.candidate_name or r.candidate_path end },
+  { name = "candidate_path", kind = "text", joined = "c.path", brief = true },
+  { name = "candidate_hash", kind = "text", joined = "c.hash", csv = true },
+  { name = "origin", kind = "json", joined = "c.origin" },
+  { name = "eval_key", kind = "text", column = "TEXT NOT NULL" },
+  { name = "dtype", kind = "text", column = "TEXT NOT NULL", brief = true, csv = true },
+  { name = "sizes", kind = "json", column = "TEXT", brief = true },
+  { name = "verdict", kind = "text", column = "TEXT NOT NULL", brief = true, csv = true },
+  { name = "reason", kind = "text", column = "TEXT", brief = true, csv = true },
+  { name = "detail", kind = "text", column = "TEXT", brief = true },
+  { name = "baseline_ms", kind = "real", column = "REAL", brief = true, csv = true,
+    from = function(t) return t.baseline and t.baseline.summary.median end },
+  { name = "candidate_ms", kind = "real", column = "REAL", brief = true, csv = true,
+    from = function(t) return t.candidate and t.candidate.summary.median end },
+  { name = "speedup", kind = "real", column = "REAL", brief = true, csv = true,
+    from = function(t) return t.speedup and t.speedup.ratio end },
+  { name = "speedup_lo", kind = "real", column = "REAL", brief = true, csv = true,
+    from = function(t) return t.speedup and t.speedup.lo end },
+  { name = "speedup_hi", kind = "real", column = "REAL", brief = true, csv = true,
+    from = function(t) return t.speedup and t.speedup.hi end },
+  -- of the kernel under test: the candidate's, or the baseline's when it is timed alone
+  { name = "sol_fraction", kind = "real", column = "REAL", brief = true, csv = true,
+    from = function(t) local m = measured(t); return m and m.sol and m.sol.fraction end },
+  { name = "throttled", kind = "bool", column = "INTEGER", brief = true, csv = true,
+    from = function(t) if t.baseline then return t.throttled or false end end },
+  { name = "check_result", kind = "json", column = "TEXT" },
+  { name = "timing", kind = "json", column = "TEXT" },
+  { name = "wall_s", kind = "real", column = "REAL", brief = true, csv = true },
+  { name = "started_at", kind = "text", column = "TEXT" },
+  { name = "finished_at", kind = "text", column = "TEXT", csv = true },
+}
+
+local BY_NAME = {}
+for _, f in ipairs(M.FIELDS) do BY_NAME[f.name] = f end
+M.BY_NAME = BY_NAME
+
+local function now() return os.date("!%Y-%m-%dT%H:%M:%SZ") end
+
+-- ---- records ----
+
+-- new(item, o) -> a record being made: the problem and candidate it is of (item, from the
+-- campaign's plan: problem_path, problem_id, problem_name, suite, problem_hash; candidate_path,
+-- candidate_hash, origin, candidate_source; eval_key), the configuration (o.dtype, o.sizes) and
+-- its start. `problem` and `candidate` are the rows kreach.store refers to.
+function M.new(item, o)
+  local rec = {
+    eval_key = item.eval_key, dtype = o.dtype, sizes = o.sizes or {}, started_at = now(),
+    suite = item.suite, problem_id = item.problem_id, problem_name = item.problem_name,
+    path = item.problem_path, candidate_path = item.candidate_path, candidate_hash = item.candidate_hash,
+    origin = item.origin,
+    problem = { suite = item.suite, problem_id = item.problem_id, name = item.problem_name,
+                path = item.problem_path, file_hash = item.problem_hash },
+  }
+  if item.candidate_path then
+    rec.candidate_name = item.candidate_path:match("([^/]+)$") or item.candidate_path
+    rec.candidate = { hash = item.candidate_hash, path = item.candidate_path, name = rec.candidate_name,
+                      source = item.candidate_source, origin = item.origin }
+  end
+  return rec
+end
+
+-- finish(rec, {verdict =, check =, timing =, wall_s =}) -> rec: the verdict (a kreach.verdict),
+-- the check's and the timing's results as the workers gave them, and every measurement the
+-- timing result holds (FIELDS' `from`).
+function M.finish(rec, r)
+  local v = r.verdict
+  rec.verdict, rec.reason = v.verdict, v.reason
+  rec.detail = v.detail ~= json.null and v.detail or nil
+  if type(rec.detail) == "table" then rec.detail = json.encode(rec.detail) end
+  rec.check_result, rec.timing = r.check, r.timing
+  if type(r.timing) == "table" then
+    for _, f in ipairs(M.FIELDS) do
+      if f.from then rec[f.name] = f.from(r.timing) end
+    end
+  end
+  rec.finished_at = now()
+  rec.wall_s = r.wall_s
+  return rec
+end
+
+-- brief(rec) -> the fields marked brief (what `eval --json` lists per evaluation), and
+-- `reused` when the evaluation was found stored rather than made by this run.
+function M.brief(rec)
+  local b = {}
+  for _, f in ipairs(M.FIELDS) do
+    if f.brief then b[f.name] = rec[f.name] end
+  end
+  b.reused = rec.reused or nil
+  return b
+end
+
+-- ---- storage (kreach.store) ----
+
+-- The fields that are columns of the evaluations table, in order.
+function M.columns()
+  local c = {}
+  for _, f in ipairs(M.FIELDS) do if f.column then c[#c + 1] = f end end
+  return c
+end
+
+-- The CREATE TABLE statement of the evaluations table.
+function M.create_sql()
+  local cols = {}
+  for _, f in ipairs(M.columns()) do cols[#cols + 1] = f.name .. " " .. f.column end
+  return "CREATE TABLE evaluations(" .. table.concat(cols, ", ") .. ");"
+end
+
+local encode_json = function(v) return json.encode(v, { nonfinite = "token" }) end
+
+local function encode(f, v)
+  if v == nil or v == json.null then return nil end
+  if f.kind == "json" then return encode_json(v) end
+  if f.kind == "bool" then return v and 1 or 0 end
+  if f.kind == "text" and type(v) == "table" then return encode_json(v) end
+  return v
+end
+
+-- insert_sql(rec) -> the INSERT statement and its values (every column but id; problem_ref and
+-- candidate_ref as rec has them, set by the store).
+function M.insert_sql(rec)
+  local names, marks, values = {}, {}, {}
+  for _, f in ipairs(M.columns()) do
+    if f.name ~= "id" then
+      local n = #names + 1
+      names[n], marks[n], values[n] = f.name, "?", encode(f, rec[f.name]) -- values may hold nils
+    end
+  end
+  return ("INSERT INTO evaluations(%s) VALUES (%s)"):format(table.concat(names, ", "), table.concat(marks, ", ")),
+    values, #names
+end
+
+-- The SELECT of stored evaluations with their joined fields (add WHERE and ORDER BY).
+function M.select_sql()
+  local cols = { "e.*" }
+  for _, f in ipairs(M.FIELDS) do
+    if f.joined then cols[#cols + 1] = f.joined .. " AS " .. f.name end
+  end
+  return "SELECT " .. table.concat(cols, ", ")
+    .. " FROM evaluations e JOIN problems p ON p.id = e.problem_ref LEFT JOIN candidates c ON c.id = e.candidate_ref"
+end
+
+-- decode(row) -> the stored row as a record: JSON fields decoded, booleans as booleans.
+function M.decode(row)
+  if not row then return nil end
+  for _, f in ipairs(M.FIELDS) do
+    local v = row[f.name]
+    if v ~= nil then
+      if f.kind == "json" then row[f.name] = json.decode(v)
+      elseif f.kind == "bool" then row[f.name] = v ~= 0 end
+    end
+  end
+  return row
+end
+
+-- ---- exports ----
+
+-- The CSV columns: { header, get(record) }, in FIELDS' order.
+function M.csv_columns()
+  local cols = {}
+  for _, f in ipairs(M.FIELDS) do
+    if f.csv then
+      local name = f.name
+      cols[#cols + 1] = { f.csv == true and name or f.csv, f.csv_get or function(r) return r[name] end }
+    end
+  end
+  return cols
+end
+
+-- ---- the text report ----
+
+local function fmt_ms(x) return x and ("%.4g"):format(x) or "-" end
+
+-- The columns of the text table of evaluations: { header, cell(record) -> string, right-aligned }.
+-- Reasons and file names can hold a candidate's words: they reach the terminal cleaned.
+M.REPORT = {
+  { "problem", function(r) return ("%03d %s"):format(r.problem_id or 0, (r.problem_name or "?"):sub(1, 28)) end },
+  { "candidate", function(r)
+      return text.clean((r.candidate_path or "-"):match("([^/]+)$") or "-", 256)
+    end },
+  { "verdict", function(r)
+      local v = r.verdict .. (r.reason and r.verdict ~= "correct" and (" (" .. r.reason .. ")") or "")
+      return text.clean(v, 256):sub(1, 40)
+    end },
+  { "base ms", function(r) return fmt_ms(r.baseline_ms) end, true },
+  { "cand ms", function(r) return fmt_ms(r.candidate_ms) end, true },
+  { "speedup [95% CI]", function(r)
+      if not r.speedup then return "-" end
+      return ("%.3fx [%.3f, %.3f]"):format(r.speedup, r.speedup_lo or 0 / 0, r.speedup_hi or 0 / 0)
+    end, true },
+  { "%SOL", function(r) return r.sol_fraction and ("%.0f%%"):format(100 * r.sol_fraction) or "-" end, true },
+  { "", function(r) return (r.throttled and "throttled" or "") .. (r.reused and " stored" or "") end },
+}
+
+-- cells(rec) -> the report's cells of one record, by column header.
+function M.cells(rec)
+  local c = {}
+  for i, col in ipairs(M.REPORT) do c[i] = col[2](rec) end
+  return c
+end
+
+-- table_text(records) -> the text table (header and one line per record).
+function M.table_text(records)
+  local rows = { {} }
+  for i, col in ipairs(M.REPORT) do rows[1][i] = col[1] end
+  for _, r in ipairs(records) do rows[#rows + 1] = M.cells(r) end
+  local w = {}
+  for _, c in ipairs(rows) do for i, x in ipairs(c) do w[i] = math.max(w[i] or 0, #x) end end
+  local out = {}
+  for _, c in ipairs(rows) do
+    local parts = {}
+    for i, x in ipairs(c) do
+      parts[i] = M.REPORT[i][3] and (" "):rep(w[i] - #x) .. x or x .. (" "):rep(w[i] - #x)
+    end
+    out[#out + 1] = (table.concat(parts, "  "):gsub("%s+$", ""))
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+-- ---- the summary of a set of evaluations ----
+
+M.FAST_P = { 0, 0.5, 0.8, 1, 1.5, 2 }
+
+local function geomean(xs)
+  if #xs == 0 then return nil end
+  local s = 0
+  for _, x in ipairs(xs) do s = s + math.log(x) end
+  return math.exp(s / #xs)
+end
+
+-- summary(records) -> { n, correct, wins, win_rate, median_speedup, geomean_speedup,
+-- fast_p = { {p =, value =}, ... }, by_verdict = {verdict = count} }. A win is a correct
+-- candidate whose speedup interval lies above 1; fast_p counts correct candidates faster than
+-- p times the baseline; both are fractions of all evaluated candidates (KernelBench's fast_p).
+function M.summary(rows)
+  local n, correct, wins = #rows, 0, 0
+  local speedups, by_verdict = {}, {}
+  for _, r in ipairs(rows) do
+    by_verdict[r.verdict] = (by_verdict[r.verdict] or 0) + 1
+    if r.verdict == "correct" then
+      correct = correct + 1
+      if r.speedup then speedups[#speedups + 1] = r.speedup end
+      if r.speedup_lo and r.speedup_lo > 1 then wins = wins + 1 end
+    end
+  end
+  local s = { n = n, correct = correct, wins = wins, by_verdict = by_verdict,
+              win_rate = n > 0 and wins / n or nil, median_speedup = #speedups > 0 and stats.median(speedups) or nil,
+              geomean_speedup = geomean(speedups), fast_p = {} }
+  for _, p in ipairs(M.FAST_P) do
+    local c = 0
+    for _, r in ipairs(rows) do
+      if r.verdict == "correct" and r.speedup and r.speedup > p then c = c + 1 end
+    end
+    s.fast_p[#s.fast_p + 1] = { p = p, value = n > 0 and c / n or nil }
+  end
+  return s
+end
+
+-- summary_text(s) -> the summary's lines.
+function M.summary_text(s)
+  local function pct(x) return x and ("%.1f%%"):format(100 * x) or "-" end
+  local lines = {
+    ("%d evaluated, %d correct (%s); wins %d (%s: speedup interval above 1)"):format(
+      s.n, s.correct, pct(s.n > 0 and s.correct / s.n or nil), s.wins, pct(s.win_rate)),
+    ("speedup of correct candidates: median %s, geometric mean %s"):format(
+      s.median_speedup and ("%.3fx"):format(s.median_speedup) or "-",
+      s.geomean_speedup and ("%.3fx"):format(s.geomean_speedup) or "-"),
+  }
+  local fp = {}
+  for _, f in ipairs(s.fast_p) do fp[#fp + 1] = ("fast_%g %s"):format(f.p, pct(f.value)) end
+  lines[#lines + 1] = table.concat(fp, ", ")
+  local vs = {}
+  for k, c in pairs(s.by_verdict) do vs[#vs + 1] = ("%s %d"):format(k, c) end
+  table.sort(vs)
+  lines[#lines + 1] = "verdicts: " .. table.concat(vs, ", ")
+  return table.concat(lines, "\n") .. "\n"
+end
+
+return M
