@@ -1,6 +1,6 @@
 -- kreach.profile.kineto: reads PyTorch profiler (Kineto) Chrome traces, the JSON that
 -- prof.export_chrome_trace(path) and tensorboard_trace_handler write, into the common trace
--- shape (kreach.profile.trace). Plain JSON only: a .json.gz must be decompressed first.
+-- shape (kreach.profile.trace, with kreach.profile.shape's helpers). Plain JSON only: a .json.gz must be decompressed first.
 --
 -- What is read: complete events ("ph": "X") of category "kernel" (older Kineto: "Kernel"),
 -- "gpu_memcpy"/"gpu_memset" ("Memcpy"/"Memset"), "user_annotation" (host ranges, including
@@ -9,11 +9,11 @@
 -- trace keeps them relative (ns). Kernel arguments: "device", "stream", "correlation", "grid",
 -- "block", "registers per thread", "shared memory" (static plus dynamic).
 local cjson_safe = require "cjson.safe"
-local trace = require "kreach.profile.trace"
+local shape = require "kreach.profile.shape"
 
 local M = {}
 
-local int = trace.int
+local int = shape.int
 
 local function ns(us) return int(us * 1000) end
 
@@ -38,8 +38,9 @@ local CATS = {
 function M.read(path, opts)
   local f, err = io.open(path, "rb")
   if not f then return nil, err end
-  local text = f:read("a")
+  local text, rerr = f:read("a")
   f:close()
+  if not text then return nil, ("%s: %s"):format(path, tostring(rerr)) end
   if text:sub(1, 2) == "\31\139" then
     return nil, ("%s is gzip-compressed: kreach reads plain JSON only (gunzip it first)"):format(path)
   end
@@ -83,7 +84,7 @@ function M.read(path, opts)
       local function n(key) local v = a[key]; if v ~= null and type(v) == "number" then return int(v) end end
       if cat == "kernel" then
         t.kernels[#t.kernels + 1] = { name = ev.name, start_ns = s, end_ns = e, device = n("device"), stream = n("stream") or int(tonumber(ev.tid)),
-          grid = trace.dim3(a.grid), block = trace.dim3(a.block), registers = n("registers per thread"),
+          grid = shape.dim3(a.grid), block = shape.dim3(a.block), registers = n("registers per thread"),
           shared_bytes = n("shared memory"), correlation = n("correlation") }
       elseif cat == "memcpy" or cat == "memset" then
         t.memops[#t.memops + 1] = { kind = cat, start_ns = s, end_ns = e, bytes = n("bytes"),
@@ -94,7 +95,7 @@ function M.read(path, opts)
       end
     end
   end
-  return trace.finish(t)
+  return shape.finish(t)
 end
 
 return M

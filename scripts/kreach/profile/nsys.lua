@@ -1,5 +1,6 @@
 -- kreach.profile.nsys: reads Nsight Systems SQLite exports (nsys export --type sqlite) into the
--- common trace shape (kreach.profile.trace), through kreach.core.sqlite.
+-- common trace shape (kreach.profile.trace, with kreach.profile.shape's helpers), through
+-- kreach.core.sqlite.
 --
 -- Tables read (each optional: nsys leaves out a table it has no rows for):
 --   CUPTI_ACTIVITY_KIND_KERNEL   start, end, deviceId, streamId, correlationId, gridX..Z,
@@ -12,7 +13,8 @@
 --                                text or textId (into StringIds)
 --   TARGET_INFO_GPU              the device's name and properties, when present
 -- Times are nanoseconds from the start of the session.
-local trace = require "kreach.profile.trace"
+local sqlite = require "kreach.core.sqlite"
+local shape = require "kreach.profile.shape"
 
 local M = {}
 
@@ -30,14 +32,10 @@ local function col(cols, name, alias)
   return cols[name] and ("t." .. name .. " AS " .. (alias or name)) or ("NULL AS " .. (alias or name))
 end
 
-local int = trace.int
+local int = shape.int
 
 -- read(path) -> trace, or nil and why.
 function M.read(path, opts)
-  local okm, sqlite = pcall(require, "kreach.core.sqlite")
-  if not okm then
-    return nil, ("%s: reading Nsight Systems exports needs kreach.core.sqlite, which this kreach does not have"):format(path)
-  end
   local db, err = sqlite.open(path, { readonly = true, create = false })
   if not db then return nil, ("%s: %s"):format(path, tostring(err)) end
   local ok, res, rerr = pcall(function()
@@ -54,7 +52,8 @@ function M.read(path, opts)
     local t = { source = "nsys", kernels = {}, memops = {}, ranges = {}, dropped = 0, meta = { path = path } }
 
     if tables.CUPTI_ACTIVITY_KIND_KERNEL then
-      local c = assert(columns(db, "CUPTI_ACTIVITY_KIND_KERNEL"))
+      local c, cerr = columns(db, "CUPTI_ACTIVITY_KIND_KERNEL")
+      if not c then return nil, cerr end
       local name_col = c.demangledName and "demangledName" or (c.shortName and "shortName" or nil)
       if not name_col then return nil, "CUPTI_ACTIVITY_KIND_KERNEL has no demangledName or shortName column" end
       local sql = "SELECT t.start AS start, t.\"end\" AS \"end\", " .. table.concat({
@@ -83,7 +82,8 @@ function M.read(path, opts)
 
     for kind, tbl in pairs({ memcpy = "CUPTI_ACTIVITY_KIND_MEMCPY", memset = "CUPTI_ACTIVITY_KIND_MEMSET" }) do
       if tables[tbl] then
-        local c = assert(columns(db, tbl))
+        local c, cerr = columns(db, tbl)
+        if not c then return nil, cerr end
         local sql = "SELECT t.start AS start, t.\"end\" AS \"end\", " .. table.concat({ col(c, "deviceId"),
           col(c, "streamId"), col(c, "correlationId"), col(c, "bytes"), col(c, "copyKind") }, ", ") ..
           " FROM " .. tbl .. " t ORDER BY t.start"
@@ -91,7 +91,7 @@ function M.read(path, opts)
         if not ms then return nil, merr end
         for _, r in ipairs(ms) do
           local ck = r.copyKind
-          if type(ck) == "number" then ck = trace.COPY_KINDS[int(ck)] end
+          if type(ck) == "number" then ck = shape.COPY_KINDS[int(ck)] end
           t.memops[#t.memops + 1] = { kind = kind, start_ns = int(r.start), end_ns = int(r["end"]), bytes = int(r.bytes),
             copy_kind = kind == "memcpy" and (type(ck) == "string" and ck or nil) or nil, device = int(r.deviceId),
             stream = int(r.streamId), correlation = int(r.correlationId) }
@@ -100,7 +100,8 @@ function M.read(path, opts)
     end
 
     if tables.NVTX_EVENTS then
-      local c = assert(columns(db, "NVTX_EVENTS"))
+      local c, cerr = columns(db, "NVTX_EVENTS")
+      if not c then return nil, cerr end
       local text = c.textId and "COALESCE(t.text, s.value)" or "t.text"
       local sql = "SELECT t.start AS start, t.\"end\" AS \"end\", " .. text .. " AS name FROM NVTX_EVENTS t" ..
         (c.textId and " LEFT JOIN StringIds s ON s.id = t.textId" or "") ..
@@ -118,10 +119,11 @@ function M.read(path, opts)
       local gs = db:query("SELECT * FROM TARGET_INFO_GPU")
       if gs and gs[1] then t.device = gs[1] end
     end
-    return trace.finish(t)
+    return shape.finish(t)
   end)
   if db.close then db:close() end
-  if not ok then return nil, ("%s: %s"):format(path, tostring(res)) end
+  -- (what the reader raised, without the reader's own position: the message is about the file)
+  if not ok then return nil, ("%s: %s"):format(path, (tostring(res):gsub("^[^\n]-%.lua:%d+: ", ""))) end
   if not res then return nil, ("%s: %s"):format(path, tostring(rerr)) end
   return res
 end

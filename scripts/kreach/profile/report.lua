@@ -11,6 +11,7 @@
 -- wall time: concurrent streams count once.
 local classify = require "kreach.profile.classify"
 local trace_mod = require "kreach.profile.trace"
+local json = require "kreach.json"
 local stats = require "kreach.stats"
 local text = require "kreach.text"
 
@@ -286,7 +287,7 @@ local function sorted_pairs_text(t)
   local parts = {}
   for _, k in ipairs(keys) do
     local v = t[k]
-    if type(v) == "table" then v = require("kreach.json").encode(v)
+    if type(v) == "table" then v = json.encode(v)
     elseif type(v) == "number" then v = ("%.14g"):format(v) end
     parts[#parts + 1] = k .. "=" .. tostring(v)
   end
@@ -404,7 +405,7 @@ end
 
 -- json(report) -> one line of JSON.
 function M.json(rep)
-  return require("kreach.json").encode(rep)
+  return json.encode(rep)
 end
 
 -- Text a spreadsheet would run as a formula (a kernel named "=..." by the profiled program)

@@ -11,7 +11,13 @@
 --     ranges = { {name=, start_ns=, end_ns=[, gpu=true][, domain=]}, ... } }
 -- (gpu: a PyTorch trace's GPU projection of a host range; domain: a named NVTX domain's range).
 -- Readers return nil and "<file>:<line>: <what>" for a malformed file; misuse raises.
+--
+-- The readers of the other formats require kreach.profile.shape, not this module, so there is no
+-- require cycle: this module requires them to dispatch on a file's format.
 local cjson_safe = require "cjson.safe"
+local shape = require "kreach.profile.shape"
+local kineto = require "kreach.profile.kineto"
+local nsys = require "kreach.profile.nsys"
 
 local M = {}
 
@@ -21,42 +27,14 @@ M.JSONL_VERSION = 1
 -- lists those it did), in this order.
 M.TRACE_KINDS = { "kernel", "memcpy", "memset", "marker" }
 
--- ---- helpers shared by the readers ----
+-- ---- helpers shared by the readers (kreach.profile.shape; kept here for callers of old) ----
 
-local function int(x)
-  if type(x) ~= "number" or x ~= x then return nil end
-  return math.tointeger(x) or math.floor(x + 0.5)
-end
-M.int = int
-
-local function by_start(a, b)
-  if a.start_ns ~= b.start_ns then return a.start_ns < b.start_ns end
-  return a.end_ns < b.end_ns
-end
-
--- finish(trace): the common defaults, everything sorted by start. Returns the trace.
-function M.finish(t)
-  t.kernels = t.kernels or {}
-  t.memops = t.memops or {}
-  t.ranges = t.ranges or {}
-  t.dropped = t.dropped or 0
-  t.meta = t.meta or {}
-  table.sort(t.kernels, by_start)
-  table.sort(t.memops, by_start)
-  table.sort(t.ranges, by_start)
-  return t
-end
-
--- The three numbers of a grid or block: {x, y, z} from an array, or nil.
-function M.dim3(v)
-  if type(v) ~= "table" then return nil end
-  local x, y, z = int(v[1]), int(v[2]), int(v[3])
-  if not (x and y and z) then return nil end
-  return { x, y, z }
-end
-
--- The CUPTI copy kinds (CUpti_ActivityMemcpyKind), for readers that get a number.
-M.COPY_KINDS = { [0] = "unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" }
+local int = shape.int
+M.int = shape.int
+local by_start = shape.by_start
+M.finish = shape.finish -- finish(trace): the common defaults, everything sorted by start
+M.dim3 = shape.dim3     -- {x, y, z} from an array, or nil
+M.COPY_KINDS = shape.COPY_KINDS
 
 -- ---- the injection library's JSON Lines ----
 
@@ -140,13 +118,20 @@ end
 -- read_kreach(path, {allow_partial =}) -> trace, or nil and "<file>:<line>: <what>". The format
 -- is the injection library's (docs/profiling-inject.md). A file without its footer (the
 -- program was killed before it exited) is an error unless allow_partial, which marks the trace
--- meta.partial; the footer's counts must match the records read. Records of an unknown type
+-- meta.partial; that error comes with a third value, "partial" (the file is a trace, its
+-- program did not exit normally), where every other (a file missing, unreadable, not a trace
+-- or malformed) has none. The footer's counts must match the records read. Records of an unknown type
 -- are skipped and counted in meta.unknown_records, so that a newer library's extra records do
 -- not break an older reader.
 function M.read_kreach(path, opts)
   opts = opts or {}
   local f, err = io.open(path, "rb")
   if not f then return nil, err end
+  local probe, perr = f:read(0)
+  if probe == nil and perr then
+    f:close()
+    return nil, ("%s: %s"):format(path, perr)
+  end
   local t = { source = "cupti", kernels = {}, memops = {}, ranges = {}, dropped = 0, meta = { path = path },
               counts = { kernels = 0, memcpys = 0, memsets = 0, ranges = 0 } }
   local n, header, footer, unknown = 0, nil, nil, 0
@@ -223,7 +208,8 @@ function M.read_kreach(path, opts)
   if not header then return nil, ("%s: empty: not a kreach trace"):format(path) end
   if not footer then
     if not opts.allow_partial then
-      return nil, ("%s:%d: no footer: the program did not exit normally (killed or crashed?), so the trace may be incomplete (--allow-partial analyses what it holds)"):format(path, n)
+      return nil, ("%s:%d: no footer: the program did not exit normally (killed or crashed?), so the trace may be incomplete (--allow-partial analyses what it holds)"):format(path, n),
+        "partial"
     end
     t.meta.partial = true
   end
@@ -237,8 +223,11 @@ end
 function M.detect(path)
   local f, err = io.open(path, "rb")
   if not f then return nil, err end
-  local head = f:read(4096) or ""
+  local head, rerr = f:read(4096)
   f:close()
+  -- (a directory opens, and fails to read)
+  if head == nil and rerr then return nil, ("%s: %s"):format(path, rerr) end
+  head = head or ""
   if head:sub(1, 16) == "SQLite format 3\0" then return "nsys" end
   if head:sub(1, 2) == "\31\139" then
     return nil, ("%s is gzip-compressed: kreach reads plain JSON only (gunzip it first)"):format(path)
@@ -250,7 +239,9 @@ function M.detect(path)
   return nil, ("%s: not a trace kreach knows (kreach JSON Lines, a PyTorch profiler Chrome trace, or an Nsight Systems SQLite export)"):format(path)
 end
 
--- read(path, {format = "auto"|"kreach"|"kineto"|"nsys", allow_partial =}) -> trace, or nil and why.
+-- read(path, {format = "auto"|"kreach"|"kineto"|"nsys", allow_partial =}) -> trace, or nil and
+-- why (naming the file), and "partial" as a third value when the trace is only incomplete
+-- (read_kreach); an unknown format raises.
 function M.read(path, opts)
   opts = opts or {}
   local format = opts.format or "auto"
@@ -260,8 +251,8 @@ function M.read(path, opts)
     format = f
   end
   if format == "kreach" or format == "cupti" then return M.read_kreach(path, opts) end
-  if format == "kineto" then return require("kreach.profile.kineto").read(path, opts) end
-  if format == "nsys" then return require("kreach.profile.nsys").read(path, opts) end
+  if format == "kineto" then return kineto.read(path, opts) end
+  if format == "nsys" then return nsys.read(path, opts) end
   error(("unknown trace format '%s' (auto, kreach, kineto or nsys)"):format(tostring(format)), 2)
 end
 
