@@ -8,14 +8,18 @@
 -- knows it), so that it becomes the verdict `invalid_candidate`.
 local directives = require "kreach.directives"
 local seal = require "kreach.seal"
+local errors = require "kreach.errors"
+local fs = require "kreach.core.fs"
 
 local M = {}
 
 local CandidateError = { __tostring = function(e) return e.msg end }
 M.CandidateError = CandidateError
 
+-- A candidate error is material for a verdict, not an exit status (kreach.errors): its message
+-- names the candidate's file, never a position in kreach's own code.
 local function fail(kind, msg)
-  error(setmetatable({ kind = kind, msg = msg }, CandidateError), 0)
+  error(setmetatable({ kind = kind, msg = errors.clean(msg) }, CandidateError), 0)
 end
 M.fail = fail
 
@@ -161,17 +165,30 @@ local FIELDS = { source = "string", options = "table", forward = "function", nam
 -- The most a candidate file may hold (kreach.eval's manifest rule uses the same limit).
 M.MAX_FILE_BYTES = 4 * 1024 * 1024
 
+-- read(path) -> the text of a candidate file | nil, "<path>: cannot read the candidate: <why>".
+-- Only a regular file (links followed) of at most MAX_FILE_BYTES is read: a FIFO, /dev/zero or
+-- a directory given as the candidate is refused at once instead of hanging or exhausting the
+-- reader.
+function M.read(path)
+  if type(path) ~= "string" then error(("candidate.read: path must be a string, got %s"):format(type(path)), 2) end
+  local text, err = fs.read_regular(path, M.MAX_FILE_BYTES)
+  if not text then return nil, ("%s: cannot read the candidate: %s"):format(path, err) end
+  return text
+end
+
 -- Loads a candidate file. Returns { path, source, options, forward, name, origin }; raises a
 -- candidate error for a file that does not load or is not a candidate.
 function M.load(path, opts)
   opts = opts or {}
-  -- only a regular file of bounded size is read: a FIFO, /dev/zero or a directory given as the
-  -- candidate is refused at once instead of hanging or exhausting the reader
-  local text, err = require("kreach.core.fs").read_regular(path, M.MAX_FILE_BYTES)
-  if not text then fail("invalid", ("%s: cannot read the candidate: %s"):format(path, err)) end
+  local text, err = M.read(path)
+  if not text then fail("invalid", err) end
   local env = M.environment()
   local chunk, lerr = load(text, "@" .. path, "t", env)
-  if not chunk then fail("invalid", lerr) end
+  if not chunk then
+    -- a syntax error names the file and line; "attempt to load a binary chunk" names nothing
+    if not lerr:find(path, 1, true) then lerr = ("%s: not a Lua source file: %s"):format(path, lerr) end
+    fail("invalid", lerr)
+  end
   local ok, c = M.run_limited(opts.load_steps or 10000000, "@" .. path, chunk)
   if not ok then
     local msg = explain_memory(tostring(c))
@@ -299,6 +316,7 @@ function M.call_forward(cand, k, vals, opts)
   if not ok then
     local msg = explain_memory(tostring(r))
     if M.is_error(r) then msg = r.msg end
+    msg = errors.clean(msg)
     if not msg:find(cand.path, 1, true) then msg = cand.path .. ": " .. msg end
     return false, msg
   end

@@ -1,8 +1,12 @@
 -- kreach.cli: runs `kreach <command> args`. A command is the module kreach.cmd.<name>, which
 -- returns { summary = "...", parser = function(argparse) -> parser, run = function(args) ->
--- exit status }. Usage errors exit 2; a command that needs a GPU and finds none raises
--- "no CUDA device: ...", which the binary turns into exit 77.
+-- exit status }. Usage errors exit 2; a user error a command raises (kreach.errors) is printed
+-- as `kreach <command>: <message>` and exits with its status; a command that needs a GPU and
+-- finds none raises "no CUDA device: ...", which the binary turns into exit 77; anything else
+-- is a bug: a traceback and exit 99.
 local argparse = require "argparse"
+local errors = require "kreach.errors"
+local text = require "kreach.text"
 
 local cli = {}
 
@@ -167,17 +171,25 @@ function cli.timing_overrides(args)
   end
   if args.sol_margin then m.sol_margin = args.sol_margin end
   if args.timing_sets then m.sets = args.timing_sets end
+  -- the validators raise with their own message (and no position of theirs, through pcall)
   local ok, err = pcall(require("kreach.timing").options, t)
-  if not ok then return nil, tostring(err):gsub("^[^:]+:%d+: ", "") end
+  if not ok then return nil, errors.message(err) end
   ok, err = pcall(require("kreach.measure").options, m)
-  if not ok then return nil, tostring(err):gsub("^[^:]+:%d+: ", "") end
+  if not ok then return nil, errors.message(err) end
   return t, m
+end
+
+-- Prints a user error: `kreach <command>: <message>`; no GPU is `kreach: no CUDA device: ...`,
+-- as the binary says it for every command and script (docs/cli.md).
+function cli.report(name, e)
+  local prefix = errors.status(e) == errors.STATUS.no_device and "kreach" or ("kreach " .. name)
+  io.stderr:write(prefix, ": ", errors.message(e), "\n")
 end
 
 function cli.main(name, ...)
   local cmd = load_command(name)
   if not cmd then
-    local near = require("kreach.text").suggest(name, cli.commands())
+    local near = text.suggest(name, cli.commands())
     io.stderr:write(("kreach: unknown command '%s'%s (try 'kreach help')\n"):format(name,
       near and (": did you mean '%s'?"):format(near) or ""))
     return 2
@@ -189,16 +201,17 @@ function cli.main(name, ...)
     io.stderr:write(parser:get_usage(), "\n\nkreach ", name, ": ", args, "\n")
     return 2
   end
-  -- a problem or suite that does not load is a clean error (status 3); anything else that
-  -- escapes a command is a bug, reported with its traceback (status 99, by the binary)
+  -- a user error (kreach.errors: a file that does not load, a bad value, a database that
+  -- cannot be used) is its message and its status; anything else that escapes a command is a
+  -- bug, reported with its traceback (status 99, by the binary)
   local ok, status = xpcall(cmd.run, function(e)
-    if require("kreach.problem").is_error(e) then return e end
+    if errors.is(e) then return e end
     return debug.traceback(tostring(e), 2)
   end, args)
   if not ok then
-    if require("kreach.problem").is_error(status) then
-      io.stderr:write("kreach ", name, ": ", tostring(status), "\n")
-      return status.status or 3
+    if errors.is(status) then
+      cli.report(name, status)
+      return errors.status(status)
     end
     error(status, 0)
   end

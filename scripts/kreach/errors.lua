@@ -79,7 +79,13 @@ M.usage = raiser("usage")
 M.load = raiser("load")
 M.database = raiser("database")
 M.failed = raiser("failed")
-M.no_device = raiser("no_device")
+local no_device = raiser("no_device")
+-- no_device(why): the message is "no CUDA device: <why>", the form the binary and docs use
+function M.no_device(fmt, ...)
+  if select("#", ...) > 0 then fmt = fmt:format(...) end
+  if not tostring(fmt):find("no CUDA device", 1, true) then fmt = "no CUDA device: " .. tostring(fmt) end
+  no_device(fmt)
+end
 
 -- file(path, msg[, status]): a file that cannot be loaded (status 3 by default), the message
 -- naming it: `path: msg`, unless msg names it already (Lua's "path:12: ..." does, with the line).

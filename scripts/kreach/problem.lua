@@ -4,6 +4,7 @@
 -- code. docs/scripting.md ("Problems") is the contract; this file checks it and instantiates
 -- problems at a dtype and sizes.
 local meta = require "kreach.meta"
+local errors = require "kreach.errors"
 
 local M = {}
 
@@ -27,29 +28,47 @@ local INITS = { ones = 0, zeros = 0, uniform = 2, kaiming_uniform = 1 }
 
 -- ---- errors: every message names the problem (and, through load, its file) and the field ----
 
--- Problem errors are objects, so that commands can tell a bad problem file (exit status 3,
--- a clean message) from a bug (a traceback); tostring gives the message. `status` is the exit
--- status a command ends with: 3 for a file that does not load, 2 for a name that names nothing
--- (a usage error).
-local ProblemError = { __tostring = function(e) return e.msg end }
-M.ProblemError = ProblemError
-
-local function raise(msg, status)
-  error(setmetatable({ msg = msg, status = status or 3 }, ProblemError), 0)
+-- Problem errors are kreach.errors user errors, so that commands can tell a bad problem file
+-- (exit status 3, a clean message) from a bug (a traceback); tostring gives the message. Their
+-- status is the exit status a command ends with: 3 for a file that does not load, 2 for a name
+-- that names nothing (a usage error).
+-- raise(msg[, status]): kept for callers outside this module (status 3 unless given); new
+-- code raises through kreach.errors
+function M.raise(msg, status)
+  errors.raise(status or errors.STATUS.load, msg)
 end
-M.raise = raise
 
 local function problem_error(where, fmt, ...)
-  raise(where .. ": " .. fmt:format(...))
+  errors.load("%s: %s", where, fmt:format(...))
 end
 M.error = problem_error
 
 -- What the user asked for (a dtype, a size name) is not the problem's: status 2, not 3.
 local function usage_error(where, fmt, ...)
-  raise(where .. ": " .. fmt:format(...), 2)
+  errors.usage("%s: %s", where, fmt:format(...))
 end
 
-function M.is_error(e) return getmetatable(e) == ProblemError end
+M.is_error = errors.is -- an alias: any kreach.errors user error
+
+-- An xpcall handler for the problem file's own functions (reference, flops, shapes): an error
+-- raised inside kreach's code (an operator given the wrong arguments) is told at the line of
+-- the problem file that called it, since kreach's own position means nothing to the author.
+local function in_file(path)
+  return function(e)
+    if errors.is(e) then return e end
+    local msg = errors.message(e)
+    if path and not msg:find(path, 1, true) then
+      for level = 2, 100 do
+        local info = debug.getinfo(level, "Sl")
+        if not info then break end
+        if info.source == "@" .. path and info.currentline > 0 then
+          return ("%s:%d: %s"):format(path, info.currentline, msg)
+        end
+      end
+    end
+    return msg
+  end
+end
 
 -- " (did you mean 'x'?)" for a misspelt name among the keys of `known`, or ""
 local function suggest(word, known)
@@ -304,8 +323,8 @@ function Problem:instantiate(opts)
     inst.args[i] = r
   end
   local function call(f, what, ...)
-    local ok, v = pcall(f, ...)
-    if not ok then problem_error(where, "field '%s' failed: %s", what, tostring(v)) end
+    local ok, v = xpcall(f, in_file(self.path), ...)
+    if not ok then problem_error(where, "field '%s' failed: %s", what, errors.message(v)) end
     if type(v) ~= "number" or v < 0 then problem_error(where, "field '%s' returned %s, not a non-negative number", what, tostring(v)) end
     return v
   end
@@ -342,8 +361,8 @@ function Instance:validate()
     if a.kind == "scalar" then vals[i] = a.value else vals[i] = meta.new(a.shape, a.dtype, a.name) end
   end
   local where = ("problem '%s': reference"):format(self.problem.name)
-  local ok, err = xpcall(self.problem.def.reference, debug.traceback, self:ops(lib), table.unpack(vals, 1, #self.args))
-  if not ok then problem_error(where, "%s", tostring(err):gsub("\nstack traceback:.*", "")) end
+  local ok, err = xpcall(self.problem.def.reference, in_file(self.problem.path), self:ops(lib), table.unpack(vals, 1, #self.args))
+  if not ok then problem_error(where, "%s", errors.message(err)) end
   for i, a in ipairs(self.args) do
     if a.kind == "output" and not vals[i]:written() then
       problem_error(where, "does not write output '%s'", a.name)
@@ -624,15 +643,14 @@ function M.load(path, opts)
     error(("assignment to undeclared global '%s'"):format(tostring(k)), 2)
   end })
   local chunk, err = loadfile(path, "t", env)
-  if not chunk then raise(err) end
+  if not chunk then errors.file(path, err) end
   local ok, p = pcall(chunk)
   if not ok then
-    local msg = tostring(p)
-    if not msg:find(path, 1, true) then msg = path .. ": " .. msg end
-    raise(msg)
+    -- a user error raised while it loads (a bad kreach.problem{...}) keeps its status
+    errors.file(path, errors.message(p), errors.is(p) and p.status or nil)
   end
   if getmetatable(p) ~= Problem then
-    raise(("%s: the file must return kreach.problem{...}, it returned %s"):format(path, type(p)))
+    errors.load("%s: the file must return kreach.problem{...}, it returned %s", path, type(p))
   end
   p.path = path
   p.load_opts = opts
@@ -673,14 +691,17 @@ end
 -- A suite's problem files in id order, and the ids still to come.
 function M.load_suite(name)
   local path, root = M.find_suite(name)
-  if not path then raise(("no suite '%s' (suites: %s)"):format(name, table.concat(M.suites(), ", ")), 2) end
+  if not path then errors.usage("no suite '%s' (suites: %s)", name, table.concat(M.suites(), ", ")) end
   local ok, s = pcall(dofile, path)
-  if not ok then raise(tostring(s)) end
+  if not ok then errors.file(path, errors.message(s)) end
   if type(s) ~= "table" or type(s.ids) ~= "table" or type(s.dir) ~= "string" then
-    raise(path .. ": a suite returns { name =, description =, dir =, ids = {...} }")
+    errors.load("%s: a suite returns { name =, description =, dir =, ids = {...} }", path)
   end
   local lfs = require "lfs"
   local dir = root .. "/" .. s.dir
+  if not dir_exists(dir) then
+    errors.load("%s: dir '%s' is not a directory (%s; dir is relative to %s)", path, s.dir, dir, root)
+  end
   local files = {}
   for f in lfs.dir(dir) do
     local id = tonumber(f:match("^(%d+)_.*%.lua$") or "")
@@ -688,7 +709,7 @@ function M.load_suite(name)
   end
   local list = {}
   for _, id in ipairs(s.ids) do
-    if not files[id] then raise(("%s: problem %d has no file in %s"):format(path, id, dir)) end
+    if not files[id] then errors.load("%s: problem %s has no file in %s", path, tostring(id), dir) end
     list[#list + 1] = files[id]
   end
   return { name = s.name or name, description = s.description, path = path, files = list,
@@ -699,18 +720,36 @@ end
 -- ("19_ReLU"). Searches the suite `suite` (default: every suite).
 function M.resolve(what, suite)
   local lfs = require "lfs"
-  if lfs.attributes(what, "mode") == "file" then return what end
+  local mode = lfs.attributes(what, "mode")
+  if mode == "file" then return what end
+  -- what looks like a path (ids and names have no '/' and no '.lua') is a file that cannot be
+  -- loaded (status 3), not a name to search the suites for
+  if what:find("/", 1, true) or what:match("%.lua$") then
+    errors.file(what, mode and ("cannot read the problem: it is a %s, not a file"):format(mode)
+      or "cannot read the problem: no such file")
+  end
   local names = suite and { suite } or M.suites()
   local id = tonumber(what)
+  -- a suite that does not load does not hide the problems of the others; it is said when
+  -- nothing matched, since the problem may be one of its own (status 3 then)
+  local broken
   for _, sn in ipairs(names) do
-    local s = M.load_suite(sn)
-    for i, f in ipairs(s.files) do
-      local base = f:match("([^/]+)%.lua$")
-      local plain = base:gsub("^0+(%d)", "%1")
-      if (id and s.ids[i] == id) or base == what or plain == what then return f end
+    local ok, s = pcall(M.load_suite, sn)
+    if not ok then
+      if not errors.is(s) or suite then error(s, 0) end
+      broken = broken or s
+    else
+      for i, f in ipairs(s.files) do
+        local base = f:match("([^/]+)%.lua$")
+        local plain = base:gsub("^0+(%d)", "%1")
+        if (id and s.ids[i] == id) or base == what or plain == what then return f end
+      end
     end
   end
-  raise(("no problem '%s' (a path, an id or a name from a suite)"):format(what), 2)
+  if broken then
+    errors.load("no problem '%s' in the suites that load (and one does not: %s)", what, errors.message(broken))
+  end
+  errors.usage("no problem '%s' (a path, an id or a name from a suite)", what)
 end
 
 return M

@@ -29,14 +29,14 @@ $ kreach lint 19 tests/candidates/019_relu.lua --arch sm_90 --size batch_size=3 
 $ kreach lint 94 tests/candidates/094_mse_atomic.lua --arch sm_90
 ~ ^tests/candidates/094_mse_atomic%.lua: ok %(dry run: 2 launches of mse_partial, mse_final; compiled for sm_90%)$
 # A candidate given directly is read only when it is a regular file of at most 4 MiB: a FIFO
-# or a device is refused at once (the worker would otherwise block or read for ever).
+# or a device is refused at once (the worker would otherwise block or read for ever), as a
+# file that cannot be loaded (status 3), not as the candidate's verdict.
 $ d=$(mktemp -d) && mkfifo "$d/fifo.lua" && kreach lint 19 "$d/fifo.lua" --arch sm_90; s=$?; rm -rf "$d"; exit $s
-? 1
-~ /fifo%.lua: cannot read the candidate: a FIFO, not a regular file$
+? 3
+~ ^kreach lint: .*/fifo%.lua: cannot read the candidate: a FIFO, not a regular file$
 $ kreach lint 19 /dev/zero --arch sm_90
-? 1
-= /dev/zero: invalid_candidate
-~ ^  /dev/zero: cannot read the candidate: a character device, not a regular file$
+? 3
+= kreach lint: /dev/zero: cannot read the candidate: a character device, not a regular file
 # --arch is checked where it is parsed: one kreach has no launch limits for is a usage error
 # (status 2), not the candidate's runtime_error.
 $ kreach lint 19 tests/candidates/019_relu.lua --arch banana
@@ -45,8 +45,8 @@ $ kreach lint 19 tests/candidates/019_relu.lua --arch banana
 $ kreach lint 19 tests/candidates/019_relu.lua --arch sm_88
 ? 2
 ~ ^kreach lint: kreach knows no launch limits for sm_88 %(it knows
-# A directory given as the candidate is refused as one.
+# A directory given as the candidate is refused as one (status 3, naming it).
 $ kreach lint 19 tests/candidates
-? 1
-= tests/candidates: invalid_candidate
-~ ^  tests/candidates: cannot read the candidate: a directory, not a regular file
+? 3
+= kreach lint: tests/candidates: cannot read the candidate: a directory, not a regular file
+! %.lua:%d+:

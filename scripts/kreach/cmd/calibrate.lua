@@ -2,12 +2,14 @@
 -- (kreach.calibrate), stores them in the results database and prints them. Evaluations set
 -- their times against these ceilings (the speed-of-light bound); `kreach eval` and `bench`
 -- calibrate on their own when the database has no calibration of the device.
+local cli = require "kreach.cli"
+local errors = require "kreach.errors"
 return {
   summary = "Measure this GPU's copy bandwidth and matrix throughput (the speed-of-light ceilings).",
   parser = function(p)
-    require("kreach.cli").db_option(p)
-    p:option("--gemm-n", "Size of the square matrix products (default 8192).", nil):convert(require("kreach.cli").positive_integer)
-    p:option("--repeats", "Timed repeats of each measurement (default 10).", nil):convert(require("kreach.cli").positive_integer)
+    cli.db_option(p)
+    p:option("--gemm-n", "Size of the square matrix products (default 8192).", nil):convert(cli.positive_integer)
+    p:option("--repeats", "Timed repeats of each measurement (default 10).", nil):convert(cli.positive_integer)
     p:flag("--show", "Print the stored calibration of this device instead of measuring.")
     p:flag("--json", "Print one JSON object.")
   end,
@@ -16,14 +18,13 @@ return {
     local calibrate = require "kreach.calibrate"
     local dev = kreach.require_device()
     local db, err = require("kreach.store").open(args.db)
-    if not db then require("kreach.problem").raise(err) end
+    if not db then errors.database(err) end
     local cal
     if args.show then
       cal = db:calibration(dev.uuid)
       if not cal then
         db:close()
-        io.stderr:write(("kreach calibrate: no calibration of %s in %s\n"):format(dev.uuid, args.db))
-        return 1
+        errors.failed("no calibration of %s in %s", dev.uuid, args.db)
       end
     else
       local opts = {}

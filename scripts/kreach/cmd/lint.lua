@@ -7,36 +7,38 @@
 -- is the verdict `timeout` and a crash is `runtime_error`.
 local kreach = require "kreach"
 local text = require "kreach.text"
+local errors = require "kreach.errors"
+local cli = require "kreach.cli"
+local candidate = require "kreach.candidate"
 
 return {
   summary = "Check a candidate before running it: sandbox, options, compile, dry run.",
   parser = function(p)
     p:argument("problem", "A problem file, id or name.")
     p:argument("candidate", "The candidate file.")
-    require("kreach.cli").problem_options(p)
+    cli.problem_options(p)
     p:option("--arch", "Compile for this architecture (default: the GPU's; sm_90 without one).")
       :convert(function(a)
         local ok, why = require("kreach.core.nvrtc").arch_known(a)
         if ok then return a end
         return nil, why
       end)
-    require("kreach.cli").worker_options(p)
+    cli.worker_options(p)
     p:flag("--json", "Print one JSON object.")
   end,
   run = function(args)
-    local sizes, err = require("kreach.cli").sizes(args.size)
-    if not sizes then
-      io.stderr:write("kreach lint: ", err, "\n")
-      return 2
-    end
+    local sizes, err = cli.sizes(args.size)
+    if not sizes then errors.usage(err) end
     -- the problem is checked here, so that a bad problem is its own error, not the candidate's
     local inst = kreach.load_problem(args.problem):instantiate{ dtype = args.dtype, sizes = sizes }
     inst:validate()
+    -- a candidate path that names no readable file (missing, a directory, a FIFO, too large)
+    -- is the user's mistake, a file that cannot be loaded (status 3), not the candidate's
+    -- verdict; what the file holds is judged in the worker
+    local ctext, cerr = candidate.read(args.candidate)
+    if not ctext then errors.load(cerr) end
     local sok, serr = require("kreach.seal").check_available("lint")
-    if not sok then
-      io.stderr:write("kreach lint: ", serr, "\n")
-      return 3
-    end
+    if not sok then errors.raise(errors.STATUS.load, serr, "seal") end
     local arch = args.arch or (not kreach.has_device() and "sm_90" or nil)
     local argv = { kreach.executable(), "worker", "lint", inst.problem.path, args.candidate,
                    "--dtype", inst.dtype }

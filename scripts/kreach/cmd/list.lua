@@ -3,6 +3,8 @@
 -- (kreach.catalog): one that hangs or fails is reported with why, and the listing goes on
 -- (exit status 3 at the end when one did not load).
 local catalog = require "kreach.catalog"
+local cli = require "kreach.cli"
+local errors = require "kreach.errors"
 local text = require "kreach.text"
 
 local function basename(p) return p:match("([^/]+)$") or p end
@@ -13,7 +15,7 @@ return {
     p:argument("suite", "A suite (kreach list shows them)."):args("?")
     p:flag("--json", "Print JSON.")
     p:option("--timeout", "Seconds each suite or problem file may take to load.",
-      tostring(catalog.DEFAULT_TIMEOUT_S)):convert(require("kreach.cli").positive_seconds)
+      tostring(catalog.DEFAULT_TIMEOUT_S)):convert(cli.positive_seconds)
   end,
   run = function(args)
     local problem = require "kreach.problem"
@@ -59,7 +61,7 @@ return {
     -- the suite: whether it exists is known without running it
     if not problem.find_suite(args.suite) then problem.load_suite(args.suite) end -- raises "no suite"
     local sres = catalog.load("suite", { args.suite }, { timeout_s = timeout })[1]
-    if not sres.value then problem.raise(("suite %s does not load: %s"):format(args.suite, sres.why)) end
+    if not sres.value then errors.load("suite %s does not load: %s", args.suite, sres.why) end
     local s = sres.value
     local res = catalog.load("problem", s.files, { timeout_s = timeout })
     local rows, errors = {}, {}

@@ -1,21 +1,20 @@
 -- kreach oracle <problem> [--dtype D] [--seed N] [--size name=value ...]: runs the problem's
 -- baseline and its f64 oracle once and prints their relative L2 and maximum errors.
 local kreach = require "kreach"
+local cli = require "kreach.cli"
+local errors = require "kreach.errors"
 
 return {
   summary = "Run a problem's baseline and fp64 oracle; print their errors (needs a GPU).",
   parser = function(p)
     p:argument("problem", "A problem file, id or name.")
-    p:option("--seed", "Seed of the inputs.", "1"):convert(require("kreach.cli").nonnegative_integer)
-    require("kreach.cli").problem_options(p)
+    p:option("--seed", "Seed of the inputs.", "1"):convert(cli.nonnegative_integer)
+    cli.problem_options(p)
     p:flag("--json", "Print one JSON object.")
   end,
   run = function(args)
-    local sizes, err = require("kreach.cli").sizes(args.size)
-    if not sizes then
-      io.stderr:write("kreach oracle: ", err, "\n")
-      return 2
-    end
+    local sizes, err = cli.sizes(args.size)
+    if not sizes then errors.usage(err) end
     local p = kreach.load_problem(args.problem)
     local inst = p:instantiate{ dtype = args.dtype, sizes = sizes }
     inst:validate()

@@ -1,5 +1,11 @@
 -- kreach results export|list|runs: reads a results database (docs/results.md). A database that
 -- does not open (missing, not ours, corrupt, another schema version) is status 3.
+local cli = require "kreach.cli"
+local errors = require "kreach.errors"
+local output = require "kreach.output"
+local results = require "kreach.results"
+local store = require "kreach.store"
+
 local function run_id(s)
   local n = math.tointeger(tonumber(s))
   if not n or n < 1 then return nil, "a run id is a positive integer" end
@@ -12,45 +18,39 @@ return {
     p:command_target("command")
     p:require_command(true)
     local function common(c)
-      require("kreach.cli").db_option(c)
+      cli.db_option(c)
       c:option("--run", "Only this run's evaluations."):convert(run_id)
     end
     local e = p:command("export", "Write the evaluations as JSON lines, CSV or KernelBench's eval_results.json.")
     common(e)
-    e:option("--format", "jsonl, csv or kernelbench."):choices(require("kreach.results").FORMATS):args(1)
+    e:option("--format", "jsonl, csv or kernelbench."):choices(results.FORMATS):args(1)
       :count(1)
     e:option("-o --output", "Write to this file (default: standard output).")
     local l = p:command("list", "A table of the evaluations.")
     common(l)
     l:flag("--json", "Print one JSON object: { evaluations = [...] }.")
     local r = p:command("runs", "A table of the runs.")
-    require("kreach.cli").db_option(r)
+    cli.db_option(r)
     r:flag("--json", "Print one JSON object: { runs = [...] }.")
   end,
   run = function(args)
-    local results = require "kreach.results"
-    local store = require "kreach.store"
-    local output = require "kreach.output"
     -- the output is checked before the database opens: naming the database (or its -wal or
     -- -shm) as the output is a usage error, and nothing is written
     local out
     if args.command == "export" then
       local oerr, ostatus
       out, oerr, ostatus = output.open(args.output, { protect = output.database_files(args.db) })
-      if not out then
-        io.stderr:write("kreach results: ", oerr, "\n")
-        return ostatus
-      end
+      if not out then errors.raise(ostatus, oerr) end
     end
     -- everything is read first, through a read-only connection that leaves no file beside the
-    -- database (store.read reads again when a writer changed it meanwhile); then written
-    local path = args.db
-    local function store_error(e)
-      return type(e) == "table" or (type(e) == "string" and e:sub(1, #path + 1) == path .. ":")
-    end
-    local ok, opened, data = xpcall(store.read, function(e)
-      return store_error(e) and e or debug.traceback(tostring(e), 2)
-    end, path, function(db)
+    -- database (store.read reads again when a writer changed it meanwhile); then written. A
+    -- database that does not open, or a failing statement on one that did (it went bad under
+    -- us), is a database error (status 3); the old output file, if any, stays as it was.
+    local ok, opened, data = pcall(store.read, args.db, function(db)
+      -- a run id that names no run is a usage error, as a problem name that names nothing is
+      if args.run and not db:get_run(args.run) then
+        errors.usage("--run %d: there is no run %d in %s (kreach results runs lists them)", args.run, args.run, args.db)
+      end
       if args.command == "export" then return results.fetch(db, { run_id = args.run })
       elseif args.command == "list" then return db:evaluations{ run_id = args.run } end
       local counts = {}
@@ -59,17 +59,12 @@ return {
       end
       return { runs = db:runs(), counts = counts }
     end)
-    -- a database that does not open, or a failing statement on one that did (it went bad
-    -- under us), is status 3; anything else is a bug, with its traceback
     if not ok or not opened then
-      if out then out:abort() end -- the old file, if any, stays as it was
-      local msg = ok and data or opened
-      if not ok and not store_error(msg) then error(msg, 0) end
-      io.stderr:write("kreach results: ", tostring(msg), "\n")
-      return 3
+      if out then out:abort() end
+      if not ok then error(opened, 0) end -- a database error, or a bug (with its traceback)
+      errors.database(data)
     end
     if args.command == "export" then
-      -- a write that fails raises { msg =, status = 1 } (kreach.output)
       local wok, werr = pcall(function()
         results.write(args.format, data, function(...) out:write(...) end)
         local cok, cerr = out:commit()
@@ -77,9 +72,11 @@ return {
       end)
       if not wok then
         out:abort()
-        if type(werr) ~= "table" then error(werr, 0) end
-        io.stderr:write("kreach results: ", tostring(werr.msg), "\n")
-        return werr.status
+        -- kreach.output's write error is a table { msg =, status = 1 }
+        if type(werr) == "table" and not errors.is(werr) and math.type(werr.status) == "integer" then
+          errors.raise(werr.status, tostring(werr.msg))
+        end
+        error(werr, 0)
       end
     elseif args.command == "list" then
       if args.json then results.list_json(data, io.write) else results.list(data, io.write) end

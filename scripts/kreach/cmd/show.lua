@@ -1,20 +1,19 @@
 -- kreach show <problem>: its arguments with shapes, dtypes and distributions, its sizes, the
 -- bytes and flops of its speed-of-light bound, and the PyTorch code.
 local kreach = require "kreach"
+local cli = require "kreach.cli"
+local errors = require "kreach.errors"
 
 return {
   summary = "Show a problem: arguments, shapes, bytes, flops and the PyTorch code.",
   parser = function(p)
     p:argument("problem", "A problem file, id or name.")
-    require("kreach.cli").problem_options(p)
+    cli.problem_options(p)
     p:flag("--json", "Print JSON.")
   end,
   run = function(args)
-    local sizes, err = require("kreach.cli").sizes(args.size)
-    if not sizes then
-      io.stderr:write("kreach show: ", err, "\n")
-      return 2
-    end
+    local sizes, err = cli.sizes(args.size)
+    if not sizes then errors.usage(err) end
     local p = kreach.load_problem(args.problem)
     local inst = p:instantiate{ dtype = args.dtype, sizes = sizes }
     inst:validate()
