@@ -88,10 +88,10 @@ $ d=$(mktemp -d) && kreach profile import tests/data/profile/kineto_small.json -
 ~ GPU time:  S = 1 / %(%(1 %- 0%.0575%) %+ 0%.0575/2%) = 1%.0296
 ~ ^kreach profile: no profile 2 in /.*/r%.db$
 $ kreach profile report nosuchfile.json
-? 2
-= kreach profile: 'nosuchfile.json' is neither a trace file nor a profile id
+? 3
+= kreach profile: nosuchfile.json: No such file or directory
 $ d=$(mktemp -d) && printf '{"type":"header","version":1,"pid":1,"cupti_version":1,"start_ns":0}\n{"type":"kernel","name":"k","end":5}\n' > $d/t.jsonl && kreach profile import $d/t.jsonl --no-store
-? 1
+? 3
 ~ /t%.jsonl:2: kernel without an integer 'start'$
 $ d=$(mktemp -d) && printf '{"type":"header","version":1,"pid":1,"cupti_version":1,"start_ns":0}\n{"type":"kernel","name":"k","start":1,"end":5}\n' > $d/t.jsonl && kreach profile import $d/t.jsonl --no-store
 ? 1
@@ -99,5 +99,5 @@ $ d=$(mktemp -d) && printf '{"type":"header","version":1,"pid":1,"cupti_version"
 $ d=$(mktemp -d) && printf '{"type":"header","version":1,"pid":1,"cupti_version":1,"start_ns":0}\n{"type":"kernel","name":"k","start":1,"end":5}\n' > $d/t.jsonl && kreach profile import $d/t.jsonl --no-store --allow-partial
 ~ ^warning: partial trace
 $ d=$(mktemp -d) && printf '\037\213\010\000' > $d/t.json.gz && kreach profile import $d/t.json.gz --no-store
-? 1
+? 3
 ~ gzip%-compressed: kreach reads plain JSON only
