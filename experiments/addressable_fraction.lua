@@ -1,6 +1,7 @@
 -- The addressable fraction of real workloads (issue 6): every run of
--- experiments/workloads/list.json is profiled with `kreach profile --steps step` (the program
--- unchanged, under the CUPTI injection library), its trace stored in the results database, and
+-- experiments/workloads/list.json is profiled as `kreach profile --steps step` profiles it (the
+-- program unchanged, under the CUPTI injection library; kreach.profile.run, through
+-- workloads/runs.lua), its steps stored in the results database under the run's name, and
 -- one table printed: workload, knobs, GPU-busy %, vendor-library share, addressable fraction by
 -- GPU time and by wall time, and the largest addressable kernel.
 -- usage: kreach experiments/addressable_fraction.lua [--db FILE] [--only a,b] [--core]
@@ -8,6 +9,7 @@
 local kreach = require "kreach"
 kreach.skip_without_device()
 local cjson = require "cjson"
+local report = require "kreach.profile.report"
 
 local here = arg[0]:match("^(.*)/[^/]*$") or "."
 local root = here .. "/.."
@@ -42,13 +44,11 @@ local rows = {}
 for _, run in ipairs(list.runs) do
   if (not only or only[run.name]) and (not core or run.core ~= false) then
     local t0 = kreach.now()
-    local p = io.popen(runs.profile_command(run, runs.program(run, root, python), db) .. " 2>&1")
-    local out = p:read("a")
-    local ok = p:close()
-    local rep = runs.report_of(out)
+    local res, why, out = runs.profile(run, runs.program(run, root, python), { db = db })
+    local rep = res and res.report
     local row = { name = run.name, wall_s = kreach.now() - t0 }
-    if not ok or not rep then
-      row.error = "the profile failed: " .. out:sub(-300):gsub("\n", " | ")
+    if not res then
+      row.error = ("the profile failed: %s: %s"):format(why, (out:sub(-300):gsub("\n", " | ")))
     else
       row.knobs = rep.knobs
       row.kernels, row.dropped = rep.totals.kernels, rep.totals.dropped
@@ -72,7 +72,7 @@ for _, r in ipairs(rows) do
   if r.error then
     print(("%-22s FAILED %s"):format(r.name, r.error))
   else
-    local top = r.top and ("%s (%s, %s)"):format(require("kreach.profile.report").short_name(r.top.name, 50), r.top.family, pct(r.top.frac_gpu)) or "-"
+    local top = r.top and ("%s (%s, %s)"):format(report.short_name(r.top.name, 50), r.top.family, pct(r.top.frac_gpu)) or "-"
     print(("%-22s %-58s %7s %8s %8s %8s %7s  %s"):format(r.name, knob_text(r.knobs):sub(1, 58), pct(r.busy), pct(r.vendor_gpu),
       pct(r.addr_gpu), pct(r.addr_wall), pct(r.unclassified_gpu), top))
   end

@@ -18,7 +18,8 @@
 -- usage: kreach experiments/profiler_check.lua [--only a,b | --all] [--rounds N (3)] [--steps N]
 --            [--db FILE] [--python python3] [--extra 'OPTIONS'] [--kinds K] [--no-torch]
 --            [--json FILE] [--timeout S] [--pin CPUS] [--alternate]
--- --extra appends options to every run's command line (such as '--compile'); --db keeps the
+-- --extra appends options to every run's command line (such as '--compile'; words split at
+-- white space, no quoting: every program is started from an argv list, no shell); --db keeps the
 -- profiles in FILE (else a temporary database, removed at the end); --kinds sets
 -- KREACH_TRACE_KINDS for the profiled runs (what the library traces, docs/profiling-inject.md).
 -- The torch.profiler run's own median step time is printed too ("torch.prof"), for scale: it
@@ -32,8 +33,11 @@
 -- "noise" is printed for scale: the larger relative range ((max - min) / median) of the plain
 -- and of the profiled runs' median steps. "us/kernel" is the slowdown in time a kernel launched:
 -- (profiled - plain median step) / kernels a step, what tracing costs a launch where the host's
--- time is the step's. --pin CPUS runs every process under `taskset -c CPUS` (the same CPUs for
+-- time is the step's. --pin CPUS runs every program under `taskset -c CPUS` (the same CPUs for
 -- every run), against the drift that the scheduler's placement adds to host-bound steps.
+-- Every run is a process started by kreach.core.proc (the plain and torch.profiler ones through
+-- runs.execute, the profiled ones through kreach.profile.run), killed with all it started after
+-- --timeout seconds.
 -- --alternate measures the slowdown within one process instead, free of the drift from process
 -- to process: each round is one run under `kreach profile --alternate` (KREACH_TRACE_ALTERNATE=step),
 -- so the library traces kernels, memcpys and memsets in the even steps (0, 2, ...) only (NVTX
@@ -95,28 +99,27 @@ end
 package.path = here .. "/workloads/?.lua;" .. package.path
 local runs = require "runs"
 local list = runs.load(here .. "/workloads")
-local q = runs.quote
 -- the median, nil for no values (a run traced without kernels has no difference to give)
 local function median(xs) return xs[1] ~= nil and stats.median(xs) or nil end
 
--- the program's command line: the script as a path from the repository root, then its options
--- (with --steps, the measured steps overridden: argparse keeps the last --steps)
-local function program(run)
-  return runs.program(run, root, python, steps and ("--steps " .. steps) or nil, extra ~= "" and extra or nil)
+-- the program's argv: the script as a path from the repository root, then its options (with
+-- --steps, the measured steps overridden: argparse keeps the last --steps), then --extra's words
+-- and `more`'s
+local function program(run, more)
+  local words = {}
+  if steps then words[#words + 1] = "--steps"; words[#words + 1] = tostring(steps) end
+  for w in extra:gmatch("%S+") do words[#words + 1] = w end
+  for _, w in ipairs(more or {}) do words[#words + 1] = w end
+  return runs.pinned(runs.program(run, root, python, words), pin)
 end
 
-if pin and not os.execute(("taskset -c %s true >/dev/null 2>&1"):format(pin)) then
+if pin and not select(2, runs.execute({ "taskset", "-c", pin, "true" })) then
   usage(("--pin %s: `taskset -c %s true` failed (no taskset, or no such CPUs)"):format(pin, pin))
 end
 
--- runs a shell command under `timeout` (and taskset with --pin), returns its output (stdout and
--- stderr) and whether it exited 0
-local function sh(cmd)
-  local p = io.popen(("%stimeout %d %s 2>&1"):format(pin and ("taskset -c " .. pin .. " ") or "", timeout, cmd))
-  local out = p:read("a")
-  local ok = p:close()
-  return out, ok
-end
+-- runs a program (an argv list) with the time limit, returns its output (stdout, then stderr)
+-- and whether it exited 0
+local function execute(argv) return runs.execute(argv, { timeout_s = timeout }) end
 
 local function summary_of(out)
   local line = out:match("\nsummary (%b{})") or out:match("^summary (%b{})")
@@ -137,19 +140,19 @@ local function steps_of(run)
 end
 
 local function plain(run)
-  local out, ok = sh(program(run))
+  local out, ok = execute(program(run))
   local s = summary_of(out)
   if not ok or not s then return nil, "the plain run failed: " .. tail(out) end
   return { step_ms = s.median_step_ms }
 end
 
 local function profiled(run)
-  local out, ok = sh(runs.profile_command(run, program(run), db, kinds))
+  local res, why, failed_out = runs.profile(run, program(run), { db = db, kinds = kinds, timeout_s = timeout })
+  if not res then return nil, ("the profiled run failed: %s: %s"):format(why, tail(failed_out)) end
+  local out = res.output
   local s = summary_of(out)
-  local r = runs.report_of(out)
-  if not ok or not s or not r then
-    return nil, "the profiled run failed: " .. tail(out)
-  end
+  local r = res.report
+  if not s then return nil, "the profiled run failed: " .. tail(out) end
   local n = r.selection and r.selection.selected or 0
   if n ~= steps_of(run) then return nil, ("the profile holds %d step ranges, not %d"):format(n, steps_of(run)) end
   return { step_ms = s.median_step_ms, kernels = r.totals.kernels / n, kernel_ms = r.totals.kernel_s * 1e3 / n,
@@ -158,8 +161,8 @@ end
 
 local function torch_profiled(run)
   local trace = os.tmpname() .. ".json"
-  local out, ok = sh(("%s --torch-profile %s"):format(program(run), q(trace)))
-  local st_out, st_ok = sh(("%s %s %s"):format(q(python), q(here .. "/workloads/trace_stats.py"), q(trace)))
+  local out, ok = execute(program(run, { "--torch-profile", trace }))
+  local st_out, st_ok = execute(runs.pinned({ python, here .. "/workloads/trace_stats.py", trace }, pin))
   os.remove(trace)
   local s = summary_of(out)
   if not ok or not s then return nil, "the torch.profiler run failed: " .. tail(out) end
@@ -262,9 +265,9 @@ local function alternating(run)
   local row = { name = run.name, ratios = {}, raw_ratios = {}, traced_ms = {}, untraced_ms = {}, round_slowdowns = {},
                 dropped = 0, kernels = {}, on_us = {}, off_us = {}, report_slowdowns = {}, run_ratios = {} }
   for _ = 1, rounds do
-    local out, ok = sh(runs.profile_command(run, program(run), db, kinds, true))
-    local r = runs.report_of(out)
-    if not ok or not r then row.error = "the alternating run failed: " .. tail(out); return row end
+    local res, why, failed_out = runs.profile(run, program(run), { db = db, kinds = kinds, alternate = true, timeout_s = timeout })
+    if not res then row.error = ("the alternating run failed: %s: %s"):format(why, tail(failed_out)); return row end
+    local out, r = res.output, res.report
     if not r.alternate then row.error = "the trace does not say it alternated: an older libkreach_inject.so?"; return row end
     local t, n, seen = {}, steps_of(run), 0
     for i, ms in ("\n" .. out):gmatch("\nstep (%d+) ([%d.]+)") do

@@ -10,6 +10,9 @@
 -- result line a workload: the median slowdown, its 95% interval and the verdict against the
 -- target. Needs python3 with torch (and torchvision) beside the GPU.
 -- KREACH_BENCH_PROFILER_RUNS overrides the workloads (comma-separated run names).
+-- profiler_check.lua runs in a kreach process of its own (it ends with os.exit), started from an
+-- argv list (kreach.proc: no shell); its standard output is copied here line by line as it comes,
+-- its standard error (the last 64 KiB) after it ends.
 package.path = (arg[0]:match("^(.*)/[^/]*$") or ".") .. "/?.lua;" .. package.path
 local kreach = require "kreach"
 local common = require "common"
@@ -19,16 +22,28 @@ kreach.skip_without_device()
 local here = arg[0]:match("^(.*)/[^/]*$") or "."
 local runs = os.getenv("KREACH_BENCH_PROFILER_RUNS")
 if not runs or runs == "" then runs = "launch-loop,gpt2-small-infer,resnet50-train,dlrm-kaggle-train,dlrm-mlperf-train" end
-if not os.execute("python3 -c 'import torch' >/dev/null 2>&1") then
+-- whether argv runs and exits 0; its output, when `copy`, is copied to ours
+local function execute(argv, copy)
+  local w = kreach.proc.spawn(argv)
+  if not w then return false end
+  while true do
+    local line = w:read_line()
+    if not line then break end
+    if copy then io.write(line, "\n"); io.flush() end
+  end
+  local how, code = w:wait()
+  if copy then io.write(w:stderr()) end
+  w:free()
+  return how == "exited" and code == 0
+end
+
+if not execute({ "python3", "-c", "import torch" }) then
   io.stderr:write("profiler_slowdown: python3 cannot import torch here; skipped\n")
   os.exit(77)
 end
 local json = os.tmpname()
-local cmd = ("%q %q --only %q --alternate --rounds 2 --steps 41 --json %q 2>&1"):format(kreach.executable(),
-  here .. "/../profiler_check.lua", runs, json)
-local p = io.popen(cmd)
-io.write(p:read("a"))
-local ok = p:close()
+local ok = execute({ kreach.executable(), here .. "/../profiler_check.lua", "--only", runs, "--alternate", "--rounds", "2",
+                     "--steps", "41", "--json", json }, true)
 local f = io.open(json)
 local data = f and cjson.decode(f:read("a"))
 if f then f:close() end

@@ -1,13 +1,11 @@
 -- What the Lua experiments share about the runs of list.json (addressable_fraction.lua,
--- profiler_check.lua): the list, a run's command line, and a run under `kreach profile`.
+-- profiler_check.lua): the list, a run's command line (an argv list: nothing goes through a
+-- shell), running it plain, and running it under the injection library with its steps stored
+-- and reported (kreach.profile.run, what `kreach profile --steps step` does).
 local kreach = require "kreach"
-local json = require("kreach.store").json
+local profile_run = require "kreach.profile.run"
 
 local M = {}
-
--- A word quoted for the shell.
-function M.quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-local q = M.quote
 
 -- list.json of the folder `dir` (experiments/workloads).
 function M.load(dir)
@@ -17,36 +15,62 @@ function M.load(dir)
   return list
 end
 
--- The program's command line: python, the script as a path from the repository root `root`,
--- its options from the list, then each of `...` that is not nil as it is (words already fit for
--- the shell).
-function M.program(run, root, python, ...)
-  local argv = { q(python), q(root .. "/" .. run.argv[1]) }
-  for j = 2, #run.argv do argv[#argv + 1] = q(run.argv[j]) end
-  for j = 1, select("#", ...) do
-    local w = select(j, ...)
-    if w ~= nil then argv[#argv + 1] = w end
-  end
-  return table.concat(argv, " ")
+-- The program's argv: python, the script as a path from the repository root `root`, its options
+-- from the list, then the words of `extra` (a list; nil for none).
+function M.program(run, root, python, extra)
+  local argv = { python, root .. "/" .. run.argv[1] }
+  for j = 2, #run.argv do argv[#argv + 1] = run.argv[j] end
+  for _, w in ipairs(extra or {}) do argv[#argv + 1] = w end
+  return argv
 end
 
--- The command that runs `program` (a command line) under `kreach profile --steps step`, storing
--- the profile in `db` under the run's name and printing the report as JSON; `kinds` sets
--- KREACH_TRACE_KINDS (nil: every kind); `alternate` adds --alternate (every other step traced).
-function M.profile_command(run, program, db, kinds, alternate)
-  return ("%s%s profile --steps step%s --db %s --workload %s --json -- %s"):format(
-    kinds and ("env KREACH_TRACE_KINDS=" .. q(kinds) .. " ") or "", q(kreach.executable()),
-    alternate and " --alternate" or "", q(db), q(run.name), program)
+-- `argv` run under `taskset -c pin` (the same CPUs for every run), or as it is without a pin.
+function M.pinned(argv, pin)
+  if not pin then return argv end
+  local out = { "taskset", "-c", pin }
+  for _, a in ipairs(argv) do out[#out + 1] = a end
+  return out
 end
 
--- The report in the output of such a command (its last line that starts with "{"), or nil.
-function M.report_of(out)
-  local line
-  for l in out:gmatch("[^\n]+") do
-    if l:sub(1, 1) == "{" then line = l end
+-- execute(argv, {timeout_s =}) -> its output (standard output, then standard error) and whether
+-- it exited 0. The program is killed, with everything it started, at its time limit.
+function M.execute(argv, opts)
+  opts = opts or {}
+  local w, err = kreach.proc.spawn(argv)
+  if not w then return err .. "\n", false end
+  local out, stopped = {}, false
+  local deadline = opts.timeout_s and kreach.now() + opts.timeout_s
+  while true do
+    local line, why = w:read_line(deadline and math.max(deadline - kreach.now(), 0) or nil)
+    if not line then
+      if why ~= "eof" then stopped = true; w:kill() end
+      break
+    end
+    out[#out + 1] = line .. "\n"
   end
-  local ok, rep = pcall(json.decode, line or "")
-  return ok and type(rep) == "table" and rep.totals and rep or nil
+  local how, code = w:wait()
+  out[#out + 1] = w:stderr()
+  w:free()
+  if stopped then out[#out + 1] = ("\n(stopped after %g s)"):format(opts.timeout_s) end
+  return table.concat(out), how == "exited" and code == 0 and not stopped
+end
+
+-- profile(run, argv, {db =, kinds =, alternate =, timeout_s =}) -> the profile (kreach.profile.run's
+-- result: report, stdout, stderr, exit, stored; and output, its standard output then its
+-- standard error), or nil, why and that output. The steps are the 'step' ranges, stored in `db` under the
+-- run's name; `kinds` sets KREACH_TRACE_KINDS (nil: every kind); `alternate` traces every other
+-- step only (KREACH_TRACE_ALTERNATE=step). A program that fails is a failure here even when its
+-- trace reads.
+function M.profile(run, argv, opts)
+  opts = opts or {}
+  local res, err, so_far = profile_run.profile(argv, { steps = "step", db = opts.db, workload = run.name,
+    kinds = opts.kinds, alternate = opts.alternate and "step" or nil, timeout_s = opts.timeout_s })
+  local ran = res or so_far or {}
+  local out = (ran.stdout or "") .. (ran.stderr or "")
+  if not res then return nil, err, out end
+  if not res.ok then return nil, "the program " .. profile_run.exit_text(res.exit), out end
+  res.output = out
+  return res
 end
 
 return M
