@@ -30,16 +30,23 @@ local HERE = (debug.getinfo(1, "S").source:match("^@(.*/)[^/]*$"))
 
 local function pattern_quote(s) return (s:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0")) end
 
+-- { literal that must occur, pattern of the position to remove }. Each pattern starts at a
+-- literal or a frontier, so that a long message (a candidate's error may be 200 kB) is cleaned
+-- in linear time.
 local INTERNAL = {}
-if HERE then INTERNAL[#INTERNAL + 1] = pattern_quote(HERE) .. "[%w_%-/]+%.lua:%d+: " end
--- argparse, embedded beside kreach's own modules
-INTERNAL[#INTERNAL + 1] = "[%w_%-/%.]*argparse%.lua:%d+: "
+if HERE then INTERNAL[#INTERNAL + 1] = { HERE, pattern_quote(HERE) .. "[%w_%-/]+%.lua:%d+: " } end
+-- argparse, embedded beside kreach's own modules under its installed path
+INTERNAL[#INTERNAL + 1] = { "argparse.lua:", "%f[^%s%c]%S-argparse%.lua:%d+: " }
 
 -- A message with kreach's own source positions removed (wherever they appear: a message that
 -- wraps another keeps the inner one's text), and any traceback cut off.
 local function clean(msg)
-  msg = tostring(msg):gsub("\nstack traceback:.*$", "")
-  for _, p in ipairs(INTERNAL) do msg = msg:gsub(p, "") end
+  msg = tostring(msg)
+  local tb = msg:find("\nstack traceback:", 1, true)
+  if tb then msg = msg:sub(1, tb - 1) end
+  for _, p in ipairs(INTERNAL) do
+    if msg:find(p[1], 1, true) then msg = msg:gsub(p[2], "") end
+  end
   return msg
 end
 M.clean = clean
