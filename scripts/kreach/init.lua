@@ -66,6 +66,7 @@ end
 -- nil and the compiler's log
 kreach.build = nvrtc.build
 kreach.event = event.new
+kreach.kernel = require("kreach.kernel").new -- kernel{source=, ...}: compiled on first launch (kreach.kernel)
 
 -- Times `fn` between two events on the harness stream, in milliseconds (one call; statistics
 -- belong to the timing layer).
