@@ -598,6 +598,18 @@ static void newmt(lua_State *L, const char *name, const luaL_Reg *fns) {
 
 /* arch_known(arch) -> true | nil, message: whether kreach has launch limits for the
  * architecture (lint's --arch). */
+/* load() -> true, or fail and why NVRTC cannot be loaded (the first build loads it otherwise) */
+static int l_nvrtc_load(lua_State *L) {
+    const char *why = kr_nvrtc_ensure_loaded();
+    if (!why) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    luaL_pushfail(L);
+    lua_pushstring(L, why);
+    return 2;
+}
+
 static int l_nvrtc_arch_known(lua_State *L) {
     char msg[320];
     if (kr_launch_arch_known(luaL_checkstring(L, 1), msg, sizeof msg)) {
@@ -627,7 +639,7 @@ int luaopen_kreach_nvrtc(lua_State *L) {
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
     static const luaL_Reg fns[] = {{"build", l_nvrtc_build}, {"arch_known", l_nvrtc_arch_known},
-                                   {NULL, NULL}};
+                                   {"load", l_nvrtc_load}, {NULL, NULL}};
     luaL_newlib(L, fns);
     return 1;
 }

@@ -500,6 +500,8 @@ static const char *toolkit_include(void) {
     return NULL;
 }
 
+const char *kr_nvrtc_ensure_loaded(void) { return kr_nvrtc_load(); }
+
 kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **out) {
     double t0 = now_ms();
     *out = NULL;

@@ -39,6 +39,10 @@ const char *kr_cache_result_name(kr_cache_result r);
  * lines read "name(LINE): error: ...". A disk cache that cannot be written is not an error (the
  * program is still returned; kr_program_cache_note says why). */
 kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **out);
+
+/* Loads NVRTC now (it is otherwise loaded by the first build): NULL when it is loaded, else
+ * why it cannot be. A process that wants the load apart from a compile's time calls this. */
+const char *kr_nvrtc_ensure_loaded(void);
 void kr_program_free(kr_program *p);
 
 const char *kr_program_name(const kr_program *p);

@@ -75,7 +75,7 @@ local function float(x) if x == nil then return nil end return x + 0.0 end
 -- device name of the row's run.
 function M.kernelbench_sample(r, hardware)
   if r.candidate_ref == nil then return nil end
-  local null = require("cjson").null
+  local null = json.null
   local tc = type(r.timing) == "table" and r.timing.candidate or nil
   local summary = type(tc) == "table" and tc.summary or nil
   local runtime = (summary and summary.median) or r.candidate_ms or -1.0

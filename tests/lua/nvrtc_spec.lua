@@ -19,6 +19,19 @@ describe("kreach.build", function()
   local dir
   setup(function() dir = tmpdir() end)
 
+  it("loads NVRTC on first use, not at start-up", function()
+    -- the binary does not link libnvrtc (kr_nvrtc_api.c): a fresh process has not mapped it
+    -- until something asks for it
+    local f = io.popen(("%q -e 'for l in io.lines(\"/proc/self/maps\") do if l:find(\"libnvrtc\", 1, true) then print(l) end end'"):format(kreach.executable()))
+    local maps = f:read("a")
+    f:close()
+    assert.equals("", maps)
+    assert.is_true(require("kreach.core.nvrtc").load())
+    local mapped = false
+    for l in io.lines("/proc/self/maps") do if l:find("libnvrtc", 1, true) then mapped = true end end
+    assert.is_true(mapped)
+  end)
+
   it("compiles for an explicit arch with no GPU and reports its kernels", function()
     local p = assert(kreach.build{ source = SRC, arch = "sm_90", cache_dir = dir, name = "all.cu" })
     assert.equals("sm_90", p.arch)
