@@ -18,48 +18,48 @@ local function measured(t) return t and (t.candidate or t.baseline) or nil end
 -- column: stored in the evaluations table, with these constraints after the type;
 -- joined: read from the problems (p) or candidates (c) row the evaluation refers to;
 -- from: a measurement, taken from a timing worker's result (nil when it has none);
--- brief: in the brief row (eval --json, reports); csv: in `results export --csv`, under this
+-- brief: in the brief row (eval --json, reports); list: in `results list --json`; csv: in `results export --csv`, under this
 -- header (true: the field's name), csv_get reading the value when it is not the field itself.
 M.FIELDS = {
-  { name = "id", kind = "integer", column = "INTEGER PRIMARY KEY", brief = true, csv = true },
-  { name = "run_id", kind = "integer", column = "INTEGER NOT NULL REFERENCES runs(id)", csv = true },
+  { name = "id", kind = "integer", list = true, column = "INTEGER PRIMARY KEY", brief = true, csv = true },
+  { name = "run_id", kind = "integer", list = true, column = "INTEGER NOT NULL REFERENCES runs(id)", csv = true },
   { name = "problem_ref", kind = "integer", column = "INTEGER NOT NULL REFERENCES problems(id)" },
   { name = "candidate_ref", kind = "integer", column = "INTEGER REFERENCES candidates(id)" },
   { name = "suite", kind = "text", joined = "p.suite", csv = true },
-  { name = "problem_id", kind = "integer", joined = "p.problem_id", brief = true, csv = true },
-  { name = "problem_name", kind = "text", joined = "p.name", brief = true, csv = "problem" },
+  { name = "problem_id", kind = "integer", list = true, joined = "p.problem_id", brief = true, csv = true },
+  { name = "problem_name", kind = "text", list = true, joined = "p.name", brief = true, csv = "problem" },
   { name = "path", kind = "text", joined = "p.path" },
-  { name = "candidate_name", kind = "text", joined = "c.name",
+  { name = "candidate_name", kind = "text", list = true, joined = "c.name",
     csv = "candidate", csv_get = function(r) return r.candidate_name or r.candidate_path end },
-  { name = "candidate_path", kind = "text", joined = "c.path", brief = true },
-  { name = "candidate_hash", kind = "text", joined = "c.hash", csv = true },
+  { name = "candidate_path", kind = "text", list = true, joined = "c.path", brief = true },
+  { name = "candidate_hash", kind = "text", list = true, joined = "c.hash", csv = true },
   { name = "origin", kind = "json", joined = "c.origin" },
   { name = "eval_key", kind = "text", column = "TEXT NOT NULL" },
-  { name = "dtype", kind = "text", column = "TEXT NOT NULL", brief = true, csv = true },
+  { name = "dtype", kind = "text", list = true, column = "TEXT NOT NULL", brief = true, csv = true },
   { name = "sizes", kind = "json", column = "TEXT", brief = true },
-  { name = "verdict", kind = "text", column = "TEXT NOT NULL", brief = true, csv = true },
-  { name = "reason", kind = "text", column = "TEXT", brief = true, csv = true },
+  { name = "verdict", kind = "text", list = true, column = "TEXT NOT NULL", brief = true, csv = true },
+  { name = "reason", kind = "text", list = true, column = "TEXT", brief = true, csv = true },
   { name = "detail", kind = "text", column = "TEXT", brief = true },
-  { name = "baseline_ms", kind = "real", column = "REAL", brief = true, csv = true,
+  { name = "baseline_ms", kind = "real", list = true, column = "REAL", brief = true, csv = true,
     from = function(t) return t.baseline and t.baseline.summary.median end },
-  { name = "candidate_ms", kind = "real", column = "REAL", brief = true, csv = true,
+  { name = "candidate_ms", kind = "real", list = true, column = "REAL", brief = true, csv = true,
     from = function(t) return t.candidate and t.candidate.summary.median end },
-  { name = "speedup", kind = "real", column = "REAL", brief = true, csv = true,
+  { name = "speedup", kind = "real", list = true, column = "REAL", brief = true, csv = true,
     from = function(t) return t.speedup and t.speedup.ratio end },
-  { name = "speedup_lo", kind = "real", column = "REAL", brief = true, csv = true,
+  { name = "speedup_lo", kind = "real", list = true, column = "REAL", brief = true, csv = true,
     from = function(t) return t.speedup and t.speedup.lo end },
-  { name = "speedup_hi", kind = "real", column = "REAL", brief = true, csv = true,
+  { name = "speedup_hi", kind = "real", list = true, column = "REAL", brief = true, csv = true,
     from = function(t) return t.speedup and t.speedup.hi end },
   -- of the kernel under test: the candidate's, or the baseline's when it is timed alone
-  { name = "sol_fraction", kind = "real", column = "REAL", brief = true, csv = true,
+  { name = "sol_fraction", kind = "real", list = true, column = "REAL", brief = true, csv = true,
     from = function(t) local m = measured(t); return m and m.sol and m.sol.fraction end },
-  { name = "throttled", kind = "bool", column = "INTEGER", brief = true, csv = true,
+  { name = "throttled", kind = "bool", list = true, column = "INTEGER", brief = true, csv = true,
     from = function(t) if t.baseline then return t.throttled or false end end },
   { name = "check_result", kind = "json", column = "TEXT" },
   { name = "timing", kind = "json", column = "TEXT" },
   { name = "wall_s", kind = "real", column = "REAL", brief = true, csv = true },
   { name = "started_at", kind = "text", column = "TEXT" },
-  { name = "finished_at", kind = "text", column = "TEXT", csv = true },
+  { name = "finished_at", kind = "text", list = true, column = "TEXT", csv = true },
 }
 
 local BY_NAME = {}
@@ -113,12 +113,18 @@ end
 -- brief(rec) -> the fields marked brief (what `eval --json` lists per evaluation), and
 -- `reused` when the evaluation was found stored rather than made by this run.
 function M.brief(rec)
-  local b = {}
-  for _, f in ipairs(M.FIELDS) do
-    if f.brief then b[f.name] = rec[f.name] end
-  end
+  local b = M.pick(rec, "brief")
   b.reused = rec.reused or nil
   return b
+end
+
+-- pick(rec, flag) -> the fields of rec marked with flag ("brief", "list").
+function M.pick(rec, flag)
+  local t = {}
+  for _, f in ipairs(M.FIELDS) do
+    if f[flag] then t[f.name] = rec[f.name] end
+  end
+  return t
 end
 
 -- ---- storage (kreach.store) ----

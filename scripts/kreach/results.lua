@@ -193,17 +193,9 @@ local function json_list(key, items, write)
   write(json.encode({ [key] = json.array(items) }), "\n")
 end
 
-local LIST_FIELDS = { "id", "run_id", "problem_id", "problem_name", "candidate_name", "candidate_path",
-  "candidate_hash", "dtype", "verdict", "reason", "baseline_ms", "candidate_ms", "speedup", "speedup_lo",
-  "speedup_hi", "sol_fraction", "throttled", "finished_at" }
-
 function M.list_json(rows, write)
   local items = {}
-  for i, r in ipairs(rows) do
-    local it = {}
-    for _, k in ipairs(LIST_FIELDS) do it[k] = r[k] end
-    items[i] = it
-  end
+  for i, r in ipairs(rows) do items[i] = evaluation.pick(r, "list") end
   json_list("evaluations", items, write)
   return #rows
 end
