@@ -2,8 +2,13 @@
 -- (kreach.calibrate), stores them in the results database and prints them. Evaluations set
 -- their times against these ceilings (the speed-of-light bound); `kreach eval` and `bench`
 -- calibrate on their own when the database has no calibration of the device.
+local kreach = require "kreach"
+local calibrate = require "kreach.calibrate"
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
+local json = require "kreach.json"
+local store = require "kreach.store"
+
 return {
   summary = "Measure this GPU's copy bandwidth and matrix throughput (the speed-of-light ceilings).",
   parser = function(p)
@@ -14,10 +19,8 @@ return {
     p:flag("--json", "Print one JSON object.")
   end,
   run = function(args)
-    local kreach = require "kreach"
-    local calibrate = require "kreach.calibrate"
     local dev = kreach.require_device()
-    local db, err = require("kreach.store").open(args.db)
+    local db, err = store.open(args.db)
     if not db then errors.database(err) end
     local cal
     if args.show then
@@ -35,7 +38,7 @@ return {
     end
     db:close()
     if args.json then
-      io.write(require("kreach.json").encode(cal), "\n")
+      io.write(json.encode(cal), "\n")
     else
       io.write(calibrate.report(cal), "\n")
       if not args.show then io.write(("stored in %s\n"):format(args.db)) end

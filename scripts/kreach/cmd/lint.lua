@@ -6,10 +6,16 @@
 -- phase, so a hang (in the compiler, or in a library call the step limit cannot interrupt)
 -- is the verdict `timeout` and a crash is `runtime_error`.
 local kreach = require "kreach"
-local text = require "kreach.text"
-local errors = require "kreach.errors"
-local cli = require "kreach.cli"
 local candidate = require "kreach.candidate"
+local cjson = require "cjson"
+local cli = require "kreach.cli"
+local errors = require "kreach.errors"
+local json = require "kreach.json"
+local nvrtc = require "kreach.core.nvrtc"
+local protocol = require "kreach.protocol"
+local seal = require "kreach.seal"
+local text = require "kreach.text"
+local worker = require "kreach.worker"
 
 return {
   summary = "Check a candidate before running it: sandbox, options, compile, dry run.",
@@ -19,7 +25,7 @@ return {
     cli.problem_options(p)
     p:option("--arch", "Compile for this architecture (default: the GPU's; sm_90 without one).")
       :convert(function(a)
-        local ok, why = require("kreach.core.nvrtc").arch_known(a)
+        local ok, why = nvrtc.arch_known(a)
         if ok then return a end
         return nil, why
       end)
@@ -37,24 +43,21 @@ return {
     -- verdict; what the file holds is judged in the worker
     local ctext, cerr = candidate.read(args.candidate)
     if not ctext then errors.load(cerr) end
-    local sok, serr = require("kreach.seal").check_available("lint")
+    local sok, serr = seal.check_available("lint")
     if not sok then errors.raise(errors.STATUS.load, serr, "seal") end
     local arch = args.arch or (not kreach.has_device() and "sm_90" or nil)
-    local argv = { kreach.executable(), "worker", "lint", inst.problem.path, args.candidate,
-                   "--dtype", inst.dtype }
-    for _, s in ipairs(args.size) do argv[#argv + 1] = "--size"; argv[#argv + 1] = s end
-    if arch then argv[#argv + 1] = "--arch"; argv[#argv + 1] = arch end
-    local res, failed = require("kreach.worker").run(argv, { timeout_s = args.timeout, memory_bytes = args.worker_memory })
+    local argv = protocol.argv("lint", { problem = inst.problem.path, candidate = args.candidate,
+                                         dtype = inst.dtype, sizes = sizes, arch = arch })
+    local res, failed = worker.run(argv, { timeout_s = args.timeout, memory_bytes = args.worker_memory })
     local v, report, sealed = failed, nil, nil
     if res then
       sealed = res.seal
-      local cjson = require "cjson"
       v = res.verdict ~= cjson.null and res.verdict or nil
       report = res.report ~= cjson.null and res.report or nil
     end
     if args.json then
-      io.write(require("kreach.json").encode({ problem = inst.problem.name, candidate = args.candidate,
-        verdict = v or require("cjson").null, report = report or require("cjson").null, seal = sealed }), "\n")
+      io.write(json.encode({ problem = inst.problem.name, candidate = args.candidate,
+        verdict = v or cjson.null, report = report or cjson.null, seal = sealed }), "\n")
     elseif v then
       io.write(("%s: %s\n  %s\n"):format(text.clean(args.candidate), v.verdict, (v.reason or ""):gsub("\n", "\n  ")))
     else

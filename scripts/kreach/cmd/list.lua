@@ -5,6 +5,8 @@
 local catalog = require "kreach.catalog"
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
+local json = require "kreach.json" -- sorted keys: the same listing, the same text
+local problem = require "kreach.problem"
 local text = require "kreach.text"
 
 local function basename(p) return p:match("([^/]+)$") or p end
@@ -18,8 +20,6 @@ return {
       tostring(catalog.DEFAULT_TIMEOUT_S)):convert(cli.positive_seconds)
   end,
   run = function(args)
-    local problem = require "kreach.problem"
-    local json = require "kreach.json" -- sorted keys: the same listing, the same text
     local timeout = args.timeout -- checked by the parser (cli.positive_seconds)
     if not args.suite then
       local names = problem.suites()

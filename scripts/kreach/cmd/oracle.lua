@@ -3,6 +3,8 @@
 local kreach = require "kreach"
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
+local json = require "kreach.json"
+local oracle = require "kreach.oracle"
 
 return {
   summary = "Run a problem's baseline and fp64 oracle; print their errors (needs a GPU).",
@@ -19,9 +21,9 @@ return {
     local inst = p:instantiate{ dtype = args.dtype, sizes = sizes }
     inst:validate()
     kreach.require_device()
-    local r = require("kreach.oracle").check(inst, { seed = args.seed })
+    local r = oracle.check(inst, { seed = args.seed })
     if args.json then
-      io.write(require("kreach.json").encode({ problem = p.name, dtype = inst.dtype, seed = args.seed,
+      io.write(json.encode({ problem = p.name, dtype = inst.dtype, seed = args.seed,
         outputs = r.outputs }), "\n")
       return 0
     end

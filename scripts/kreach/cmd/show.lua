@@ -3,6 +3,7 @@
 local kreach = require "kreach"
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
+local json = require "kreach.json"
 
 return {
   summary = "Show a problem: arguments, shapes, bytes, flops and the PyTorch code.",
@@ -23,7 +24,7 @@ return {
         a[i] = { kind = x.kind, name = x.name, shape = x.shape, dtype = x.dtype, value = x.value,
                  dist = x.dist and x.dist.text, domain = x.domain, init = type(x.init) == "string" and x.init or nil }
       end
-      io.write(require("kreach.json").encode({ id = p.id, name = p.name, path = p.path, category = p.category,
+      io.write(json.encode({ id = p.id, name = p.name, path = p.path, category = p.category,
         description = p.description, dtype = inst.dtype, sizes = inst.sizes, args = a,
         bytes = inst.bytes, flops = inst.flops, torch = p.def.torch }), "\n")
       return 0
