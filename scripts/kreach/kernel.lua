@@ -80,7 +80,7 @@ function M.new(opts)
     no_cache = opts.no_cache,
   }
   return setmetatable({ _build = build, _file = file, _line = info and info.currentline or 0,
-                        _programs = {}, _errors = {}, _launchers = {}, _device_prog = nil }, Kernel)
+                        _programs = {}, _errors = {}, _launchers = {} }, Kernel)
 end
 
 -- ---- compiling ----
@@ -162,22 +162,19 @@ local function check_launch(prog, kname, cfg, n, ...)
   end
 end
 
-local function real_launch(prog, kname, cfg, ...)
-  prog[kname](cfg)(...)
-end
-
 -- How Lua names this file in positions: the binding's errors (luaL_error) carry the position
 -- of their Lua caller, which is this file, never the user's.
 local SELF = debug.getinfo(1, "S").short_src
 
--- Raises `err` as made by the launch at stack level `level` (of the caller of launch()).
+-- Raises `err`, made by the launch at stack level `level` (of the caller of launch()), at the
+-- user's line that launched: kreach's own position is dropped, and a message that already
+-- names a place (a compile error names the declaration) keeps it.
 local function raise_at(err, level)
   if type(err) ~= "string" then error(err, 0) end
   if err:sub(1, #SELF + 1) == SELF .. ":" then err = err:gsub("^[^\n]-:%d+: ", "", 1) end
   local info = debug.getinfo(level + 1, "Sl")
-  if info then
-    local where = ("%s:%d: "):format(frame_file(info), info.currentline or 0)
-    if err:sub(1, #where) ~= where then err = where .. err end
+  if info and not err:match("^[^%s:]+:%d+: ") then
+    err = ("%s:%d: %s"):format(frame_file(info), info.currentline or 0, err)
   end
   error(err, 0)
 end
@@ -188,23 +185,32 @@ local function compiled(self, arch)
   return prog
 end
 
+-- The program a launch uses: on shape-only tensors (dry), the open device's architecture's, or
+-- M.CHECK_ARCH's while none is open; on real tensors the device's, kept on the object.
+local function program_for(self, dry)
+  if dry then
+    return compiled(self, core.device_state() == "open" and core.device().arch or M.CHECK_ARCH)
+  end
+  local prog = rawget(self, "_device_prog") -- a missing field would be taken for a kernel name
+  if not prog then
+    prog = compiled(self, nil)
+    rawset(self, "_device_prog", prog)
+  end
+  return prog
+end
+
+local function launch_now(self, kname, cfg, n, ...)
+  if any_meta(n, ...) then
+    check_launch(program_for(self, true), kname, cfg, n, ...)
+  else
+    program_for(self, false)[kname](cfg)(...)
+  end
+end
+
 -- One launch of kernel `kname`. Called from exactly one frame between it and the user's code
 -- (never as a tail call), so that level 3 is the line that launched.
 local function launch(self, kname, cfg, ...)
-  local n = select("#", ...)
-  local ok, err
-  if any_meta(n, ...) then
-    local arch = core.device_state() == "open" and core.device().arch or M.CHECK_ARCH
-    local prog = compiled(self, arch)
-    ok, err = pcall(check_launch, prog, kname, cfg, n, ...)
-  else
-    local prog = self._device_prog
-    if not prog then
-      prog = compiled(self, nil)
-      self._device_prog = prog
-    end
-    ok, err = pcall(real_launch, prog, kname, cfg, ...)
-  end
+  local ok, err = pcall(launch_now, self, kname, cfg, select("#", ...), ...)
   if not ok then raise_at(err, 3) end
 end
 

@@ -243,6 +243,14 @@ extern "C" __global__ void build(float *y) { y[threadIdx.x] = 1.f; }
     local ok, err = pcall(k.build, k)
     assert.is_false(ok)
     assert.matches("no CUDA device", err)
+    -- a launch with no shape-only tensor is a real one: it needs the device, and says so at
+    -- the line that launched (and main.c makes that uncaught error exit 77)
+    local none = kreach.kernel{ source = 'extern "C" __global__ void nothing(int n) {}', cache_dir = cache }
+    local line = debug.getinfo(1, "l").currentline + 1
+    ok, err = pcall(function() none.nothing{ grid = 1, block = 1 }(3) end)
+    assert.is_false(ok)
+    assert.matches("^" .. THIS:gsub("%p", "%%%0") .. ":" .. line .. ": no CUDA device: ", err)
+    assert.matches("not compiled", tostring(none))
   end)
 end)
 
