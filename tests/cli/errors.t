@@ -148,6 +148,11 @@ $ kreach results show 999
 $ kreach results export --format csv --db ${TMPDIR:-/tmp}/kreach-errors-t.$PPID/r.db -o ${TMPDIR:-/tmp}/kreach-errors-t.$PPID/sub
 ? 2
 ~ ^kreach results: .*/sub is a directory$
+# a write that fails (a full device) is a failure naming the file, not a traceback
+$ kreach results export --format csv --db ${TMPDIR:-/tmp}/kreach-errors-t.$PPID/r.db -o /dev/full
+? 1
+= kreach results: /dev/full: No space left on device
+! stack traceback
 
 # the binary: an unknown command, and an option value checked where it is parsed
 $ kreach nosuch

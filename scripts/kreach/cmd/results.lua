@@ -65,11 +65,7 @@ return {
       errors.database(data)
     end
     if args.command == "export" then
-      local wok, werr = pcall(function()
-        results.write(args.format, data, function(...) out:write(...) end)
-        local cok, cerr = out:commit()
-        if not cok then error(output.write_error(cerr), 0) end
-      end)
+      local wok, werr = pcall(results.write, args.format, data, function(...) out:write(...) end)
       if not wok then
         out:abort()
         -- kreach.output's write error is a table { msg =, status = 1 }
@@ -78,6 +74,9 @@ return {
         end
         error(werr, 0)
       end
+      -- a commit that fails (a full disk when the file is closed) has closed it: no abort
+      local cok, cerr = out:commit()
+      if not cok then errors.file(args.output, tostring(cerr), errors.STATUS.failed) end
     elseif args.command == "list" then
       if args.json then results.list_json(data, io.write) else results.list(data, io.write) end
     else
