@@ -87,6 +87,12 @@ $ d=$(mktemp -d) && kreach profile import tests/data/profile/kineto_small.json -
 = addressable: 25.3% of GPU time, 11.0% of wall time
 ~ GPU time:  S = 1 / %(%(1 %- 0%.0575%) %+ 0%.0575/2%) = 1%.0296
 ~ ^kreach profile: no profile 2 in /.*/r%.db$
+$ d=$(mktemp -d) && kreach profile report 1 --db $d/nosuch.db
+? 3
+~ ^kreach profile: /.*/nosuch%.db: no such results database$
+$ d=$(mktemp -d) && kreach profile import tests/data/profile/kineto_small.json --db $d
+? 3
+~ ^kreach profile: cannot store the profile in /[^ ]*: /[^ ]*: not a kreach results database %(it is a directory%)$
 $ kreach profile report nosuchfile.json
 ? 3
 = kreach profile: nosuchfile.json: No such file or directory

@@ -17,10 +17,12 @@ local report = require "kreach.profile.report"
 local run = require "kreach.profile.run"
 local trace_mod = require "kreach.profile.trace"
 
--- Exit statuses (docs/cli.md): 1 a failure (the program failed, a trace that is incomplete or
--- cannot be stored), 2 usage, 3 an input file that cannot be loaded (a trace named on the
--- command line that is missing, unreadable or not a trace; a rules file).
-local FAILED, USAGE, LOAD = 1, 2, 3
+-- Exit statuses (docs/cli.md, kreach.errors.STATUS): 1 a failure (the program failed, a trace
+-- that is incomplete, no such steps or stored profile), 2 usage, 3 an input file that cannot be
+-- loaded (a trace named on the command line that is missing, unreadable or not a trace; a rules
+-- file) or a results database that cannot be used.
+local FAILED, USAGE, LOAD = errors.STATUS.failed, errors.STATUS.usage, errors.STATUS.load
+local function status_of(kind) return kind and errors.STATUS[kind] or FAILED end
 
 -- A message for the user carries no position in kreach's own code (kreach.errors.message; a rules
 -- file's own "<file>:<line>:" is kept: it says where the user's mistake is).
@@ -116,8 +118,8 @@ local function import(args, o)
   if not sel then return fail(err) end
   local stored
   if o.store then
-    local id, serr = run.store(sel, o.db)
-    if not id then return fail(serr) end
+    local id, serr, kind = run.store(sel, o.db)
+    if not id then return fail(serr, status_of(kind)) end
     stored = { id = id, db = o.db }
   end
   local rep, bstatus = build(sel, args, o)
@@ -130,9 +132,9 @@ local function report_cmd(args, o)
   if not what or args.words[3] then return fail("usage: kreach profile report <id|file> [options]", USAGE) end
   local t, status
   if what:match("^%d+$") and not lfs.attributes(what) then
-    local err
-    t, err = run.load(math.tointeger(tonumber(what)), o.db)
-    if not t then return fail(err) end
+    local err, kind
+    t, err, kind = run.load(math.tointeger(tonumber(what)), o.db)
+    if not t then return fail(err, status_of(kind)) end
   else
     t, status = read_trace(what, args)
     if not t then return status end
@@ -178,7 +180,7 @@ local function run_program(args, o)
     io.stderr:write(ran.stderr, ran.stderr:sub(-1) == "\n" and "" or "\n")
   end
   for _, w in ipairs(ran and ran.warnings or {}) do io.stderr:write("kreach profile: warning: ", w, "\n") end
-  if not res then return fail(err) end
+  if not res then return fail(err, status_of(partial and partial.error_kind)) end
   emit(res.report, args, res.stored)
   if not res.ok then return fail("the program " .. run.exit_text(res.exit)) end
   return 0

@@ -358,24 +358,35 @@ function M.select(t, opts)
   return trace_mod.select(t)
 end
 
--- store(trace, db) -> the profile's id in the results database at path `db`, or nil and why.
+-- What went wrong with a results database, for an exit status (kreach.errors.STATUS):
+-- "database" when it cannot be used (it cannot be opened, is not kreach's, a statement failed on
+-- it); nil for anything else. `e` is what store.open returned or raised.
+local function kind_of(e)
+  if errors.is(e) then return e.kind end
+  return "database"
+end
+
+-- store(trace, db) -> the profile's id in the results database at path `db`, or nil, why and
+-- "database" when the database cannot be used.
 function M.store(t, db)
+  local function failed(e, kind) return nil, ("cannot store the profile in %s: %s"):format(db, clean(e)), kind end
   local ok, s, oerr = pcall(store.open, db)
-  if not ok then return nil, ("cannot store the profile in %s: %s"):format(db, clean(s)) end
-  if not s then return nil, ("cannot store the profile in %s: %s"):format(db, clean(oerr)) end
+  if not ok then return failed(s, kind_of(s)) end
+  if not s then return failed(oerr, "database") end
   local sok, id = pcall(s.save_profile, s, t)
   s:close()
-  if not sok then return nil, ("cannot store the profile in %s: %s"):format(db, clean(id)) end
+  if not sok then return failed(id, errors.is(id) and id.kind or nil) end
   return id
 end
 
 -- load(id, db) -> the stored profile `id` of the results database at `db` (a trace, with
--- meta.stored = {id =, db =}), or nil and why. Read-only: it leaves nothing beside the database.
+-- meta.stored = {id =, db =}), or nil, why and "database" when the database cannot be used (nil
+-- when it has no such profile). Read-only: it leaves nothing beside the database.
 function M.load(id, db)
-  local ok, opened, t, err = pcall(store.read, db, function(s) return s:load_profile(id) end)
-  if not ok then return nil, clean(opened) end
-  if not opened then return nil, clean(t) end
-  if t == nil then return nil, clean(err or ("no profile %d in %s"):format(id, db)) end
+  local ok, opened, t = pcall(store.read, db, function(s) return s:load_profile(id) end)
+  if not ok then return nil, clean(opened), kind_of(opened) end
+  if not opened then return nil, clean(t), "database" end
+  if t == nil then return nil, ("no profile %d in %s"):format(id, db) end
   t.meta = t.meta or {}
   t.meta.stored = { id = id, db = db }
   return t
@@ -397,7 +408,8 @@ for k in pairs(RUN_OPTIONS) do PROFILE_OPTIONS[k] = true end
 -- options, then select() with steps, skip, workload and knobs, store() in the results database
 -- at opts.db (none without it), and the report (rules, speedups, top, addressable:
 -- report.build's options). The result is run's, plus selected (the trace of the selected
--- steps), stored ({id =, db =} when stored) and report (with report.stored).
+-- steps), stored ({id =, db =} when stored) and report (with report.stored); on failure, the
+-- result so far has error_kind "database" when the database could not be used.
 function M.profile(argv, opts)
   argv = check_argv(argv, "profile")
   opts = check_options(opts, PROFILE_OPTIONS, "profile")
@@ -409,8 +421,11 @@ function M.profile(argv, opts)
   if not sel then return nil, serr, res end
   res.selected = sel
   if opts.db then
-    local id, derr = M.store(sel, opts.db)
-    if not id then return nil, derr, res end
+    local id, derr, kind = M.store(sel, opts.db)
+    if not id then
+      res.error_kind = kind
+      return nil, derr, res
+    end
     res.stored = { id = id, db = opts.db }
   end
   local rep, rerr = M.build(sel, { rules = opts.rules, speedups = opts.speedups, top = opts.top, addressable = opts.addressable })
