@@ -46,7 +46,7 @@ static double now_ms(void) {
 }
 
 kr_proc *kr_proc_spawn(const char *const *argv, char *err, size_t errlen) {
-    kr_proc_opts o = {argv, NULL, 0, 0};
+    kr_proc_opts o = {.argv = argv};
     return kr_proc_start(&o, err, errlen);
 }
 
@@ -58,7 +58,7 @@ kr_proc *kr_proc_start(const kr_proc_opts *o, char *err, size_t errlen) {
     p->watch = -1;
     p->max_line = o->max_line ? o->max_line : KR_PROC_MAX_LINE;
     p->errbuf = malloc(ERR_KEEP + 1);
-    if (!p->errbuf || pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0 ||
+    if (!p->errbuf || pipe2(po, O_CLOEXEC) != 0 || (!o->pass_stderr && pipe2(pe, O_CLOEXEC) != 0) ||
         (o->watch && pipe2(pw, O_CLOEXEC) != 0)) {
         snprintf(err, errlen, "cannot create pipes: %s", strerror(errno));
         goto fail;
@@ -69,7 +69,7 @@ kr_proc *kr_proc_start(const kr_proc_opts *o, char *err, size_t errlen) {
     if (o->watch) posix_spawn_file_actions_adddup2(&fa, pw[0], 0); /* dup2 clears close-on-exec */
     else posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+    if (!o->pass_stderr) posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
     posix_spawnattr_init(&at);
     /* a group of its own, so that a kill also ends what the worker started */
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
@@ -85,7 +85,7 @@ kr_proc *kr_proc_start(const kr_proc_opts *o, char *err, size_t errlen) {
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     close(po[1]);
-    close(pe[1]);
+    if (pe[1] >= 0) close(pe[1]);
     po[1] = pe[1] = -1;
     if (pw[0] >= 0) close(pw[0]);
     pw[0] = -1;

@@ -22,6 +22,8 @@ typedef struct {
                                 (close-on-exec, so no sibling inherits it) until kr_proc_free:
                                 the worker reads end-of-file when its parent is gone */
     size_t max_line;         /* the longest line read_line accepts; 0: KR_PROC_MAX_LINE */
+    int pass_stderr;         /* standard error is this process's own, written as it comes (not
+                                collected: kr_proc_stderr is then empty) */
 } kr_proc_opts;
 
 /* Starts a worker in a process group of its own (so that a kill reaches everything it

@@ -236,7 +236,7 @@ int main(int argc, char **argv) {
     if (parent == 0) {
         close(report[0]);
         const char *wargv[] = {"/proc/self/exe", "watch-child", NULL};
-        kr_proc_opts o = {wargv, NULL, 1, 0};
+        kr_proc_opts o = {.argv = wargv, .watch = 1};
         kr_proc *w = kr_proc_start(&o, err, sizeof err);
         const char *l;
         size_t n;

@@ -45,4 +45,23 @@ describe("kreach.proc", function()
     assert.matches("cannot start /nonexistent/worker", err)
     assert.has_error(function() kreach.proc.spawn({}) end)
   end)
+
+  it("collects a worker's standard error, or passes it through with pass_stderr", function()
+    local w = assert(kreach.proc.spawn({ "sh", "-c", "echo to-err >&2; echo to-out" }))
+    assert.equals("to-out", w:read_line(5))
+    w:wait()
+    assert.equals("to-err\n", w:stderr())
+    w:free()
+    -- passed through: a child kreach runs a worker with pass_stderr, and the worker's words
+    -- arrive on the child's own standard error, not in w:stderr()
+    local code = [[local w = assert(require("kreach").proc.spawn({ "sh", "-c", "echo to-err >&2; echo to-out" },
+      { pass_stderr = true })); print(w:read_line(5)); w:wait(); print("collected:[" .. w:stderr() .. "]")]]
+    local f = io.popen(("%q -e %q 2>&1"):format(bin, code))
+    local out = f:read("a")
+    f:close()
+    assert.matches("to%-err\n", out)
+    assert.matches("to%-out\n", out)
+    assert.matches("collected:%[%]", out)
+    assert.has_error(function() kreach.proc.spawn({ "true" }, { pass_stdrr = true }) end)
+  end)
 end)

@@ -170,15 +170,13 @@ local function run_program(args, o)
   opts.alternate = args.alternate and args.steps or nil
   -- the program's standard output goes to standard error when ours carries JSON or CSV
   opts.stdout = (args.json or args.csv) and io.stderr or io.stdout
+  -- and its standard error is ours, written as it comes (progress bars show live)
+  opts.pass_stderr = true
   opts.db = o.store and o.db or nil
   opts.rules, opts.speedups, opts.top = o.rules, o.speedups, args.top
   io.stdout:flush()
   local res, err, partial = run.profile(args.words, opts)
   local ran = res or partial
-  -- what the program wrote to its standard error (kreach.core.proc collects it; its last 64 KiB)
-  if ran and ran.stderr and ran.stderr ~= "" then
-    io.stderr:write(ran.stderr, ran.stderr:sub(-1) == "\n" and "" or "\n")
-  end
   for _, w in ipairs(ran and ran.warnings or {}) do io.stderr:write("kreach profile: warning: ", w, "\n") end
   if not res then return fail(err, status_of(partial and partial.error_kind)) end
   emit(res.report, args, res.stored)

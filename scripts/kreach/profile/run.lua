@@ -13,8 +13,8 @@
 --   KREACH_TRACE_ALTERNATE  opts.alternate (an NVTX range name), else unset
 -- What kreach.core.proc gives the program: standard input from /dev/null, standard output read
 -- here line by line (captured, copied to a file handle, or handed to a function), standard error
--- collected (its last 64 KiB, returned as `stderr`), a process group of its own (a time limit
--- kills all of it).
+-- collected (its last 64 KiB, returned as `stderr`) or, with pass_stderr, ours, a process group
+-- of its own (a time limit kills all of it).
 --
 -- Expected failures (no library, a program that cannot start, writes no trace or a bad one) return
 -- nil, a message, and the result so far (the program's output and exit, when it ran); misuse (an
@@ -211,7 +211,7 @@ local function new_tmpdir()
 end
 
 local RUN_OPTIONS = { lib = true, output = true, kinds = true, alternate = true, env = true, stdout = true,
-                      timeout_s = true, allow_partial = true }
+                      timeout_s = true, allow_partial = true, pass_stderr = true }
 
 -- run(argv, opts) -> result, or nil, why and the result so far. opts:
 --   output         keep the trace in this file (which must not exist); else a temporary one, removed
@@ -219,6 +219,8 @@ local RUN_OPTIONS = { lib = true, output = true, kinds = true, alternate = true,
 --   env            { NAME = value | false } for the program's environment
 --   stdout         "capture" (the default: result.stdout), a file handle to copy each line to
 --                  (io.stdout, io.stderr), or a function called with each line (no newline)
+--   pass_stderr    the program writes to our standard error as it goes (a progress bar shows
+--                  live), instead of having it collected into result.stderr
 --   timeout_s      kill the program (and all it started) after this many seconds
 --   allow_partial  read a trace without its footer (the program was killed)
 --   lib            the injection library (default inject_lib())
@@ -272,7 +274,7 @@ function M.run(argv, opts)
     else sink:write(line, "\n"); sink:flush() end
   end
   local t0 = core.now()
-  local w, serr = proc.spawn(plan.argv, { env = plan.env })
+  local w, serr = proc.spawn(plan.argv, { env = plan.env, pass_stderr = opts.pass_stderr == true })
   if not w then cleanup(); return nil, serr, res end
   local deadline = opts.timeout_s and t0 + opts.timeout_s
   local stopped
