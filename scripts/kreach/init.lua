@@ -16,6 +16,7 @@ local kreach = {
   proc = proc,     -- proc.spawn(argv) -> a worker: read_line(timeout_s), kill, wait, stderr
   dtypes = tensor.dtypes(),
 }
+kreach.kernel = require("kreach.kernel").new -- kernel{source=, ...}: CUDA compiled on first launch
 
 -- ---- the device ----
 
@@ -66,7 +67,6 @@ end
 -- nil and the compiler's log
 kreach.build = nvrtc.build
 kreach.event = event.new
-kreach.kernel = require("kreach.kernel").new -- kernel{source=, ...}: compiled on first launch (kreach.kernel)
 
 -- Times `fn` between two events on the harness stream, in milliseconds (one call; statistics
 -- belong to the timing layer).
