@@ -3,8 +3,13 @@
 -- with kreach.ops), its arithmetic and compulsory memory traffic, and the equivalent PyTorch
 -- code. docs/scripting.md ("Problems") is the contract; this file checks it and instantiates
 -- problems at a dtype and sizes.
-local meta = require "kreach.meta"
+local lfs = require "lfs"
+local core = require "kreach.core"
 local errors = require "kreach.errors"
+local meta = require "kreach.meta"
+local ops = require "kreach.ops"
+local tensor = require "kreach.core.tensor"
+local text = require "kreach.text"
 
 local M = {}
 
@@ -74,7 +79,7 @@ end
 local function suggest(word, known)
   local names = {}
   for k in pairs(known) do names[#names + 1] = k end
-  local best = require("kreach.text").suggest(word, names)
+  local best = text.suggest(word, names)
   return best and (" (did you mean '%s'?)"):format(best) or ""
 end
 
@@ -201,7 +206,7 @@ local function check_arg(a, i, where0, sizes, names)
   end
   if a.kind ~= "scalar" then resolve_shape(a.shape, sizes, where) end
   if a.dtype ~= nil then
-    local ok = pcall(require("kreach.core.tensor").dtype_size, a.dtype)
+    local ok = pcall(tensor.dtype_size, a.dtype)
     if not ok then problem_error(where, "unknown dtype '%s'", tostring(a.dtype)) end
   end
   if a.kind == "input" then
@@ -297,7 +302,7 @@ function Problem:instantiate(opts)
     sizes[k] = v
   end
   local inst = setmetatable({ problem = self, dtype = dtype, sizes = sizes, args = {} }, Instance)
-  local dsize = require("kreach.core.tensor").dtype_size
+  local dsize = tensor.dtype_size
   local bytes = 0
   for i, a in ipairs(def.args) do
     local w = ("%s: %s '%s'"):format(where, a.kind, a.name)
@@ -355,7 +360,7 @@ end
 -- Runs the reference on shape-only tensors: every operator checks its arguments, and every
 -- declared output must be written. Needs no GPU. Raises a problem error on a mismatch.
 function Instance:validate()
-  local lib = require("kreach.ops").get(true)
+  local lib = ops.get(true)
   local vals = {}
   for i, a in ipairs(self.args) do
     if a.kind == "scalar" then vals[i] = a.value else vals[i] = meta.new(a.shape, a.dtype, a.name) end
@@ -384,7 +389,7 @@ local function arg_seed(seed, i) return seed * 1000003 + i * 7919 end
 -- call by remapping memory: 17% on problem 48's 8 GiB inputs on the H200).
 local function tensors(kreach, scratch)
   if scratch then return scratch, function() end end
-  return function(_, shape, dtype) return kreach.empty(shape, dtype) end, function(t) t:free() end
+  return function(_, shape, dtype) return tensor.empty(shape, dtype) end, function(t) t:free() end
 end
 
 -- Draws one input: in f32 from its generator, transformed in f32, then rounded to its dtype
@@ -495,8 +500,7 @@ end
 -- distribution of each input's domain where it has one: M.other_generator).
 function Instance:make_args(seed, opts)
   opts = opts or {}
-  local kreach = require "kreach"
-  local lib = require("kreach.ops").get(false)
+  local lib = ops.get(false)
   local vals, drawn = {}, {}
   local variant = opts.variant or "default"
   for i, a in ipairs(self.args) do
@@ -516,7 +520,7 @@ function Instance:make_args(seed, opts)
       vals[i] = draw(kreach, lib, spec, arg_seed(seed, i))
     elseif a.kind == "param" then vals[i] = init_param(kreach, a, arg_seed(seed, i))
     elseif a.kind == "scalar" then vals[i] = a.value
-    else vals[i] = kreach.empty(a.shape, a.dtype):poison()
+    else vals[i] = tensor.empty(a.shape, a.dtype):poison()
     end
   end
   return vals, drawn
@@ -529,15 +533,14 @@ end
 -- from one redraw to the next, so that a redraw between timed calls allocates and frees
 -- nothing (after the first).
 function Instance:redraw(vals, seed, cache)
-  local kreach = require "kreach"
-  local lib = require("kreach.ops").get(false)
+  local lib = ops.get(false)
   for i, a in ipairs(self.args) do
     local scratch
     if cache then
       scratch = function(slot, shape, dtype)
         local key = i .. "/" .. slot
         local t = cache[key]
-        if not t then t = kreach.empty(shape, dtype); cache[key] = t end
+        if not t then t = tensor.empty(shape, dtype); cache[key] = t end
         return t
       end
     end
@@ -563,13 +566,12 @@ end
 -- The same arguments for the oracle: float inputs and parameters converted to f64 (exactly:
 -- the oracle sees the rounded values the baseline saw), integer ones shared, f64 outputs.
 function Instance:oracle_args(vals)
-  local kreach = require "kreach"
   local r = {}
   for i, a in ipairs(self.args) do
     local v = vals[i]
     if a.kind == "scalar" then r[i] = v
     elseif a.kind == "output" then
-      r[i] = kreach.empty(a.shape, (a.dtype == "f32" or a.dtype == "bf16" or a.dtype == "f16") and "f64" or a.dtype):poison()
+      r[i] = tensor.empty(a.shape, (a.dtype == "f32" or a.dtype == "bf16" or a.dtype == "f16") and "f64" or a.dtype):poison()
     elseif a.dtype == "f32" or a.dtype == "bf16" or a.dtype == "f16" then r[i] = v:to("f64")
     else r[i] = v
     end
@@ -579,7 +581,7 @@ end
 
 -- Runs the reference on real tensors; every output element must have been written.
 function Instance:run_reference(vals)
-  local lib = require("kreach.ops").get(false)
+  local lib = ops.get(false)
   self.problem.def.reference(self:ops(lib), table.unpack(vals, 1, #self.args))
   for i, a in ipairs(self.args) do
     if a.kind == "output" then
@@ -611,7 +613,6 @@ end
 -- ---- loading problems and suites ----
 
 local function dir_exists(p)
-  local lfs = require "lfs"
   return lfs.attributes(p, "mode") == "directory"
 end
 
@@ -625,7 +626,7 @@ function M.roots()
     for p in env:gmatch("[^:]+") do roots[#roots + 1] = p end
   end
   if dir_exists("problems") then roots[#roots + 1] = "problems" end
-  local ok, exe = pcall(require("kreach.core").executable)
+  local ok, exe = pcall(core.executable)
   if ok then
     local dir = exe:match("^(.*)/[^/]*$") or "."
     for _, up in ipairs({ "/problems", "/../problems", "/../../problems", "/../share/kreach/problems" }) do
@@ -660,7 +661,6 @@ end
 -- Suites: problems/<...>/suites/<name>.lua returns { name =, description =, dir =, ids = {...},
 -- pending = {...} } (ids listed upstream whose port arrives later).
 function M.find_suite(name)
-  local lfs = require "lfs"
   for _, root in ipairs(M.roots()) do
     for sub in lfs.dir(root) do
       local p = ("%s/%s/suites/%s.lua"):format(root, sub, name)
@@ -671,7 +671,6 @@ function M.find_suite(name)
 end
 
 function M.suites()
-  local lfs = require "lfs"
   local r, seen = {}, {}
   for _, root in ipairs(M.roots()) do
     for sub in lfs.dir(root) do
@@ -697,7 +696,6 @@ function M.load_suite(name)
   if type(s) ~= "table" or type(s.ids) ~= "table" or type(s.dir) ~= "string" then
     errors.load("%s: a suite returns { name =, description =, dir =, ids = {...} }", path)
   end
-  local lfs = require "lfs"
   local dir = root .. "/" .. s.dir
   if not dir_exists(dir) then
     errors.load("%s: dir '%s' is not a directory (%s; dir is relative to %s)", path, s.dir, dir, root)
@@ -719,7 +717,6 @@ end
 -- Resolves what a user typed: a path, a suite's problem by id ("19", "019"), or by name
 -- ("19_ReLU"). Searches the suite `suite` (default: every suite).
 function M.resolve(what, suite)
-  local lfs = require "lfs"
   local mode = lfs.attributes(what, "mode")
   if mode == "file" then return what end
   -- what looks like a path (ids and names have no '/' and no '.lua') is a file that cannot be
