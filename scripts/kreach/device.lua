@@ -1,6 +1,7 @@
 -- kreach.device: the GPU a command needs, for the internal modules (the facade's
--- kreach.require_device and kreach.skip_without_device are these).
+-- kreach.require_device, kreach.skip_without_device and kreach.time_ms are these).
 local core = require "kreach.core"
+local event = require "kreach.core.event"
 local errors = require "kreach.errors"
 
 local M = {}
@@ -20,6 +21,19 @@ function M.skip_without()
     io.stderr:write("skipped: no CUDA device: ", why, "\n")
     os.exit(77)
   end
+end
+
+-- time_ms(fn, ...) -> milliseconds: `fn(...)` between two events on the harness stream (one
+-- call; statistics belong to the timing layer).
+function M.time_ms(fn, ...)
+  local a, b = event.new(), event.new()
+  a:record()
+  fn(...)
+  b:record()
+  local ms = a:elapsed_ms(b)
+  a:free()
+  b:free()
+  return ms
 end
 
 return M
