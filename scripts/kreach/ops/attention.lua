@@ -8,6 +8,9 @@
 -- applied in fp32 by the GEMM's alpha), and bf16 probabilities as the second GEMM's operand.
 -- That is what PyTorch's math path does too (it rounds the scaled Q and K as well). The softmax
 -- computes in fp32 (fp64 for the oracle).
+local tensor = require "kreach.core.tensor"
+local cublas = require "kreach.core.cublas"
+
 local SRC = [==[
 template <typename T> __device__ __forceinline__ Pack<T> ld_pack(const T *p) {
   return *reinterpret_cast<const Pack<T> *>(p);
@@ -147,8 +150,7 @@ local function install(lib, K)
   -- x = softmax(x, dim=-1) in place, over a rows x cols matrix (any tensor of cols columns)
   local function softmax_inplace(x, rows, cols)
     if rows == 0 or cols == 0 then return end
-    local kreach = require "kreach"
-    local per = 16 // kreach.dtype_size(x.dtype)
+    local per = 16 // tensor.dtype_size(x.dtype)
     local vec = cols % per == 0 and K.aligned(x, 16)
     if not vec then per = 1 end
     local cached = cols <= UNROLL * 32 * per
@@ -198,15 +200,14 @@ local function install(lib, K)
     local scale = opts.scale or 1 / math.sqrt(d)
     if not K.writes(out) then return out end
     if bh == 0 or lq == 0 or dv == 0 then return out end
-    local kreach = require "kreach"
-    local gemm = kreach.cublas.gemm
+    local gemm = cublas.gemm
     local q3, k3 = q:view(bh, lq, d), k:view(bh, lk, d)
     local v3, o3 = v:view(bh, lk, dv), out:view(bh, lq, dv)
     if lk == 0 then -- no keys: an empty softmax times an empty V is a zero sum
       out:fill(0)
       return out
     end
-    local per_batch = lq * lk * kreach.dtype_size(q.dtype)
+    local per_batch = lq * lk * tensor.dtype_size(q.dtype)
     local chunk = math.max(1, math.min(bh, SCORES_MAX_BYTES // per_batch))
     local scores = K.empty({ chunk, lq, lk }, q.dtype)
     for b0 = 1, bh, chunk do

@@ -1,6 +1,9 @@
 -- kreach.ops.compare: error metrics of an output against a reference (the oracle), in one pass
 -- on the GPU with fp64 accumulation: sum of squared differences, sum of squared references,
 -- the largest absolute difference and reference, and the count of non-finite outputs.
+local core = require "kreach.core"
+local tensors = require "kreach.tensors"
+
 local SRC = [==[
 /* acc: [0] sum (y - r)^2, [1] sum r^2, [2] max |y - r| (as bits), [3] max |r| (as bits),
  *      [4] non-finite outputs, [5] sum r, [6] sum r^2 again for the centred norm (unused) */
@@ -137,7 +140,7 @@ __global__ void hash_bytes(const void *__restrict__ data, i64 n, u64 *h) {
 local function install(lib, K)
   -- a grid-stride launch: enough blocks to fill the GPU, no more than the work needs
   local function blocks_for(n)
-    local sms = require("kreach").device().sm_count
+    local sms = core.device().sm_count
     return math.max(1, math.min(sms * 8, (n + 255) // 256))
   end
 
@@ -151,8 +154,7 @@ local function install(lib, K)
       K.fail(op, "y is %s but ref is %s", K.shape_str(y.shape), K.shape_str(ref.shape))
     end
     if lib.meta then return { n = y:numel() } end
-    local kreach = require "kreach"
-    local acc = kreach.zeros({ 8 }, "f64")
+    local acc = tensors.zeros({ 8 }, "f64")
     local n = y:numel()
     local blocks = blocks_for(n)
     if not K.is_float[y.dtype] then
@@ -198,20 +200,19 @@ local function install(lib, K)
     end
     if lib.meta then return { n = y:numel() } end
     if not K.is_float[y.dtype] then return lib.compare(y, ref) end
-    local kreach = require "kreach"
     local n = y:numel()
     local tols = opts.tols or { 1e-4, 1e-2 }
     local R = K.ctype[ref.dtype]
     local n1 = ("metrics1<%s, %s>"):format(K.ctype[y.dtype], R)
     local n2 = ("metrics2<%s>"):format(R)
     local p = K.program("compare_metrics", SRC, y.dtype, function() return { n1, n2 } end, ref.dtype)
-    local acc = kreach.zeros({ 10 }, "f64")
+    local acc = tensors.zeros({ 10 }, "f64")
     if n > 0 then p[n1]{ grid = blocks_for(n), block = 256 }(y, ref, n, tols[1], tols[2], acc) end
     local a = acc:to_table()
     acc:free()
     local finite = math.tointeger(a[10])
     local mu = finite > 0 and a[3] / finite or 0
-    local acc2 = kreach.zeros({ 2 }, "f64")
+    local acc2 = tensors.zeros({ 2 }, "f64")
     if n > 0 then p[n2]{ grid = blocks_for(n), block = 256 }(ref, n, mu, acc2) end
     local c = acc2:to_table()
     acc2:free()
@@ -236,9 +237,8 @@ local function install(lib, K)
   function lib.hash(t)
     K.check_tensor("hash", t, "t")
     if lib.meta then return "meta" end
-    local kreach = require "kreach"
     local nb = t:nbytes()
-    local h = kreach.zeros({ 2 }, "i64")
+    local h = tensors.zeros({ 2 }, "i64")
     if nb > 0 then
       if t:data_ptr() % 4 ~= 0 then K.fail("hash", "the tensor's data is not 4-byte aligned") end
       local p = K.program("compare_hash", SRC, "u8", function() return { "hash_bytes" } end)

@@ -2,6 +2,8 @@
 -- triangular masks. One vectorised kernel (16-byte loads and stores, one pack a thread,
 -- scalar tail) serves every unary map; the map is a compile-time template argument.
 -- Semantics follow PyTorch's (NaN propagates through relu and hardtanh as it does there).
+local tensor = require "kreach.core.tensor"
+
 local SRC = [==[
 enum { RELU, LEAKY_RELU, SIGMOID, TANH, SWISH, GELU, GELU_TANH, SELU, HARDSIGMOID, SOFTPLUS,
        SOFTSIGN, ELU, HARDTANH, SCALE, AFFINE };
@@ -120,7 +122,7 @@ local function install(lib, K)
     local p = prog(x.dtype)
     local T = K.ctype[x.dtype]
     local vec = K.aligned(x, 16) and K.aligned(y, 16)
-    local per = vec and 16 // require("kreach").dtype_size(x.dtype) or 1
+    local per = vec and 16 // tensor.dtype_size(x.dtype) or 1
     local k = p[("unary<%s, %d, %s>"):format(T, UNARY[op], vec and "true" or "false")]
     k{ grid = K.blocks(n, THREADS, per), block = THREADS }(x, y, n, a or 0, b or 0)
     return y
@@ -156,7 +158,7 @@ local function install(lib, K)
     K.check_dtype(op, a, B.dtype, "a")
     if not K.writes(C) then return C end
     local rows, cols = B:size(1), B:size(2)
-    local per = 16 // require("kreach").dtype_size(B.dtype)
+    local per = 16 // tensor.dtype_size(B.dtype)
     local vec = cols % per == 0 and K.aligned(B, 16) and K.aligned(C, 16)
     if not vec then per = 1 end
     local p = prog(B.dtype)

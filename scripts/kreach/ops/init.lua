@@ -16,10 +16,26 @@
 -- `sources` lists every CUDA source the family compiles and the template instantiations it
 -- needs at each dtype, so that tests compile them all without a GPU. Adding a family or an
 -- operator needs no rebuild of the binary when KREACH_LUA_DIR points at a source tree.
+local tensor = require "kreach.core.tensor"
+local nvrtc = require "kreach.core.nvrtc"
 local meta = require "kreach.meta"
+local cuda = require "kreach.ops.cuda"
+local elementwise = require "kreach.ops.elementwise"
+local matmul = require "kreach.ops.matmul"
+local reduce = require "kreach.ops.reduce"
+local norm = require "kreach.ops.norm"
+local pool = require "kreach.ops.pool"
+local scan = require "kreach.ops.scan"
+local loss = require "kreach.ops.loss"
+local attention = require "kreach.ops.attention"
+local compare = require "kreach.ops.compare"
+local FAMILY = { elementwise = elementwise, matmul = matmul, reduce = reduce, norm = norm,
+                 pool = pool, scan = scan, loss = loss, attention = attention, compare = compare }
 
 local M = {}
 
+-- the families, in the order they are installed (a family is a module kreach.ops.<name>,
+-- required above)
 M.families = { "elementwise", "matmul", "reduce", "norm", "pool", "scan", "loss", "attention",
                "compare" }
 
@@ -53,7 +69,7 @@ local function new_kit(lib)
   end
 
   function K.check_tensor(op, t, what)
-    if not (meta.is_meta(t) or require("kreach.core.tensor").is_tensor(t)) then
+    if not (meta.is_meta(t) or tensor.is_tensor(t)) then
       error(("%s: %s is %s, not a tensor"):format(op, what, type(t)), 3)
     end
   end
@@ -100,9 +116,8 @@ local function new_kit(lib)
     local k = family .. "\0" .. dtype .. "\0" .. (key or "")
     local p = programs[k]
     if p then return p end
-    local kreach = require "kreach"
     local inst = instantiate(CTYPE[dtype], dtype)
-    local prog, err = kreach.build{ source = M.compile_source(family, source),
+    local prog, err = nvrtc.build{ source = M.compile_source(family, source),
                                     name = "kreach_ops_" .. family .. ".cu", instantiate = inst,
                                     options = M.OPTIONS }
     if not prog then error("kreach.ops." .. family .. ": the operator source does not compile:\n" .. err, 0) end
@@ -122,7 +137,7 @@ local function new_kit(lib)
   function K.empty(shape, dtype)
     if lib.meta then return meta.new(shape, dtype, "scratch") end
     if lib.pool then return lib.pool:take(shape, dtype) end
-    return require("kreach").empty(shape, dtype)
+    return tensor.empty(shape, dtype)
   end
 
   function K.aligned(t, bytes)
@@ -133,7 +148,7 @@ local function new_kit(lib)
   return K
 end
 
--- A library: lib.meta tells which kind. Families are installed lazily on first use.
+-- A library: lib.meta tells which kind, every family installed in it.
 function M.library(opts)
   local lib = { meta = opts and opts.meta or false }
   local K = new_kit(lib)
@@ -145,19 +160,14 @@ function M.library(opts)
   return lib
 end
 
--- The module of a family, or nil when it does not exist (yet).
+-- The module of a family, or nil when there is no such family.
 function M.family(fam)
-  local ok, mod = pcall(require, "kreach.ops." .. fam)
-  if ok then return mod end
-  if not tostring(mod):find("module 'kreach.ops." .. fam .. "' not found", 1, true) then
-    error(mod, 0)
-  end
-  return nil
+  return FAMILY[fam]
 end
 
 -- The source and instantiations a family compiles at a dtype, for K.program.
 function M.compile_source(family, source)
-  return require("kreach.ops.cuda") .. "\n" .. source
+  return cuda .. "\n" .. source
 end
 
 local libs = {}

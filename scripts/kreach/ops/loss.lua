@@ -8,6 +8,9 @@
 -- each pack's few terms are summed in Acc<T> and added to a per-thread fp64 sum, so no long fp32
 -- chain exists anywhere (fp64 adds cost nothing next to the memory traffic). Semantics are
 -- PyTorch's, NaN propagation included (clamp(min=0) keeps a NaN, unlike fmax).
+local core = require "kreach.core"
+local tensor = require "kreach.core.tensor"
+
 local SRC = [==[
 enum { MSE, SMOOTH_L1, KL_DIV, HINGE };
 
@@ -287,14 +290,13 @@ end
 
 local function install(lib, K)
   local function prog(dtype) return K.program("loss", SRC, dtype, instantiate) end
-  local function kreach() return require "kreach" end
-  local function pack_elems(dtype) return 16 // kreach().dtype_size(dtype) end
+  local function pack_elems(dtype) return 16 // tensor.dtype_size(dtype) end
 
   -- Blocks of `threads` that are resident at once on the whole device for kernel `k`, limited
   -- by threads and registers (65536 a multiprocessor on every GPU since sm_50, allocated per
   -- warp in units of 256): a grid of exactly this many runs in one wave, with no tail.
   local function resident_blocks(k, threads)
-    local dev = kreach().device()
+    local dev = core.device()
     local regs = math.max(k.attributes.registers, 1)
     local per_warp = (regs * 32 + 255) // 256 * 256
     local by_regs = 65536 // (per_warp * (threads // 32))
@@ -418,7 +420,7 @@ local function install(lib, K)
     if rows > 0 then
       -- a warp a row when there are rows enough for every warp the device holds (or the rows
       -- are short), else a block a row, so that few long rows still spread over the device
-      local dev = kreach().device()
+      local dev = core.device()
       local warp = cols <= 1024 or rows * 32 >= dev.sm_count * dev.max_threads_per_sm
       local rows_per_block = warp and THREADS // 32 or 1
       p[("cross_entropy_rows<%s, %s, %s>"):format(T, tostring(vec), tostring(warp))]{

@@ -4,6 +4,9 @@
 -- flattened into rows, which is exact for contiguous tensors).
 -- Matrix-vector products (N = 1) are memory-bound: a dedicated kernel streams A once with
 -- 16-byte loads, a block per row, where a GEMM would tile for reuse that is not there.
+local tensor = require "kreach.core.tensor"
+local cublas = require "kreach.core.cublas"
+
 local GEMV = [==[
 template <typename T, bool VEC>
 __global__ void __launch_bounds__(256) gemv(const T *__restrict__ A, const T *__restrict__ x,
@@ -87,13 +90,13 @@ local function install(lib, K)
     K.check_shape(op, c, want, "C")
     if not K.writes(c) then return c end
     if n == 1 and A:dim() == 2 and not ta and not opts.alpha and not opts.beta then
-      local es = require("kreach").dtype_size(a.dtype)
+      local es = tensor.dtype_size(a.dtype)
       local vec = ka % (16 // es) == 0 and K.aligned(A, 16) and K.aligned(B, 16)
       local p = K.program("gemv", GEMV, a.dtype, gemv_instantiate)
       p[("gemv<%s, %s>"):format(K.ctype[a.dtype], vec and "true" or "false")]{ grid = m, block = 256 }(A, B, C, ka)
       return c
     end
-    require("kreach").cublas.gemm(C, A, B, { trans_a = ta, trans_b = tb, alpha = opts.alpha,
+    cublas.gemm(C, A, B, { trans_a = ta, trans_b = tb, alpha = opts.alpha,
                                             beta = opts.beta })
     return c
   end

@@ -17,6 +17,9 @@
 -- merge in a tree and partials in fp64. Softmax multiplies by 1/sum (rounded once, from fp64):
 -- its map pass is compute-bound in bf16 with a division. RMS norm reduces over channels of
 -- NCHW (a strided column per thread, held in registers) and has its own kernel.
+local core = require "kreach.core"
+local tensor = require "kreach.core.tensor"
+
 local SRC = [==[
 enum { F_SOFTMAX, F_LOG_SOFTMAX, F_MEAN_ABS, F_NORM2, F_STD };
 
@@ -388,11 +391,11 @@ local function clamp(v, lo, hi) return math.max(lo, math.min(hi, v)) end
 local function install(lib, K)
   local sms
   local function sm_count()
-    sms = sms or require("kreach").device().sm_count
+    sms = sms or core.device().sm_count
     return sms
   end
   local function prog(dtype) return K.program("norm", SRC, dtype, instantiate) end
-  local function pack_n(dtype) return 16 // require("kreach").dtype_size(dtype) end
+  local function pack_n(dtype) return 16 // tensor.dtype_size(dtype) end
   local function blocks_per_sm(threads) return math.min(32, 2048 // threads) end
   local function b(v) return v and "true" or "false" end
 

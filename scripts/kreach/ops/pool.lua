@@ -13,6 +13,8 @@
 -- runs where staging buys nothing or does not fit: windows that do not overlap along W, and
 -- windows along W wider than a tile (a very large dilation). It gives each thread V outputs of
 -- a row, TX apart, every tap a global load that neighbouring windows share through L1.
+local tensor = require "kreach.core.tensor"
+
 local SRC = [==[
 /* m = max(m, v), NaN winning like PyTorch's `v > m || isnan(v)` */
 template <typename A> __device__ __forceinline__ A max_nan(A m, A v) { return (v > m || v != v) ? v : m; }
@@ -324,7 +326,7 @@ local function install(lib, K)
     local wide = rows > 0xffffffff and "true" or "false"
     local T, mx = K.ctype[x.dtype], is_max and "true" or "false"
     local prog = K.program("pool", SRC, x.dtype, instantiate)
-    local dsize = require("kreach").dtype_size(x.dtype)
+    local dsize = tensor.dtype_size(x.dtype)
     local per = 16 // dsize
     local vec = I[3] % per == 0 and K.aligned(x, 16)
     local acc_bytes = x.dtype == "f64" and 8 or 4

@@ -9,6 +9,9 @@
 -- to a scratch buffer, and reduce_finish merges them in a fixed order (deterministic).
 -- Semantics follow PyTorch: NaN propagates through max/min and wins argmax/argmin; among equal
 -- values the lowest index wins; mean of an empty dimension is NaN, sum is 0.
+local core = require "kreach.core"
+local tensor = require "kreach.core.tensor"
+
 local SRC = [==[
 enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN };
 
@@ -221,7 +224,7 @@ end
 local function install(lib, K)
   local sms
   local function sm_count()
-    sms = sms or require("kreach").device().sm_count
+    sms = sms or core.device().sm_count
     return sms
   end
 
@@ -257,12 +260,11 @@ local function install(lib, K)
     end
     if not K.writes(y) then return y end
     if n_out == 0 then return y end
-    local kreach = require "kreach"
     local T = K.ctype[x.dtype]
     local p = prog(x.dtype)
     local code = OPS[op]
     local acc = x.dtype == "f64" and "f64" or "f32"
-    local N = 16 // kreach.dtype_size(x.dtype)
+    local N = 16 // tensor.dtype_size(x.dtype)
     local launch, splits, grid_blocks
     if inner > 1 then
       -- a tile of bx columns (a power of two, at most a warp) by 256 / bx row strides
