@@ -2,6 +2,12 @@
 -- (bytes read plus bytes written over the time of cudaMemcpyAsync) and the matrix throughput
 -- of cuBLAS per dtype (f64, f32 without TF32, f32 with TF32, bf16, f16) on random data. The
 -- speed-of-light bound of a measurement (kreach.timing.sol) is computed against these.
+local core = require "kreach.core"
+local cublas = require "kreach.core.cublas"
+local tensors = require "kreach.tensors"
+local device = require "kreach.device"
+local stats = require "kreach.stats"
+
 local M = {}
 
 M.DEFAULTS = {
@@ -13,11 +19,10 @@ M.DEFAULTS = {
 
 -- Median of `repeats` event-timed calls after `warmup` calls, in milliseconds.
 local function time_median(fn, warmup, repeats)
-  local kreach = require "kreach"
   for _ = 1, warmup do fn() end
   local ts = {}
-  for i = 1, repeats do ts[i] = kreach.time_ms(fn) end
-  return require("kreach.stats").median(ts), ts
+  for i = 1, repeats do ts[i] = device.time_ms(fn) end
+  return stats.median(ts), ts
 end
 
 -- measure(opts) -> a calibration: { device_uuid, device_name, driver_version,
@@ -26,15 +31,14 @@ function M.measure(opts)
   local o = {}
   for k, v in pairs(M.DEFAULTS) do o[k] = v end
   for k, v in pairs(opts or {}) do o[k] = v end
-  local kreach = require "kreach"
-  local dev = kreach.require_device()
+  local dev = device.require()
   local phase = o.phase or function() end
   local details = { gemm = {}, options = { copy_bytes = o.copy_bytes, gemm_n = o.gemm_n, warmup = o.warmup, repeats = o.repeats } }
 
   phase("copy")
   local n = math.tointeger(o.copy_bytes // 4)
-  local src = kreach.empty({ n }, "f32"):uniform(-1, 1, 1)
-  local dst = kreach.empty({ n }, "f32")
+  local src = tensors.empty({ n }, "f32"):uniform(-1, 1, 1)
+  local dst = tensors.empty({ n }, "f32")
   local ms, ts = time_median(function() dst:copy_from(src) end, o.warmup, o.repeats)
   local moved = 2 * n * 4
   details.copy = { bytes_moved = moved, median_ms = ms, times_ms = ts }
@@ -46,16 +50,16 @@ function M.measure(opts)
                           { "bf16", "bf16", false }, { "f16", "f16", false } }) do
     local name, dtype, tf32 = case[1], case[2], case[3]
     phase("gemm_" .. name)
-    local a = kreach.empty({ N, N }, dtype):uniform(-1, 1, 2)
-    local b = kreach.empty({ N, N }, dtype):uniform(-1, 1, 3)
-    local c = kreach.empty({ N, N }, dtype)
-    local gms, gts = time_median(function() kreach.cublas.gemm(c, a, b, { tf32 = tf32 }) end, o.warmup, o.repeats)
+    local a = tensors.empty({ N, N }, dtype):uniform(-1, 1, 2)
+    local b = tensors.empty({ N, N }, dtype):uniform(-1, 1, 3)
+    local c = tensors.empty({ N, N }, dtype)
+    local gms, gts = time_median(function() cublas.gemm(c, a, b, { tf32 = tf32 }) end, o.warmup, o.repeats)
     flops[name] = 2 * N * N * N / (gms * 1e-3)
     details.gemm[name] = { m = N, n = N, k = N, median_ms = gms, times_ms = gts }
     a:free(); b:free(); c:free()
   end
-  kreach.synchronize()
-  return { device_uuid = dev.uuid, device_name = dev.name, driver_version = M.version_number(kreach.versions().driver),
+  core.synchronize()
+  return { device_uuid = dev.uuid, device_name = dev.name, driver_version = M.version_number(core.versions().driver),
            copy_bytes_per_s = moved / (ms * 1e-3), flops_per_s = flops, details = details }
 end
 

@@ -5,6 +5,11 @@
 -- the baseline and the fp64 oracle computed only after the candidate has run, metrics on the
 -- GPU, and the tolerance policy with its trivial-output guard. The result is one verdict and
 -- every trial's numbers.
+local core = require "kreach.core"
+local tensor = require "kreach.core.tensor"
+local nvrtc = require "kreach.core.nvrtc"
+local candidate = require "kreach.candidate"
+local ops = require "kreach.ops"
 local verdict = require "kreach.verdict"
 
 local M = {}
@@ -100,18 +105,17 @@ end
 -- ---- the worker's side ----
 
 local function sync_or_raise()
-  require("kreach").synchronize()
+  core.synchronize()
 end
 
 -- Outputs inside poisoned guards: the view the candidate gets, and the whole allocation.
 local function guarded_outputs(inst, policy)
-  local kreach = require "kreach"
   local outs = {}
   for i, a in ipairs(inst.args) do
     if a.kind == "output" then
       local n = math.max(a.numel, 0)
-      local g = math.max(1, policy.guard_bytes // kreach.dtype_size(a.dtype))
-      local whole = kreach.empty({ n + 2 * g }, a.dtype):poison()
+      local g = math.max(1, policy.guard_bytes // tensor.dtype_size(a.dtype))
+      local whole = tensor.empty({ n + 2 * g }, a.dtype):poison()
       local view = whole:narrow(1, g + 1, n):view(a.shape)
       outs[i] = { index = i, name = a.name, whole = whole, view = view, guard = g, n = n }
     end
@@ -165,7 +169,7 @@ function Runner:call(vals, label)
   local before = M.hash_inputs(inst, vals, lib)
   sync_or_raise()
   self.phase(label .. ".forward")
-  local ok, err = require("kreach.candidate").call_forward(cand, self.k, args, { steps = self.policy.steps })
+  local ok, err = candidate.call_forward(cand, self.k, args, { steps = self.policy.steps })
   if not ok then
     self.ctl.release()
     error({ verdict = verdict.new("invalid_candidate", err) }, 0)
@@ -223,7 +227,6 @@ end
 
 -- Runs one trial; returns its record and a failing verdict or nil.
 function Runner:trial(t)
-  local kreach = require "kreach"
   local inst, lib, policy = self.inst, self.lib, self.policy
   local variant = policy.variants[(t - 1) % #policy.variants + 1]
   local seed = policy.seed * 7919 + t
@@ -265,7 +268,7 @@ function Runner:trial(t)
     local bvals = {}
     for i, v in pairs(vals) do bvals[i] = v end
     for i, a in ipairs(inst.args) do
-      if a.kind == "output" then bvals[i] = kreach.empty(a.shape, a.dtype):poison() end
+      if a.kind == "output" then bvals[i] = tensor.empty(a.shape, a.dtype):poison() end
     end
     inst:run_reference(bvals)
     local ovals = inst:oracle_args(bvals)
@@ -339,21 +342,19 @@ function M.run(inst, path, opts)
   opts = opts or {}
   local phase = opts.phase or function() end
   local policy = M.policy(opts.policy)
-  local candidate = require "kreach.candidate"
-  local kreach = require "kreach"
   local result = { problem = inst.problem.name, dtype = inst.dtype, sizes = inst.sizes, candidate = path,
                    trials = {}, warnings = {}, policy = policy }
   phase("load")
   local ok, cand = pcall(candidate.load, path)
   if not ok then result.verdict = verdict.from_candidate_error(cand); return result end
   phase("compile")
-  local prog, err = kreach.build{ source = cand.source, name = (path:match("([^/]+)%.lua$") or "candidate") .. ".cu",
+  local prog, err = nvrtc.build{ source = cand.source, name = (path:match("([^/]+)%.lua$") or "candidate") .. ".cu",
                                   options = cand.options, arch = opts.arch }
   if not prog then result.verdict = verdict.new("compile_error", err); return result end
   result.compile_ms, result.kernels = prog.compile_ms, prog.kernels
   local k, ctl = candidate.kit(prog)
   local runner = setmetatable({ inst = inst, cand = cand, k = k, ctl = ctl, policy = policy, phase = phase,
-                                lib = inst:ops(kreach.ops), warnings = result.warnings }, Runner)
+                                lib = inst:ops(ops.get(false)), warnings = result.warnings }, Runner)
   for t = 1, policy.trials do
     local rec, v = runner:trial(t)
     result.trials[#result.trials + 1] = rec

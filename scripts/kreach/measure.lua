@@ -15,6 +15,13 @@
 -- A call that fails is `incorrect`, with a detail that says it was found while timing. Then
 -- the times are set against the device's speed of light. The result is a plain table (it
 -- crosses the worker pipe as JSON).
+local core = require "kreach.core"
+local tensor = require "kreach.core.tensor"
+local nvrtc = require "kreach.core.nvrtc"
+local candidate = require "kreach.candidate"
+local check = require "kreach.check"
+local ops = require "kreach.ops"
+local timing = require "kreach.timing"
 local verdict = require "kreach.verdict"
 
 local M = {}
@@ -98,7 +105,7 @@ end
 
 -- ---- checks ----
 
-local function clean(m) return require("kreach.check").clean_metrics(m) end
+local function clean(m) return check.clean_metrics(m) end
 
 local function found(where, what)
   return ("found while timing (%s): %s"):format(where, what)
@@ -109,7 +116,6 @@ end
 -- loosened to the baseline's own error, as in the trials; an output the baseline itself fails
 -- is not judged). Returns the per-output records and a failing verdict or nil.
 local function judge_set(inst, s, lib, policy, where)
-  local check = require "kreach.check"
   local records, failure = {}, nil
   if s.cvals then
     for i, a in ipairs(inst.args) do
@@ -154,7 +160,6 @@ end
 -- inputs, at QUICK_MULTIPLE x the thresholds the oracle judgment set for it (the dtype's until
 -- then). Returns the names of the outputs in doubt.
 local function quick_doubts(inst, s, lib, policy, state)
-  local check = require "kreach.check"
   local doubts = {}
   for i, a in ipairs(inst.args) do
     if a.kind == "output" then
@@ -187,10 +192,6 @@ end
 function M.time(inst, opts)
   opts = opts or {}
   local phase = opts.phase or function() end
-  local kreach = require "kreach"
-  local timing = require "kreach.timing"
-  local candidate = require "kreach.candidate"
-  local check = require "kreach.check"
   local mo = options(opts.measure)
   local topts = timing.options(opts.timing)
   local policy = check.policy(opts.policy)
@@ -206,17 +207,17 @@ function M.time(inst, opts)
     if not ok then return fail(verdict.from_candidate_error(c)) end
     cand = c
     phase("compile")
-    local p, err = kreach.build{ source = cand.source, name = (opts.candidate:match("([^/]+)%.lua$") or "candidate") .. ".cu",
+    local p, err = nvrtc.build{ source = cand.source, name = (opts.candidate:match("([^/]+)%.lua$") or "candidate") .. ".cu",
                                  options = cand.options, arch = opts.arch }
     if not p then return fail(verdict.new("compile_error", err)) end
     prog = p
   end
 
   phase("inputs")
-  local lib = inst:ops(kreach.ops)
-  local ops_lib = require("kreach.ops").get(false)
+  local ops_lib = ops.get(false)
+  local lib = inst:ops(ops_lib)
   local n = #inst.args
-  local plan = M.plan_sets(inst, mo, cand ~= nil, kreach.device().free_memory_bytes)
+  local plan = M.plan_sets(inst, mo, cand ~= nil, core.device().free_memory_bytes)
   res.sets = plan
   if plan.fallback then res.warnings[#res.warnings + 1] = plan.fallback end
   -- every draw takes the next seed: never a correctness trial's (those are seed*7919 + t)
@@ -235,7 +236,7 @@ function M.time(inst, opts)
       s.cvals = {}
       for i = 1, n do s.cvals[i] = s.vals[i] end
       for i, a in ipairs(inst.args) do
-        if a.kind == "output" then s.cvals[i] = kreach.empty(a.shape, a.dtype):poison() end
+        if a.kind == "output" then s.cvals[i] = tensor.empty(a.shape, a.dtype):poison() end
       end
     end
     sets[k] = s
@@ -255,7 +256,7 @@ function M.time(inst, opts)
       inst:free(s.vals)
     end
   end
-  kreach.synchronize()
+  core.synchronize()
 
   local base_pool, cand_pool = timing.pool(), timing.pool()
   local ref = inst.problem.def.reference
@@ -394,7 +395,7 @@ function M.time(inst, opts)
     if not failure then failure = mutated(sets[k], where) end
     warn_unjudged(recs)
   end
-  kreach.synchronize()
+  core.synchronize()
 
   -- the speed of light, for both subjects
   local cal = opts.calibration

@@ -1,13 +1,15 @@
 -- kreach.oracle: runs a problem's baseline (its dtype) and its oracle (f64, on the same rounded
 -- inputs) once and measures how far the baseline's outputs are from the oracle's.
+local ops = require "kreach.ops"
+local device = require "kreach.device"
+
 local M = {}
 
 -- check(inst, {seed =}) -> { outputs = { {name =, rel_l2 =, max_abs =, max_ref =, nonfinite =,
 -- mismatches =} ... } }. Frees everything it allocates.
 function M.check(inst, opts)
   opts = opts or {}
-  local kreach = require "kreach"
-  local lib = inst:ops(kreach.ops)
+  local lib = inst:ops(ops.get(false))
   local seed = opts.seed or 1
   local vals = inst:make_args(seed)
   inst:run_reference(vals)
@@ -32,15 +34,14 @@ end
 -- PyTorch-eager reference table (3 warm-ups, median of 20).
 function M.time_ms(inst, opts)
   opts = opts or {}
-  local kreach = require "kreach"
   local vals = inst:make_args(opts.seed or 1)
   local ref = inst.problem.def.reference
-  local lib = inst:ops(kreach.ops)
+  local lib = inst:ops(ops.get(false))
   local n = #inst.args
   local call = function() ref(lib, table.unpack(vals, 1, n)) end
   for _ = 1, opts.warmup or 3 do call() end
   local ts = {}
-  for r = 1, opts.repeats or 20 do ts[r] = kreach.time_ms(call) end
+  for r = 1, opts.repeats or 20 do ts[r] = device.time_ms(call) end
   inst:free(vals)
   table.sort(ts)
   local med = #ts % 2 == 1 and ts[(#ts + 1) // 2] or (ts[#ts // 2] + ts[#ts // 2 + 1]) / 2

@@ -10,7 +10,9 @@
 -- KernelBench's rule: allclose(y, baseline, atol = rtol = tol) on inputs of the default
 -- distribution, with unwritten elements left as fresh memory (zeros). kreach's policy: every
 -- trial of the check protocol (other distributions included), unwritten elements poisoned.
+local tensor = require "kreach.core.tensor"
 local check = require "kreach.check"
+local ops = require "kreach.ops"
 
 local M = {}
 
@@ -61,9 +63,8 @@ end
 -- degenerate = {trials} }
 function M.scan(inst, opts)
   opts = opts or {}
-  local kreach = require "kreach"
   local policy = check.policy(opts.policy)
-  local lib = inst:ops(kreach.ops)
+  local lib = inst:ops(ops.get(false))
   local phase = opts.phase or function() end
   local outs = {}
   for i, a in ipairs(inst.args) do if a.kind == "output" then outs[#outs + 1] = i end end
@@ -109,7 +110,7 @@ function M.scan(inst, opts)
       local bm = lib.metrics(base, ovals[i], { tols = tols })
       local th = check.thresholds(policy, inst.dtype, bm.rel_l2 and bm or nil)
       local bok = check.judge(bm, th)
-      local y = kreach.empty(a.shape, a.dtype)
+      local y = tensor.empty(a.shape, a.dtype)
       for _, name in ipairs(M.CANDIDATES) do
         local st = state[i][name]
         if not st.na then

@@ -17,6 +17,10 @@
 -- subject's 95% interval of the median is narrower than rel_ci of it, or the time budget is
 -- spent (at least min_samples each). The clocks are read around and during the measurement.
 -- Every option has a default in M.DEFAULTS, and the options used are returned with the results.
+local core = require "kreach.core"
+local ctiming = require "kreach.core.timing"
+local tensor = require "kreach.core.tensor"
+local event = require "kreach.core.event"
 local stats = require "kreach.stats"
 
 local M = {}
@@ -41,9 +45,6 @@ M.DEFAULTS = {
   gate_ms = 100,         -- the longest a gate holds (a call that synchronises waits this long)
 }
 M.MODES = { cold = true, hot = true, graph = true }
-
-local function core() return require "kreach.core.timing" end
-local function kreach() return require "kreach" end
 
 -- options(over) -> the defaults with `over` applied; raises for unknown keys or bad values.
 function M.options(over)
@@ -85,7 +86,6 @@ function M.pool()
 end
 
 function Pool:take(shape, dtype)
-  local K = kreach()
   dtype = dtype or "f32"
   local n = 1
   for _, s in ipairs(shape) do n = n * s end
@@ -94,12 +94,12 @@ function Pool:take(shape, dtype)
     if not b.busy and b.dtype == dtype and b.n >= n and (not best or b.n < best.n) then best = b end
   end
   if not best then
-    best = { dtype = dtype, n = math.max(n, 1), t = K.empty({ math.max(n, 1) }, dtype) }
+    best = { dtype = dtype, n = math.max(n, 1), t = tensor.empty({ math.max(n, 1) }, dtype) }
     self.blocks[#self.blocks + 1] = best
-    self.bytes = self.bytes + best.n * K.dtype_size(dtype)
+    self.bytes = self.bytes + best.n * tensor.dtype_size(dtype)
   end
   best.busy = true
-  if n == 0 then return K.empty(shape, dtype) end
+  if n == 0 then return tensor.empty(shape, dtype) end
   return best.t:narrow(1, 1, n):view(shape)
 end
 
@@ -119,7 +119,7 @@ Clocks.__index = Clocks
 
 local function new_clocks()
   local c = setmetatable({ readings = 0, reason_bits = 0, throttled = false }, Clocks)
-  local first, why = core().clocks()
+  local first, why = ctiming.clocks()
   if not first then
     c.available, c.why = false, why
   else
@@ -131,7 +131,7 @@ local function new_clocks()
 end
 
 function Clocks:add(r)
-  r = r or core().clocks()
+  r = r or ctiming.clocks()
   if not r then return end
   self.readings = self.readings + 1
   self.min_sm_mhz = math.min(self.min_sm_mhz or math.huge, r.sm_mhz)
@@ -149,7 +149,7 @@ function Clocks:report()
   if not self.available then return { available = false, why = self.why } end
   return { available = true, readings = self.readings, before = self.before, after = self.last,
            min_sm_mhz = self.min_sm_mhz, max_sm_mhz = self.max_sm_mhz, sm_max_mhz = self.sm_max_mhz,
-           reasons = core().reason_names(self.reason_bits & ~1), -- gpu_idle between samples is normal
+           reasons = ctiming.reason_names(self.reason_bits & ~1), -- gpu_idle between samples is normal
            throttled = self.throttled, max_temperature_c = self.max_temperature_c, max_power_w = self.max_power_w }
 end
 
@@ -157,7 +157,7 @@ end
 
 local function events(n)
   local ev = {}
-  for i = 1, n do ev[i] = kreach().event() end
+  for i = 1, n do ev[i] = event.new() end
   return ev
 end
 
@@ -170,7 +170,7 @@ Sampler.__index = Sampler
 
 local function new_sampler(o, sets)
   local self = setmetatable({ o = o, sets = sets, ev = events(2), timeouts = 0 }, Sampler)
-  if o.gate and o.mode ~= "graph" then self.gate = core().gate() end
+  if o.gate and o.mode ~= "graph" then self.gate = ctiming.gate() end
   return self
 end
 
@@ -187,7 +187,7 @@ function Sampler:sample(s, set)
     return sum / self.sets
   end
   if s.prepare then s.prepare(set) end
-  if o.mode == "cold" then self.flush_bytes = core().flush(o.flush_factor) end
+  if o.mode == "cold" then self.flush_bytes = ctiming.flush(o.flush_factor) end
   local gate = not s.ungated and self.gate
   -- while the gate holds, no finalizer may run: a tensor collected there is freed with
   -- cudaFree, which waits for the device, and so for the gate
@@ -214,7 +214,7 @@ end
 -- preparation, then an event, the call, an event (record nodes of the graph), so that a
 -- replay times each call apart from the preparation, as cold and hot modes do.
 local function capture(s, sets)
-  local t = core()
+  local t = ctiming
   s.graph_ev = events(2 * sets)
   t.graph_begin()
   local ok, err = pcall(function()
@@ -245,7 +245,7 @@ end
 -- the times and whether they settled.
 function Sampler:warmup(s)
   local o = self.o
-  local times, t0 = {}, kreach().now()
+  local times, t0 = {}, core.now()
   local settled = false
   local K = o.settle_window
   while #times < o.warmup_max do
@@ -255,7 +255,7 @@ function Sampler:warmup(s)
       local last, prev = median_of(times, n - K + 1, n), median_of(times, n - 2 * K + 1, n - K)
       if math.abs(last - prev) <= o.settle_rel * prev then settled = true; break end
     end
-    if kreach().now() - t0 >= o.warmup_s and #times >= o.warmup_min then break end
+    if core.now() - t0 >= o.warmup_s and #times >= o.warmup_min then break end
   end
   return times, settled
 end
@@ -309,14 +309,14 @@ function M.measure(subjects, over, plan)
         if s.prepare then s.prepare(k) end
         s.call(k)
       end
-      kreach().synchronize()
+      core.synchronize()
       if o.mode == "graph" then capture(s, sets) end
       local times, settled = sampler:warmup(s)
       s.samples = {}
       res.subjects[s.name] = { warmup = { times = times, settled = settled }, graph_nodes = s.graph_nodes }
       res.order[#res.order + 1] = s.name
     end
-    local t0 = kreach().now()
+    local t0 = core.now()
     local rounds, next_check, why = 0, o.min_samples, nil
     local disturbed, discarded = false, 0
     while true do
@@ -333,7 +333,7 @@ function M.measure(subjects, over, plan)
       if rounds % o.clock_every == 0 and clocks.available then clocks:add() end
       local n = math.huge
       for _, s in ipairs(subjects) do n = math.min(n, #s.samples) end
-      local spent = kreach().now() - t0
+      local spent = core.now() - t0
       -- the rule sorts the samples: check it on a schedule that grows with n, not every round
       if n >= next_check or spent >= o.budget_s or n >= o.max_samples then
         next_check = n + math.max(1, n // 10)
@@ -347,7 +347,7 @@ function M.measure(subjects, over, plan)
         if why then break end
       end
     end
-    res.rounds, res.discarded, res.spent_s, res.stop_reason = rounds, discarded, kreach().now() - t0, why
+    res.rounds, res.discarded, res.spent_s, res.stop_reason = rounds, discarded, core.now() - t0, why
   end)
   for _, s in ipairs(subjects) do
     if s.graph then s.graph:free(); s.graph = nil end
