@@ -5,15 +5,27 @@
 -- loader announces each file before loading it and reports it on one line; the parent gives
 -- each file a time limit, kills a loader that runs past it, reports that file, and starts a new
 -- loader on the files after it.
+local core = require "kreach.core"
+local proc = require "kreach.core.proc"
+local codec = require "kreach.json"
+local problem = require "kreach.problem"
+local text = require "kreach.text"
+
 local M = {}
 
 M.DEFAULT_TIMEOUT_S = 10
 M.STARTUP_S = 30 -- a loader's own start (the binary, its libraries) is not the file's fault
 
+-- the loader's lines: kreach.json, non-finite numbers as bare tokens (as the results store's)
+local json = {
+  encode = function(v) return codec.encode(v, { nonfinite = "token" }) end,
+  decode = codec.decode,
+}
+
 -- ---- the loader's side ----
 
 local function problem_row(path)
-  local p = require("kreach.problem").load(path)
+  local p = problem.load(path)
   local inst = p:instantiate()
   local shapes = {}
   for _, a in ipairs(inst.args) do
@@ -24,7 +36,7 @@ local function problem_row(path)
 end
 
 local function suite_row(name)
-  local s = require("kreach.problem").load_suite(name)
+  local s = problem.load_suite(name)
   return { name = s.name, description = s.description, path = s.path, files = s.files, ids = s.ids,
            pending = s.pending }
 end
@@ -32,7 +44,6 @@ end
 -- serve(kind, items): the loader. kind "suite" (items are suite names) or "problem" (paths).
 -- For each item: "begin <i>", then "ok <json>" or "fail <json message>"; flushed at once.
 function M.serve(kind, items)
-  local json = require("kreach.store").json
   local fn = kind == "suite" and suite_row or problem_row
   for i, item in ipairs(items) do
     io.stdout:write("begin ", i, "\n")
@@ -59,16 +70,13 @@ end
 -- { item =, why = }. Never raises for what a file does.
 function M.load(kind, items, opts)
   opts = opts or {}
-  local kreach = require "kreach"
-  local json = require("kreach.store").json
-  local text = require "kreach.text"
   local limit = opts.timeout_s or M.DEFAULT_TIMEOUT_S
   local results = {}
   local first = 1
   while first <= #items do
-    local argv = { kreach.executable(), "list-loader", kind }
+    local argv = { core.executable(), "list-loader", kind }
     for i = first, #items do argv[#argv + 1] = items[i] end
-    local w, err = kreach.proc.spawn(argv)
+    local w, err = proc.spawn(argv)
     if not w then
       for i = first, #items do results[i] = { item = items[i], why = "cannot start a loader: " .. tostring(err) } end
       break

@@ -2,6 +2,8 @@
 -- GPU, that every operator gets arguments of the right shapes and dtypes and that every output
 -- is written with the shape it was declared with. They answer the same metadata calls as real
 -- tensors (shape, dtype, numel, dim, size, view, reshape, flatten, narrow) and nothing else.
+local tensor = require "kreach.core.tensor"
+
 local M = {}
 
 local Meta = {}
@@ -43,7 +45,7 @@ end
 
 function Meta:numel() return numel(self._shape) end
 function Meta:dim() return #self._shape end
-function Meta:nbytes() return self:numel() * require("kreach.core.tensor").dtype_size(self._dtype) end
+function Meta:nbytes() return self:numel() * tensor.dtype_size(self._dtype) end
 function Meta:is_live() return true end
 function Meta:size(i)
   if i == nil then return copy(self._shape) end

@@ -5,6 +5,7 @@
 -- protects (the results database, its -wal, -shm and -journal) is refused before anything is
 -- written: `kreach results export --db r.db -o r.db` would otherwise replace the database.
 local fs = require "kreach.core.fs"
+local lfs = require "lfs"
 
 local M = {}
 
@@ -50,7 +51,6 @@ function M.open(path, opts)
     return { path = "-", write = function(self, ...) io.stdout:write(...) return self end,
              commit = function() io.stdout:flush() return true end, abort = function() end }
   end
-  local lfs = require "lfs"
   local attr = lfs.attributes(path)
   if attr and attr.mode == "directory" then
     return nil, ("%s is a directory"):format(path), 2

@@ -7,6 +7,7 @@
 -- (runtime/kr_seal.c); this module decides the paths, the variables and the limits.
 local core = require "kreach.core.seal"
 local kcore = require "kreach.core"
+local ctiming = require "kreach.core.timing"
 local lfs = require "lfs"
 local problem = require "kreach.problem"
 
@@ -265,7 +266,7 @@ end
 function M.apply(o)
   record = record or { memory_bytes = core.memory_limit(), env = "inherited", parent_watch = "none" }
   if o.device then kcore.has_device() end
-  if o.nvml then pcall(require("kreach.core.timing").clocks) end
+  if o.nvml then pcall(ctiming.clocks) end
   -- loaded now, NVRTC's own dlopen finds it without the loader's cache; should that fail, the
   -- cache (public: which libraries live where) stays readable
   o.loader_cache = not core.preload_nvrtc_builtins()
