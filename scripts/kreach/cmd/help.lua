@@ -1,4 +1,5 @@
 -- kreach help [command]: lists the commands, or shows one command's usage.
+local argparse = require "argparse"
 local cli = require "kreach.cli"
 
 return {
@@ -13,7 +14,7 @@ return {
         io.stderr:write(("kreach: unknown command '%s'\n"):format(args.command))
         return 2
       end
-      local p = require("argparse")("kreach " .. args.command, cmd.summary)
+      local p = argparse("kreach " .. args.command, cmd.summary)
       if cmd.parser then cmd.parser(p) end
       io.write(p:get_help(), "\n")
       return 0

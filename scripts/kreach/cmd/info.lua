@@ -1,6 +1,8 @@
 -- kreach info [--json]: the device, its limits and the versions of the CUDA components, and
 -- the protections of the workers that run candidates (they need no GPU: printed first).
+local cjson = require "cjson"
 local kreach = require "kreach"
+local json = require "kreach.json"
 local seal = require "kreach.seal"
 
 local function mib(b) return b / 2^20 end
@@ -57,10 +59,9 @@ return {
     local ok, why = kreach.has_device()
     if not ok then
       if args.json then
-        local cjson = require "cjson"
         info.device = cjson.null
         info.error = "no CUDA device: " .. why
-        io.write(require("kreach.json").encode(info), "\n")
+        io.write(json.encode(info), "\n")
       else
         io.write(("kreach %s\n"):format(info.kreach))
         local v = info.versions
@@ -71,7 +72,7 @@ return {
     end
     info.device = kreach.device()
     if args.json then
-      io.write(require("kreach.json").encode(info), "\n")
+      io.write(json.encode(info), "\n")
     else
       text(info)
     end

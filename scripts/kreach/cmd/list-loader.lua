@@ -1,6 +1,9 @@
 -- kreach list-loader suite|problem <items...>: the loader process of kreach.catalog, started by
 -- `kreach list`, never by hand: it loads each suite or problem file and reports it on one line,
 -- so that the listing can give every file a time limit without stopping at one that hangs.
+local util = require "kreach.core.util"
+local catalog = require "kreach.catalog"
+
 return {
   summary = "(internal) Loads suites or problems for kreach list, one line each.",
   hidden = true,
@@ -10,8 +13,8 @@ return {
   end,
   run = function(args)
     -- the loader ends with the listing that started it
-    require("kreach.core.util").die_with_parent()
-    require("kreach.catalog").serve(args.kind, args.items)
+    util.die_with_parent()
+    catalog.serve(args.kind, args.items)
     return 0
   end,
 }

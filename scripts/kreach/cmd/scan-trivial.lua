@@ -2,6 +2,11 @@
 -- on every problem and prints which ones each passes under KernelBench's rule and under
 -- kreach's policy. Runs the problems at their shipped sizes unless --size is given.
 local kreach = require "kreach"
+local check = require "kreach.check"
+local cli = require "kreach.cli"
+local json = require "kreach.json"
+local problem = require "kreach.problem"
+local scan = require "kreach.scan"
 
 local function cell(r, v01)
   if r.na then return "n/a" end
@@ -13,18 +18,17 @@ return {
   summary = "Score trivial outputs on a suite under KernelBench's rule and kreach's (needs a GPU).",
   parser = function(p)
     p:argument("what", "A suite, or problems (files, ids or names)."):args("+")
-    require("kreach.cli").problem_options(p)
-    p:option("--seed", "Seed of the trials' inputs (default 1).", nil):convert(require("kreach.cli").nonnegative_integer)
-    p:option("--trials", "Number of trials (default 5).", nil):convert(require("kreach.cli").positive_integer)
+    cli.problem_options(p)
+    p:option("--seed", "Seed of the trials' inputs (default 1).", nil):convert(cli.nonnegative_integer)
+    p:option("--trials", "Number of trials (default 5).", nil):convert(cli.positive_integer)
     p:flag("--json", "Print one JSON object at the end.")
   end,
   run = function(args)
-    local sizes, err = require("kreach.cli").sizes(args.size)
+    local sizes, err = cli.sizes(args.size)
     if not sizes then
       io.stderr:write("kreach scan-trivial: ", err, "\n")
       return 2
     end
-    local problem = require "kreach.problem"
     local files = {}
     for _, w in ipairs(args.what) do
       local ok, s = pcall(kreach.load_suite, w)
@@ -33,10 +37,9 @@ return {
     end
     kreach.require_device()
     local policy = { seed = args.seed, trials = args.trials }
-    local scan = require "kreach.scan"
     local rows = {}
     local names = scan.CANDIDATES
-    local kb_tol = require("kreach.check").DEFAULTS.kernelbench_tol[args.dtype] or 1e-4
+    local kb_tol = check.DEFAULTS.kernelbench_tol[args.dtype] or 1e-4
     if not args.json then
       io.write(("trivial candidates at %s: each cell is KernelBench's rule (allclose, tol %g) / kreach's policy\n"):format(args.dtype, kb_tol))
       io.write(("%4s %-40s %-7s"):format("id", "problem", "output"))
@@ -86,7 +89,7 @@ return {
       end
     end
     if args.json then
-      io.write(require("kreach.json").encode({ dtype = args.dtype, kernelbench_tol = kb_tol, problems = rows, passes = count }), "\n")
+      io.write(json.encode({ dtype = args.dtype, kernelbench_tol = kb_tol, problems = rows, passes = count }), "\n")
     else
       io.write("\npasses (problem ids):\n")
       for _, n in ipairs(names) do
