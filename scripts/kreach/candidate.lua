@@ -7,9 +7,13 @@
 -- Every failure is a candidate error whose message names the file (and the line where Lua
 -- knows it), so that it becomes the verdict `invalid_candidate`.
 local directives = require "kreach.directives"
-local seal = require "kreach.seal"
 local errors = require "kreach.errors"
 local fs = require "kreach.core.fs"
+local meta = require "kreach.meta"
+local nvrtc = require "kreach.core.nvrtc"
+local seal = require "kreach.seal"
+local tensor = require "kreach.core.tensor"
+local verdict = require "kreach.verdict"
 
 local M = {}
 
@@ -282,9 +286,9 @@ function M.kit(prog, opts)
           if opts.record then
             -- what kreach.empty checks, without allocating (and within the dry run's budget)
             if opts.scratch then opts.scratch(shape, dtype or "f32") end
-            t = require("kreach.meta").new(shape, dtype or "f32", "scratch")
+            t = meta.new(shape, dtype or "f32", "scratch")
           elseif opts.pool then t = opts.pool:take(shape, dtype or "f32")
-          else t = require("kreach").empty(shape, dtype or "f32") end
+          else t = tensor.empty(shape, dtype or "f32") end
           scratch[#scratch + 1] = t
           return M.handle(t)
         end
@@ -361,7 +365,7 @@ M.LINT_SCRATCH_LIMIT_BYTES = 1 << 40
 local function scratch_checker(path, limit)
   local used = 0
   return function(shape, dtype)
-    local ok, bytes = pcall(require("kreach.core.tensor").check_empty, shape, dtype)
+    local ok, bytes = pcall(tensor.check_empty, shape, dtype)
     if not ok then
       -- the arguments are the candidate's k:scratch's
       local msg = tostring(bytes):gsub("^[^:\n]*:%d+: ", "", 1):gsub("to '[%w_.]*check_empty'", "to 'scratch'", 1)
@@ -381,19 +385,16 @@ end
 function M.lint(inst, path, opts)
   opts = opts or {}
   local phase = opts.phase or function() end
-  local verdict = require "kreach.verdict"
   phase("load")
   local ok, cand = pcall(M.load, path)
   if not ok then return verdict.from_candidate_error(cand) end
-  local kreach = require "kreach"
   phase("compile")
-  local prog, err = kreach.build{ source = cand.source, name = (path:match("([^/]+)%.lua$") or "candidate") .. ".cu",
+  local prog, err = nvrtc.build{ source = cand.source, name = (path:match("([^/]+)%.lua$") or "candidate") .. ".cu",
                                   options = cand.options, arch = opts.arch }
   if not prog then return verdict.new("compile_error", err) end
   local record = function(name, cfg, args) check_launch(prog, name, cfg, args, path) end
   local k, ctl = M.kit(prog, { record = record,
                                scratch = scratch_checker(path, opts.scratch_limit_bytes or M.LINT_SCRATCH_LIMIT_BYTES) })
-  local meta = require "kreach.meta"
   local vals = {}
   for i, a in ipairs(inst.args) do
     if a.kind == "scalar" then vals[i] = a.value else vals[i] = meta.new(a.shape, a.dtype, a.name) end
