@@ -6,6 +6,7 @@
 -- is a bug: a traceback and exit 99.
 local argparse = require "argparse"
 local errors = require "kreach.errors"
+local seal = require "kreach.seal"
 local text = require "kreach.text"
 
 local cli = {}
@@ -39,7 +40,7 @@ local function load_command(name)
   local modname = "kreach.cmd." .. name
   for _, searcher in ipairs(package.searchers) do
     local loader = searcher(modname)
-    if type(loader) == "function" then return require(modname) end
+    if type(loader) == "function" then return require(modname) end -- require: a command is found by its name (cmd/<name>.lua)
   end
   return nil
 end
@@ -103,7 +104,7 @@ function cli.positive_seconds(s)
   end
   return x
 end
-function cli.memory_size(s) return require("kreach.seal").parse_size(s) end
+function cli.memory_size(s) return seal.parse_size(s) end
 
 -- The options of the commands that start workers (check, lint, eval, bench): the time limit of
 -- a phase, and each worker's memory limit (docs/candidates.md, "The seal").
@@ -156,7 +157,9 @@ function cli.timing_options(p)
 end
 
 -- The overrides the timing options ask for: timing, measure (nil where the default stands).
--- The values come checked and converted by the parser (integers where integers are due).
+-- Each value comes checked and converted by the parser (integers where integers are due); what
+-- depends on several (a flush factor below 2 in cold mode) is checked where the options are
+-- resolved, once (kreach.eval.resolve), as a usage error.
 function cli.timing_overrides(args)
   local t, m = {}, {}
   if args.mode then t.mode = args.mode end
@@ -171,11 +174,6 @@ function cli.timing_overrides(args)
   end
   if args.sol_margin then m.sol_margin = args.sol_margin end
   if args.timing_sets then m.sets = args.timing_sets end
-  -- the validators raise with their own message (and no position of theirs, through pcall)
-  local ok, err = pcall(require("kreach.timing").options, t)
-  if not ok then return nil, errors.message(err) end
-  ok, err = pcall(require("kreach.measure").options, m)
-  if not ok then return nil, errors.message(err) end
   return t, m
 end
 

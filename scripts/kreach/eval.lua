@@ -8,6 +8,7 @@ local campaign = require "kreach.campaign"
 local candidate = require "kreach.candidate"
 local check = require "kreach.check"
 local core = require "kreach.core"
+local errors = require "kreach.errors"
 local evaluation = require "kreach.evaluation"
 local fs = require "kreach.core.fs"
 local json = require "kreach.json"
@@ -233,12 +234,18 @@ end
 
 -- resolve(o) -> the configuration every evaluation of the run depends on, its options
 -- resolved once (defaults applied and checked) and sent to the workers as they are:
--- { protocol, dtype, sizes, policy, timing, measure }. Raises on a bad option.
+-- { protocol, dtype, sizes, policy, timing, measure }. A bad option, or a combination no
+-- option alone shows (a flush factor below 2 in cold mode), is a usage error (exit 2).
 function M.resolve(o)
-  local policy = check.policy(o.policy)
+  local function resolved(fn, over)
+    local ok, r = pcall(fn, over)
+    if not ok then errors.usage(errors.message(r)) end
+    return r
+  end
+  local policy = resolved(check.policy, o.policy)
   policy.steps = nil
   return { protocol = M.PROTOCOL, dtype = o.dtype, sizes = o.sizes or {}, policy = policy,
-           timing = timing.options(o.timing), measure = measure.options(o.measure) }
+           timing = resolved(timing.options, o.timing), measure = resolved(measure.options, o.measure) }
 end
 
 -- run(o) -> { run_id, records, summary, skipped, db }, or { records = {}, skipped, nothing =
@@ -247,13 +254,13 @@ end
 -- command (argv), log (function(line)), out (a file for the progress).
 function M.run(o)
   local log = o.log or function(l) io.stderr:write(l, "\n") end
+  local conf = M.resolve(o)
   local items, skipped = M.plan(o.target, o.candidates)
   for _, s in ipairs(skipped) do log("skipped: " .. s.why) end
   -- nothing to evaluate: said, and no device, database or run is touched
   if #items == 0 then return { records = {}, skipped = skipped, nothing = true } end
   log(("%d candidate%s to evaluate on %s%s"):format(#items, #items == 1 and "" or "s", o.target,
     #skipped > 0 and (" (%d skipped)"):format(#skipped) or ""))
-  local conf = M.resolve(o)
   local eo = { dtype = conf.dtype, sizes = conf.sizes, policy = conf.policy, timing = conf.timing,
                measure = conf.measure, timeout_s = o.timeout_s, memory_bytes = o.memory_bytes, log = log }
   local res = campaign.run{

@@ -27,10 +27,6 @@ return {
       return 2
     end
     local timing, measure = cli.timing_overrides(args)
-    if not timing then
-      io.stderr:write("kreach eval: ", measure, "\n")
-      return 2
-    end
     local policy = {}
     if args.trials then policy.trials = args.trials end
     local sok, serr = seal.check_available("eval")
