@@ -22,6 +22,13 @@ describe("kreach.ops", function()
     end
   end
 
+  it("has a module for every family, and none for another name", function()
+    for _, fam in ipairs(ops.families) do
+      assert.is_function(ops.family(fam).install, fam)
+    end
+    assert.is_nil(ops.family("nosuch"))
+  end)
+
   it("checks shapes on shape-only tensors and records writes", function()
     local lib = ops.get(true)
     local x = meta.new({ 4, 8 }, "f32", "x")
