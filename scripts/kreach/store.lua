@@ -8,8 +8,11 @@
 -- the schema. Open errors come back as nil, message; a failing statement afterwards raises
 -- "<path>: <sqlite's message>" (the store is not usable then, unlike a candidate's failure).
 -- docs/results.md describes the tables.
+local lfs = require "lfs"
+local core = require "kreach.core"
 local sqlite = require "kreach.core.sqlite"
 local fs = require "kreach.core.fs"
+local util = require "kreach.core.util"
 local errors = require "kreach.errors"
 local evaluation = require "kreach.evaluation"
 
@@ -31,16 +34,8 @@ local function dec(s) if s == nil then return nil end return json.decode(s) end
 local function now() return os.date("!%Y-%m-%dT%H:%M:%SZ") end
 M.now = now -- ISO-8601 UTC, to the second
 
-local function read_first_line(path)
-  local f = io.open(path, "r")
-  if not f then return nil end
-  local l = f:read("l")
-  f:close()
-  return l
-end
-
-local function pid() return math.tointeger(tonumber((read_first_line("/proc/self/stat") or ""):match("^(%d+)"))) end
-local function hostname() return read_first_line("/proc/sys/kernel/hostname") or os.getenv("HOSTNAME") end
+local function pid() return util.pid() end
+local function hostname() return util.hostname() end
 
 -- CUDA versions as the integers CUDA reports (13000 for 13.0); kreach.versions() gives "13.0".
 local function cuda_int(v)
@@ -198,7 +193,6 @@ function M.open(path, opts)
   local readonly = opts.readonly == true
   local create = opts.create ~= false and not readonly
   local busy = opts.busy_timeout_ms or 5000
-  local lfs = require "lfs"
 
   local fresh = false
   local attr = lfs.attributes(path)
@@ -228,8 +222,8 @@ function M.open(path, opts)
     local side = lfs.attributes(path .. "-wal") or lfs.attributes(path .. "-journal")
     if readonly and lfs.attributes(path .. "-wal") and not lfs.attributes(path .. "-shm") then
       -- a writer makes its -wal an instant before its -shm: look again before refusing
-      local t0 = require("kreach.core").now()
-      while not lfs.attributes(path .. "-shm") and require("kreach.core").now() - t0 < 0.2 do end
+      local t0 = core.now()
+      while not lfs.attributes(path .. "-shm") and core.now() - t0 < 0.2 do end
       if not lfs.attributes(path .. "-shm") then
         return nil, ("%s: its write-ahead log %s-wal has no %s-shm beside it, and a reader does not "
           .. "make one: open it once with write access (kreach eval or kreach bench on it) to "
@@ -276,7 +270,7 @@ function M.open(path, opts)
       local sok, serr = db:script(SCHEMA)
       if not sok then errors.database("%s: %s", path, serr) end
       for k, v in pairs{ schema_version = tostring(M.SCHEMA_VERSION), created_at = now(),
-                         created_by = "kreach " .. require("kreach.core").version } do
+                         created_by = "kreach " .. core.version } do
         exec(self, "INSERT INTO kreach_meta(key, value) VALUES (?, ?)", k, v)
       end
     end)
@@ -319,7 +313,7 @@ end
 function Store:stale()
   local s = self.stamp
   if not s then return false end
-  if require("lfs").attributes(self.path .. "-wal") then return true end
+  if lfs.attributes(self.path .. "-wal") then return true end
   local now = fs.stat(self.path)
   return not now or now.size ~= s.size or now.ino ~= s.ino or now.dev ~= s.dev
     or now.mtime_ns ~= s.mtime_ns or now.ctime_ns ~= s.ctime_ns
@@ -358,7 +352,7 @@ end
 function Store:begin_run(r)
   need(r, "config_hash", "string", "begin_run")
   local v = r.versions or {}
-  local kv, krev = require("kreach.core").version:match("^(%S+)%s*%(?([^)]*)%)?")
+  local kv, krev = core.version:match("^(%S+)%s*%(?([^)]*)%)?")
   exec(self, [[INSERT INTO runs(started_at, status, command, config, config_hash, device,
       driver_version, runtime_version, nvrtc_version, kreach_version, kreach_revision, hostname, pid)
       VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)]],

@@ -1,0 +1,60 @@
+/* l_util.c: small host helpers the Lua library needs (module "kreach.core.util"): content
+ * hashes (kr_hash), whether a descriptor is a terminal, the host name and process id, and a
+ * worker's request to die with its parent. Bindings layer; no GPU. */
+#define _POSIX_C_SOURCE 200809L
+#include "kr_lua.h"
+#include "kr_hash.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+/* hash(string) -> 32 hex digits (XXH3-128) */
+static int l_util_hash(lua_State *L) {
+    size_t n;
+    const char *s = luaL_checklstring(L, 1, &n);
+    char hex[33];
+    kr_hash128_hex(s, n, hex);
+    lua_pushstring(L, hex);
+    return 1;
+}
+
+/* isatty(fd) -> whether the descriptor is a terminal (for progress bars) */
+static int l_util_isatty(lua_State *L) {
+    lua_pushboolean(L, isatty((int)luaL_checkinteger(L, 1)));
+    return 1;
+}
+
+/* hostname() -> this machine's name */
+static int l_util_hostname(lua_State *L) {
+    char buf[256];
+    if (gethostname(buf, sizeof buf) != 0) return luaL_error(L, "gethostname failed");
+    buf[sizeof buf - 1] = '\0';
+    lua_pushstring(L, buf);
+    return 1;
+}
+
+/* pid() -> this process's id */
+static int l_util_pid(lua_State *L) {
+    lua_pushinteger(L, (lua_Integer)getpid());
+    return 1;
+}
+
+/* die_with_parent() -> true, or false when the parent is already gone. A worker asks the
+ * kernel to kill it when its parent dies, so that a harness killed with SIGKILL leaves no
+ * worker running on the GPU (workers run in process groups of their own). */
+static int l_util_die_with_parent(lua_State *L) {
+    pid_t before = getppid();
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return luaL_error(L, "prctl(PR_SET_PDEATHSIG) failed");
+    lua_pushboolean(L, before != 1 && getppid() == before);
+    return 1;
+}
+
+int luaopen_kreach_util(lua_State *L) {
+    static const luaL_Reg fns[] = {{"hash", l_util_hash}, {"isatty", l_util_isatty},
+                                   {"hostname", l_util_hostname}, {"pid", l_util_pid},
+                                   {"die_with_parent", l_util_die_with_parent},
+                                   {NULL, NULL}};
+    luaL_newlib(L, fns);
+    return 1;
+}
