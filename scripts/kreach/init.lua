@@ -1,12 +1,19 @@
--- kreach: the Lua library over the runtime. `local kreach = require "kreach"` gives tensors,
--- NVRTC programs, cuBLAS, events and the device. Policy lives here and in the modules beside
--- this file; the mechanism is in C (bindings/, runtime/).
+-- kreach: the facade, for scripts, problem files, candidates and commands: `local kreach =
+-- require "kreach"` gives tensors, NVRTC programs, cuBLAS, events, the device, problems and the
+-- reference operators. It holds no code of its own: every entry is a function of the runtime's
+-- modules (kreach.core.*, in C: bindings/, runtime/) or of the internal modules beside this
+-- file, which never require it (docs/scripting.md, "The library's layers").
 local core = require "kreach.core"
-local tensor = require "kreach.core.tensor"
-local nvrtc = require "kreach.core.nvrtc"
 local cublas = require "kreach.core.cublas"
+local device = require "kreach.device"
 local event = require "kreach.core.event"
+local kernel = require "kreach.kernel"
+local nvrtc = require "kreach.core.nvrtc"
+local ops = require "kreach.ops"
+local problem = require "kreach.problem"
 local proc = require "kreach.core.proc"
+local tensor = require "kreach.core.tensor"
+local tensors = require "kreach.tensors"
 
 local kreach = {
   version = core.version,
@@ -14,9 +21,8 @@ local kreach = {
   nvrtc = nvrtc,
   cublas = cublas,
   proc = proc,     -- proc.spawn(argv) -> a worker: read_line(timeout_s), kill, wait, stderr
-  dtypes = tensor.dtypes(),
+  dtypes = tensors.dtypes,
 }
-kreach.kernel = require("kreach.kernel").new -- kernel{source=, ...}: CUDA compiled on first launch
 
 -- ---- the device ----
 
@@ -27,63 +33,35 @@ kreach.synchronize = core.synchronize -- waits for the harness stream; reports f
 kreach.broken = core.broken           -- true and the message after a sticky CUDA error
 kreach.executable = core.executable   -- path of the running kreach binary
 kreach.now = core.now                 -- monotonic seconds, for host-side timing
-
--- Raises "no CUDA device: ..." unless a GPU is usable, so that a command that needs one exits
--- with status 77 (main.c turns such an uncaught error into a skip).
-function kreach.require_device()
-  local ok, why = core.has_device()
-  if not ok then error("no CUDA device: " .. why, 2) end
-  return core.device()
-end
-
--- For test and benchmark scripts: exit 77 (skipped) without a GPU.
-function kreach.skip_without_device()
-  local ok, why = core.has_device()
-  if not ok then
-    io.stderr:write("skipped: no CUDA device: ", why, "\n")
-    os.exit(77)
-  end
-end
+-- require_device() -> the device's properties; raises "no CUDA device: ..." without one, so
+-- that a command or script that needs a GPU exits with status 77 (skipped)
+kreach.require_device = device.require
+kreach.skip_without_device = device.skip_without -- for tests and benchmarks: exit 77 without one
 
 -- ---- tensors ----
 
-kreach.empty = tensor.empty           -- empty(shape, dtype="f32"): uninitialised
-kreach.from_table = tensor.from_table -- from_table(values, {shape=, dtype=})
-kreach.from_bytes = tensor.from_bytes -- from_bytes(string, shape, dtype)
-kreach.is_tensor = tensor.is_tensor
-kreach.dtype_size = tensor.dtype_size
-
-function kreach.zeros(shape, dtype)
-  return tensor.empty(shape, dtype):fill(0)
-end
-
-function kreach.full(shape, value, dtype)
-  return tensor.empty(shape, dtype):fill(value)
-end
+kreach.empty = tensors.empty           -- empty(shape, dtype="f32"): uninitialised
+kreach.zeros = tensors.zeros           -- zeros(shape, dtype="f32")
+kreach.full = tensors.full             -- full(shape, value, dtype="f32")
+kreach.from_table = tensors.from_table -- from_table(values, {shape=, dtype=})
+kreach.from_bytes = tensors.from_bytes -- from_bytes(string, shape, dtype)
+kreach.is_tensor = tensors.is_tensor
+kreach.dtype_size = tensors.dtype_size
 
 -- ---- programs and events ----
 
 -- build{source=, name=, options=, arch=, cache_dir=, no_cache=, instantiate=} -> program, or
 -- nil and the compiler's log
 kreach.build = nvrtc.build
+-- kernel{source=, name=, ...}: CUDA a problem file carries, compiled on its first launch
+kreach.kernel = kernel.new
 kreach.event = event.new
-
--- Times `fn` between two events on the harness stream, in milliseconds (one call; statistics
--- belong to the timing layer).
-function kreach.time_ms(fn, ...)
-  local a, b = event.new(), event.new()
-  a:record()
-  fn(...)
-  b:record()
-  local ms = a:elapsed_ms(b)
-  a:free()
-  b:free()
-  return ms
-end
+-- time_ms(fn, ...): fn(...) between two events on the harness stream, in milliseconds (one
+-- call; statistics belong to the timing layer)
+kreach.time_ms = device.time_ms
 
 -- ---- problems (docs/scripting.md, "Problems") ----
 
-local problem = require "kreach.problem"
 kreach.problem = problem.define        -- a problem file returns kreach.problem{...}
 kreach.input = problem.input           -- input(name, shape, {dtype=, dist=, domain=})
 kreach.param = problem.param           -- param(name, shape, {init=, dtype=})
@@ -98,12 +76,12 @@ end
 kreach.load_suite = problem.load_suite
 kreach.suites = problem.suites
 
--- kreach.ops: the reference operator library, loaded on first use
+-- kreach.ops: the reference operator library on real tensors, made on first use
 setmetatable(kreach, { __index = function(t, k)
   if k == "ops" then
-    local ops = require("kreach.ops").get(false)
-    rawset(t, "ops", ops)
-    return ops
+    local lib = ops.get(false)
+    rawset(t, "ops", lib)
+    return lib
   end
 end })
 
