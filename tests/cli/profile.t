@@ -80,7 +80,7 @@ $ kreach profile report tests/data/profile/kreach_alternate.jsonl --no-store --s
 ~ ^  tracing slowed a step by %+10%.00%% %(the median over 1 untraced steps
 = addressable: 100.0% of GPU time, 8.3% of wall time (9.2% of the untraced steps' wall)
 $ d=$(mktemp -d) && kreach profile import tests/data/profile/kineto_small.json --db $d/r.db --steps ProfilerStep --skip 1 --workload toy > $d/out && tail -1 $d/out && kreach profile report 1 --db $d/r.db --speedups elementwise=2 && kreach profile report 2 --db $d/r.db
-? 1
+? 2
 ~ ^stored: profile 1 in /.*/r%.db$
 = workload: toy
 = window: 2 of 3 'ProfilerStep' ranges (1 skipped); wall 200.000 us; 8 kernels, 1 memory operations

@@ -54,7 +54,7 @@ $ d=$(mktemp -d) && printf '{"type":"header","version":1,"pid":1,"cupti_version"
 ? 1
 ~ ^kreach profile: /.*/cut%.jsonl:2: no footer: the program did not exit normally
 ! %.lua:%d+:
-# a profile id that is not in the database is not a file: status 1, as before
+# a profile id that is not in the database names nothing: a usage error, status 2
 $ d=$(mktemp -d) && kreach profile import tests/data/profile/kineto_small.json --db $d/r.db >/dev/null && kreach profile report 7 --db $d/r.db
-? 1
+? 2
 ~ ^kreach profile: no profile 7 in /.*/r%.db$

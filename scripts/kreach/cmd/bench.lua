@@ -7,6 +7,7 @@ local campaign = require "kreach.campaign"
 local cli = require "kreach.cli"
 local core = require "kreach.core"
 local ev = require "kreach.eval"
+local errors = require "kreach.errors"
 local evaluation = require "kreach.evaluation"
 local json = require "kreach.json"
 local problem = require "kreach.problem"
@@ -56,7 +57,7 @@ return {
   end,
   run = function(args)
     local sizes, err = cli.sizes(args.size)
-    if not sizes then io.stderr:write("kreach bench: ", err, "\n"); return 2 end
+    if not sizes then errors.usage(err) end
     local timing, measure = cli.timing_overrides(args)
     local files
     local is_suite = false

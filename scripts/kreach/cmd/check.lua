@@ -4,6 +4,7 @@
 local check = require "kreach.check"
 local cli = require "kreach.cli"
 local device = require "kreach.device"
+local errors = require "kreach.errors"
 local json = require "kreach.json"
 local problem = require "kreach.problem"
 local protocol = require "kreach.protocol"
@@ -77,23 +78,14 @@ return {
   end,
   run = function(args)
     local sizes, err = cli.sizes(args.size)
-    if not sizes then
-      io.stderr:write("kreach check: ", err, "\n")
-      return 2
-    end
+    if not sizes then errors.usage(err) end
     local inst = problem.load(problem.resolve(args.problem)):instantiate{ dtype = args.dtype, sizes = sizes }
     inst:validate()
     device.require()
     local sok, serr = seal.check_available("check")
-    if not sok then
-      io.stderr:write("kreach check: ", serr, "\n")
-      return 3
-    end
+    if not sok then errors.raise(errors.STATUS.load, serr, "seal") end
     local okp, policy = pcall(check.policy, policy_from(args, inst.dtype))
-    if not okp then
-      io.stderr:write("kreach check: ", tostring(policy), "\n")
-      return 2
-    end
+    if not okp then errors.usage(errors.message(policy)) end
     policy.steps = nil
     local spec = { problem = inst.problem.path, candidate = args.candidate, dtype = inst.dtype, sizes = sizes,
                    policy = policy }

@@ -4,6 +4,7 @@
 -- database as it finishes. Prints a line per evaluation and a summary table (docs/evaluation.md).
 local cli = require "kreach.cli"
 local ev = require "kreach.eval"
+local errors = require "kreach.errors"
 local evaluation = require "kreach.evaluation"
 local json = require "kreach.json"
 local seal = require "kreach.seal"
@@ -22,18 +23,12 @@ return {
   end,
   run = function(args)
     local sizes, err = cli.sizes(args.size)
-    if not sizes then
-      io.stderr:write("kreach eval: ", err, "\n")
-      return 2
-    end
+    if not sizes then errors.usage(err) end
     local timing, measure = cli.timing_overrides(args)
     local policy = {}
     if args.trials then policy.trials = args.trials end
     local sok, serr = seal.check_available("eval")
-    if not sok then
-      io.stderr:write("kreach eval: ", serr, "\n")
-      return 3
-    end
+    if not sok then errors.raise(errors.STATUS.load, serr, "seal") end
     local argv = { "kreach", "eval" }
     for _, a in ipairs(arg or {}) do argv[#argv + 1] = a end
     local res = ev.run{

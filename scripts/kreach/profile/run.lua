@@ -382,13 +382,13 @@ function M.store(t, db)
 end
 
 -- load(id, db) -> the stored profile `id` of the results database at `db` (a trace, with
--- meta.stored = {id =, db =}), or nil, why and "database" when the database cannot be used (nil
--- when it has no such profile). Read-only: it leaves nothing beside the database.
+-- meta.stored = {id =, db =}), or nil, why and "database" when the database cannot be used, or
+-- "usage" when it has no such profile (an id that names nothing, like a problem name). Read-only: it leaves nothing beside the database.
 function M.load(id, db)
   local ok, opened, t = pcall(store.read, db, function(s) return s:load_profile(id) end)
   if not ok then return nil, clean(opened), kind_of(opened) end
   if not opened then return nil, clean(t), "database" end
-  if t == nil then return nil, ("no profile %d in %s"):format(id, db) end
+  if t == nil then return nil, ("no profile %d in %s"):format(id, db), "usage" end
   t.meta = t.meta or {}
   t.meta.stored = { id = id, db = db }
   return t
