@@ -8,6 +8,7 @@
 local core = require "kreach.core"
 local proc = require "kreach.core.proc"
 local codec = require "kreach.json"
+local errors = require "kreach.errors"
 local problem = require "kreach.problem"
 local text = require "kreach.text"
 
@@ -52,7 +53,7 @@ function M.serve(kind, items)
     if ok then
       io.stdout:write("ok ", json.encode(v), "\n")
     else
-      io.stdout:write("fail ", json.encode(tostring(v)), "\n")
+      io.stdout:write("fail ", json.encode(errors.message(v)), "\n") -- no position of kreach's own
     end
     io.stdout:flush()
   end

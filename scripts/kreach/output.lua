@@ -4,6 +4,7 @@
 -- it was, and a reader never sees half an export. A path that resolves to a file the caller
 -- protects (the results database, its -wal, -shm and -journal) is refused before anything is
 -- written: `kreach results export --db r.db -o r.db` would otherwise replace the database.
+local errors = require "kreach.errors"
 local fs = require "kreach.core.fs"
 local lfs = require "lfs"
 
@@ -33,10 +34,9 @@ local function same_inode(a, b)
   return a and b and a.dev == b.dev and a.ino == b.ino
 end
 
--- The error a failed write raises: a table { msg =, status = 1 } that prints as its message
--- (commands report it and exit with its status).
-local WriteError = { __tostring = function(e) return e.msg end }
-function M.write_error(msg) return setmetatable({ msg = msg, status = 1 }, WriteError) end
+-- The error a failed write raises: a kreach.errors error of status 1 (a command reports it and
+-- exits with that status).
+function M.write_error(msg) return errors.new("failed", msg) end
 
 -- open(path, {protect = {paths}}) -> writer | nil, message, exit status.
 -- path nil or "-": standard output. A path that exists and is not a regular file (a FIFO,
@@ -72,8 +72,12 @@ function M.open(path, opts)
                if not ok then error(M.write_error(err), 0) end
                return self
              end,
-             commit = function() return f:close() end,
-             abort = function() f:close() end }
+             -- close once: a commit that fails has closed the file already
+             commit = function()
+               if io.type(f) ~= "file" then return true end
+               return f:close()
+             end,
+             abort = function() if io.type(f) == "file" then f:close() end end }
   end
   local w, werr = fs.writer(resolved)
   if not w then return nil, werr, 1 end

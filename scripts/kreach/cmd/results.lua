@@ -68,11 +68,7 @@ return {
       local wok, werr = pcall(results.write, args.format, data, function(...) out:write(...) end)
       if not wok then
         out:abort()
-        -- kreach.output's write error is a table { msg =, status = 1 }
-        if type(werr) == "table" and not errors.is(werr) and math.type(werr.status) == "integer" then
-          errors.raise(werr.status, tostring(werr.msg))
-        end
-        error(werr, 0)
+        error(werr, 0) -- kreach.output's write error is a kreach.errors error (status 1)
       end
       -- a commit that fails (a full disk when the file is closed) has closed it: no abort
       local cok, cerr = out:commit()
