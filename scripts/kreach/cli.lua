@@ -135,7 +135,7 @@ function cli.default_db()
   return "results.db"
 end
 function cli.db_option(p)
-  return p:option("--db", "The results database (default: $KREACH_DB, else results.db).", cli.default_db())
+  return p:option("--db", "The results database (default: $KREACH_DB, else results.db).", cli.default_db()):show_default(false)
 end
 
 -- The options of commands that time (eval, bench): the timing engine's (kreach.timing), the

@@ -97,8 +97,7 @@ end
 function M.finish(rec, r)
   local v = r.verdict
   rec.verdict, rec.reason = v.verdict, v.reason
-  rec.detail = v.detail ~= json.null and v.detail or nil
-  if type(rec.detail) == "table" then rec.detail = json.encode(rec.detail) end
+  rec.detail = type(v.detail) == "table" and json.encode(v.detail) or v.detail
   rec.check_result, rec.timing = r.check, r.timing
   if type(r.timing) == "table" then
     for _, f in ipairs(M.FIELDS) do

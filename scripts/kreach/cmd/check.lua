@@ -56,7 +56,7 @@ local function print_report(res)
   end
   for _, w in ipairs(res.warnings or {}) do io.write("  warning: ", w, "\n") end
   io.write(("verdict: %s%s\n"):format(v.verdict, v.reason and (" (" .. v.reason:gsub("\n", "\n  ") .. ")") or ""))
-  if v.detail and v.detail ~= json.null then io.write("  ", tostring(v.detail):gsub("\n", "\n  "), "\n") end
+  if v.detail then io.write("  ", tostring(v.detail):gsub("\n", "\n  "), "\n") end
 end
 
 return {

@@ -1,6 +1,5 @@
 -- kreach info [--json]: the device, its limits and the versions of the CUDA components, and
 -- the protections of the workers that run candidates (they need no GPU: printed first).
-local cjson = require "cjson"
 local kreach = require "kreach"
 local json = require "kreach.json"
 local seal = require "kreach.seal"
@@ -59,7 +58,7 @@ return {
     local ok, why = kreach.has_device()
     if not ok then
       if args.json then
-        info.device = cjson.null
+        info.device = json.null
         info.error = "no CUDA device: " .. why
         io.write(json.encode(info), "\n")
       else

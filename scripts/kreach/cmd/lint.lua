@@ -7,7 +7,6 @@
 -- is the verdict `timeout` and a crash is `runtime_error`.
 local kreach = require "kreach"
 local candidate = require "kreach.candidate"
-local cjson = require "cjson"
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
@@ -52,12 +51,11 @@ return {
     local v, report, sealed = failed, nil, nil
     if res then
       sealed = res.seal
-      v = res.verdict ~= cjson.null and res.verdict or nil
-      report = res.report ~= cjson.null and res.report or nil
+      v, report = res.verdict, res.report
     end
     if args.json then
       io.write(json.encode({ problem = inst.problem.name, candidate = args.candidate,
-        verdict = v or cjson.null, report = report or cjson.null, seal = sealed }), "\n")
+        verdict = v or json.null, report = report or json.null, seal = sealed }), "\n")
     elseif v then
       io.write(("%s: %s\n  %s\n"):format(text.clean(args.candidate), v.verdict, (v.reason or ""):gsub("\n", "\n  ")))
     else
