@@ -6,6 +6,7 @@ local cli = require "kreach.cli"
 local device = require "kreach.device"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
+local kbcandidate = require "kreach.kbcandidate"
 local problem = require "kreach.problem"
 local protocol = require "kreach.protocol"
 local seal = require "kreach.seal"
@@ -79,6 +80,9 @@ return {
   run = function(args)
     local sizes, err = cli.sizes(args.size)
     if not sizes then errors.usage(err) end
+    if kbcandidate.is_python(args.candidate) then
+      errors.usage("%s: a KernelBench-format candidate: `kreach lint` reads it, but judging it on the GPU needs the Python worker, which kreach does not have yet", args.candidate)
+    end
     local inst = problem.load(problem.resolve(args.problem)):instantiate{ dtype = args.dtype, sizes = sizes }
     inst:validate()
     device.require()

@@ -1,7 +1,9 @@
--- kreach lint <problem> <candidate.lua>: judges what can be judged before a candidate runs:
--- the file loads in the sandbox, its NVRTC options are allowed, its source compiles, and its
--- forward, run on shape-only tensors, launches its own kernels with arguments that fit their
--- declarations. Prints the verdict it would get (invalid_candidate, compile_error) or "ok".
+-- kreach lint <problem> <candidate.lua|candidate.py>: judges what can be judged before a
+-- candidate runs: the file loads in the sandbox, its NVRTC options are allowed, its source
+-- compiles, and its forward, run on shape-only tensors, launches its own kernels with
+-- arguments that fit their declarations. Prints the verdict it would get (invalid_candidate,
+-- compile_error) or "ok". A KernelBench-format candidate (.py) is read by python3's parser,
+-- never run (kreach.kbcandidate): its syntax, its ModelNew, its imports and calls.
 -- The candidate's file is hostile: the work runs in a worker process with a time limit per
 -- phase, so a hang (in the compiler, or in a library call the step limit cannot interrupt)
 -- is the verdict `timeout` and a crash is `runtime_error`.
@@ -10,6 +12,7 @@ local candidate = require "kreach.candidate"
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
+local kbcandidate = require "kreach.kbcandidate"
 local nvrtc = require "kreach.core.nvrtc"
 local protocol = require "kreach.protocol"
 local seal = require "kreach.seal"
@@ -42,6 +45,20 @@ return {
     -- verdict; what the file holds is judged in the worker
     local ctext, cerr = candidate.read(args.candidate)
     if not ctext then errors.load(cerr) end
+    if kbcandidate.is_python(args.candidate) then
+      local v, report = kbcandidate.lint(args.candidate, inst.problem)
+      if args.json then
+        io.write(json.encode({ problem = inst.problem.name, candidate = args.candidate,
+          verdict = v or json.null, report = report or json.null }), "\n")
+      elseif v then
+        io.write(("%s: %s\n  %s\n"):format(text.clean(args.candidate), v.verdict, (v.reason or ""):gsub("\n", "\n  ")))
+      else
+        io.write(("%s: ok (KernelBench format: Python syntax, ModelNew at line %d, imports %s; not run)\n"):format(
+          text.clean(args.candidate), report.model_new.line,
+          #report.imports > 0 and table.concat(report.imports, ", ") or "none"))
+      end
+      return v and 1 or 0
+    end
     local sok, serr = seal.check_available("lint")
     if not sok then errors.raise(errors.STATUS.load, serr, "seal") end
     local arch = args.arch or (not kreach.has_device() and "sm_90" or nil)
