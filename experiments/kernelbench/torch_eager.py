@@ -5,7 +5,9 @@
 Used to put a same-machine, same-session PyTorch time beside kreach's baseline times, since the
 reference table was measured on another H200 at another time.
 
-usage: python3 torch_eager.py DIR [--dtypes f32,bf16]   (DIR from `kreach export --format kernelbench`)
+usage: python3 torch_eager.py DIR [--dtypes f32,bf16] [--cudnn-tf32 on|off] [--only ID,...]
+(DIR from `kreach export --format kernelbench`). --cudnn-tf32 off times convolutions as kreach's
+baselines compute them (fp32 FMA, no TF32); on (the default) is PyTorch as it ships.
 Prints one tab-separated line per problem and dtype: id, name, dtype, median ms, min ms, and the
 number of GPU operations (kernels, copies, fills) one forward call runs (counted with torch.profiler), which tells
 whether PyTorch does the work in one kernel or in several.
@@ -16,12 +18,18 @@ import torch
 ap = argparse.ArgumentParser()
 ap.add_argument("dir")
 ap.add_argument("--dtypes", default="f32,bf16")
+ap.add_argument("--cudnn-tf32", choices=["on", "off"], default="on")
+ap.add_argument("--only", default="", help="comma-separated problem ids")
 a = ap.parse_args()
+only = {int(x) for x in a.only.split(",") if x}
 DT = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = a.cudnn_tf32 == "on"
 torch.set_default_device("cuda")
 for path in sorted(glob.glob(os.path.join(a.dir, "*.py"))):
     name = os.path.basename(path)[:-3]
+    if only and int(name.split("_")[0]) not in only:
+        continue
     spec = importlib.util.spec_from_file_location(name, path)
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
