@@ -62,6 +62,7 @@ int luaopen_kreach_core(lua_State *L);
 int luaopen_kreach_tensor(lua_State *L);
 int luaopen_kreach_nvrtc(lua_State *L);
 int luaopen_kreach_cublas(lua_State *L);
+int luaopen_kreach_cudnn(lua_State *L);
 int luaopen_kreach_event(lua_State *L);
 int luaopen_kreach_proc(lua_State *L);
 int luaopen_kreach_sqlite(lua_State *L);

@@ -2,12 +2,14 @@
 -- that loads, compiles and runs a candidate gets an environment built from an allow-list, a
 -- private directory, a limit on its data memory (RLIMIT_DATA), a pipe that ends it when its
 -- parent dies, and, after its setup and before it reads the candidate, a Landlock ruleset: it reads only
--- the CUDA toolkit, kreach's own files, the problem, the candidate and its private directory,
--- and writes only to that directory and the compile cache. The mechanism is kreach.core.seal
+-- the CUDA toolkit, cuDNN's directory when its setup loaded cuDNN, kreach's own files, the
+-- problem, the candidate and its private directory, and writes only to that directory and the
+-- compile cache. The mechanism is kreach.core.seal
 -- (runtime/kr_seal.c); this module decides the paths, the variables and the limits.
 local core = require "kreach.core.seal"
 local kcore = require "kreach.core"
 local ctiming = require "kreach.core.timing"
+local cudnn = require "kreach.cudnn"
 local lfs = require "lfs"
 local problem = require "kreach.problem"
 
@@ -27,7 +29,7 @@ M.ENV_PASS = {
   "CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_MAX_CONNECTIONS", "NVIDIA_TF32_OVERRIDE",
   "CUBLAS_WORKSPACE_CONFIG",
   "KREACH_DEVICE", "KREACH_LUA_DIR", "KREACH_PROBLEMS", "KREACH_UNSEALED", "KREACH_NO_LANDLOCK",
-  "KREACH_SEAL_EXTRA_READ",
+  "KREACH_SEAL_EXTRA_READ", "KREACH_CUDNN",
 }
 -- ... and these, which the parent sets: the private directory (also HOME and TMPDIR), the
 -- compile cache, the memory limit, the fd of the parent watch, and the C locale.
@@ -169,6 +171,9 @@ function M.prepare(o)
   local mem = o.memory_bytes or M.default_memory_bytes()
   local env = {}
   for _, k in ipairs(M.ENV_PASS) do set_env(env, k, os.getenv(k)) end
+  -- where this process found cuDNN, so that a worker's search (kreach.cudnn) finds the same
+  -- library without asking python3 again
+  if not os.getenv("KREACH_CUDNN") then set_env(env, "KREACH_CUDNN", cudnn.found_path()) end
   set_env(env, "KREACH_WORKER_DIR", dir)
   set_env(env, "KREACH_CACHE_DIR", cache and core.realpath(cache) or (dir .. "/cache"))
   set_env(env, "KREACH_WORKER_MEMORY", tostring(math.tointeger(mem) or mem))
@@ -191,6 +196,9 @@ function M.status()
     env_allowed = M.ENV_PASS, parent_watch = "pipe and PR_SET_PDEATHSIG",
     source_check = "includes only of literal CUDA toolkit headers",
     toolkit = M.toolkit_root(),
+    -- what a worker that loaded cuDNN during its setup (a convolution's baseline) also reads:
+    -- the directories of the cuDNN this process loaded (none before kreach.cudnn.available())
+    cudnn_reads = cudnn.library_dirs(),
   }
   return s
 end
@@ -233,6 +241,7 @@ function M.rules(o)
   end
   add(M.toolkit_root(), "read")
   add(core.nvrtc_dir(), "read")
+  for _, d in ipairs(cudnn.library_dirs()) do add(d, "read") end
   local exe = kcore.executable()
   add(exe and exe:match("^(.*)/[^/]*$"), "read")
   add(os.getenv("KREACH_LUA_DIR"), "read")
@@ -260,7 +269,8 @@ end
 
 -- apply({candidate =, problem =, device = bool, nvml = bool}): the end of a worker's setup.
 -- Loads now what would be loaded later from outside the seal (the CUDA context when device,
--- NVML when nvml, NVRTC's builtins), then restricts the process with Landlock. With a
+-- NVML when nvml, NVRTC's builtins, and cuDNN's sub-libraries and handle when the setup loaded
+-- cuDNN), then restricts the process with Landlock. With a
 -- candidate and no Landlock it refuses unless KREACH_UNSEALED=1. Returns the seal's record, or
 -- nil and why.
 function M.apply(o)
@@ -270,6 +280,14 @@ function M.apply(o)
   -- loaded now, NVRTC's own dlopen finds it without the loader's cache; should that fail, the
   -- cache (public: which libraries live where) stays readable
   o.loader_cache = not core.preload_nvrtc_builtins()
+  -- cuDNN opens its sub-libraries (and they theirs: libz, libstdc++) on first use, which
+  -- would be after the seal, from directories it closes: a worker whose setup loaded cuDNN
+  -- (kreach.cudnn.available()) loads them now; its directory stays readable (M.rules)
+  if cudnn.dir() then
+    local ok, err = cudnn.preload()
+    if not ok then return nil, "cannot prepare cuDNN for the seal: " .. tostring(err) end
+    record.cudnn = cudnn.dir()
+  end
   local abi, why = M.landlock()
   if M.unsealed() then
     record.filesystem, record.unsealed = "none", "KREACH_UNSEALED=1"

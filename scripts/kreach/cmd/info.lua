@@ -1,6 +1,8 @@
 -- kreach info [--json]: the device, its limits and the versions of the CUDA components, and
--- the protections of the workers that run candidates (they need no GPU: printed first).
+-- the protections of the workers that run candidates, and where cuDNN is (they need no GPU:
+-- printed first).
 local kreach = require "kreach"
+local cudnn = require "kreach.cudnn"
 local json = require "kreach.json"
 local seal = require "kreach.seal"
 
@@ -23,6 +25,17 @@ local function seal_text(s)
   io.write(("  environment: an allow-list of %d variables (%s)\n"):format(#s.env_allowed, table.concat(s.env_allowed, ", ")))
   io.write("  parent watch: ", s.parent_watch, "\n")
   io.write("  source check: ", s.source_check, s.toolkit and (" (" .. s.toolkit .. "/include)") or "", "\n")
+  if s.cudnn_reads and #s.cudnn_reads > 0 then
+    io.write("  cuDNN: a worker that loads it also reads ", table.concat(s.cudnn_reads, ", "), "\n")
+  end
+end
+
+local function cudnn_text(c)
+  if c.available then
+    io.write(("cuDNN %s: %s (found in %s)\n"):format(c.version, c.path, c.found_by))
+  else
+    io.write("cuDNN: unavailable (", c.why, "); convolutions use kreach's own kernels\n")
+  end
 end
 
 local function text(info)
@@ -53,8 +66,13 @@ return {
     p:flag("--json", "Print one JSON object.")
   end,
   run = function(args)
-    local info = { kreach = kreach.version, versions = kreach.versions(), seal = seal.status() }
-    if not args.json then seal_text(info.seal) end
+    -- cuDNN first: the seal's status names its directory once it is loaded
+    local info = { kreach = kreach.version, versions = kreach.versions(), cudnn = cudnn.info() }
+    info.seal = seal.status()
+    if not args.json then
+      seal_text(info.seal)
+      cudnn_text(info.cudnn)
+    end
     local ok, why = kreach.has_device()
     if not ok then
       if args.json then

@@ -1,0 +1,220 @@
+-- kreach.cudnn: where cuDNN comes from, and whether it is there (docs/scripting.md, "cuDNN").
+-- The mechanism is kreach.core.cudnn (runtime/kr_cudnn.c: it loads the file it is given); this
+-- module decides where to look, in the order of issue 17:
+--   1. the standard library paths: dlopen("libcudnn.so.9") searches the binary's run path
+--      (/usr/local/cuda/lib64), LD_LIBRARY_PATH, the loader's cache and the system's
+--      directories. dlopen is the only way to ask them, so what it finds stays loaded;
+--   2. $KREACH_CUDNN: the library file, or a directory holding libcudnn.so.9. Set but wrong,
+--      it ends the search with why (never a silent fall back to another cuDNN);
+--   3. PyTorch's: the nvidia/cudnn/lib directory of the nvidia-cudnn package (the wheel
+--      PyTorch depends on) under python3's site-packages, which python3 itself lists (its
+--      virtual environment included: on the GPU machine python3 is a venv's), else the usual
+--      system and user directories. torch is not imported (seconds); python3 starts in tens of
+--      milliseconds, once per process.
+-- Nothing here falls back silently: callers (the convolutions' baselines) ask available() and
+-- record which baseline ran.
+local core = require "kreach.core.cudnn"
+local proc = require "kreach.core.proc"
+local lfs = require "lfs"
+
+local M = {}
+
+M.SONAME = "libcudnn.so.9"
+-- Where the nvidia-cudnn wheel puts its libraries, under a site-packages directory (the second
+-- is the layout of NVIDIA's CUDA 13 wheels that share one directory).
+M.PACKAGE_DIRS = { "nvidia/cudnn/lib", "nvidia/cu13/lib" }
+-- The run path cuDNN's sub-libraries carry ($ORIGIN and these, relative to their directory:
+-- readelf -d libcudnn_cnn.so.9), where they find cuBLASLt and NVRTC when they open them late.
+M.RUNPATH_SIBLINGS = { "../../cublas/lib", "../../cuda_nvrtc/lib", "../../cu13/lib" }
+-- How long python3 may take to list its site-packages.
+M.PYTHON_TIMEOUT_S = 20
+
+local function exists(path) return lfs.attributes(path, "mode") ~= nil end
+
+local function python() return os.getenv("KREACH_PYTHON") or "python3" end
+
+-- "9.19.0" from 91900
+function M.version_string(v)
+  if not v then return nil end
+  return ("%d.%d.%d"):format(v // 10000, v // 100 % 100, v % 100)
+end
+
+-- from_env(value) -> the library's path, or nil and why. value: a file (taken as it is) or a
+-- directory holding libcudnn.so.9.
+function M.from_env(value)
+  local mode = lfs.attributes(value, "mode")
+  if not mode then return nil, ("KREACH_CUDNN=%s: no such file or directory"):format(value) end
+  if mode == "directory" then
+    local f = value:gsub("/+$", "") .. "/" .. M.SONAME
+    if exists(f) then return f end
+    return nil, ("KREACH_CUDNN=%s: the directory holds no %s"):format(value, M.SONAME)
+  end
+  if mode == "file" then return value end
+  return nil, ("KREACH_CUDNN=%s: not a file or a directory (%s)"):format(value, mode)
+end
+
+-- The directories matching dir/prefix* (no recursion), sorted.
+local function glob_dirs(dir, prefix, suffix)
+  local out = {}
+  local ok, iter, st = pcall(lfs.dir, dir)
+  if not ok then return out end
+  for f in iter, st do
+    if f:sub(1, #prefix) == prefix then
+      local p = dir .. "/" .. f .. suffix
+      if lfs.attributes(p, "mode") == "directory" then out[#out + 1] = p end
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+-- python3's own list: site.getsitepackages() and the user's site-packages; nil and why when
+-- python3 cannot be run.
+function M.python_site_packages()
+  local code = "import site\nfor p in site.getsitepackages() + [site.getusersitepackages()]: print(p)"
+  local w, err = proc.spawn({ python(), "-I", "-c", code })
+  if not w then return nil, ("cannot run %s: %s"):format(python(), tostring(err)) end
+  local dirs = {}
+  while true do
+    local line, why = w:read_line(M.PYTHON_TIMEOUT_S)
+    if not line then
+      if why ~= "eof" then w:kill() end
+      break
+    end
+    if line ~= "" then dirs[#dirs + 1] = line end
+  end
+  local how, code_ = w:wait()
+  w:free()
+  if how ~= "exited" or code_ ~= 0 then
+    return nil, ("%s could not list its site-packages (%s %s)"):format(python(), how, tostring(code_))
+  end
+  return dirs
+end
+
+-- site_packages() -> the directories to look in: python3's list first, then the usual system
+-- and user ones (for a machine where python3 is another interpreter, or missing), each once;
+-- and, when python3 could not answer, why.
+function M.site_packages()
+  local dirs, seen = {}, {}
+  local function add(d)
+    if d and not seen[d] then
+      seen[d] = true
+      dirs[#dirs + 1] = d
+    end
+  end
+  local py, why = M.python_site_packages()
+  for _, d in ipairs(py or {}) do add(d) end
+  for _, d in ipairs(glob_dirs("/usr/local/lib", "python3", "/dist-packages")) do add(d) end
+  for _, d in ipairs(glob_dirs("/usr/local/lib", "python3", "/site-packages")) do add(d) end
+  add("/usr/lib/python3/dist-packages")
+  local home = os.getenv("HOME")
+  if home and home ~= "" then
+    for _, d in ipairs(glob_dirs(home .. "/.local/lib", "python3", "/site-packages")) do add(d) end
+  end
+  return dirs, why
+end
+
+-- from_site_packages(dirs) -> the library's path, or nil and why: the first
+-- <dir>/nvidia/cudnn/lib/libcudnn.so.9 (or the other PACKAGE_DIRS).
+function M.from_site_packages(dirs)
+  for _, d in ipairs(dirs) do
+    for _, rel in ipairs(M.PACKAGE_DIRS) do
+      local f = d .. "/" .. rel .. "/" .. M.SONAME
+      if exists(f) then return f end
+    end
+  end
+  return nil, ("no %s/%s under %d site-packages director%s (%s)"):format(M.PACKAGE_DIRS[1], M.SONAME, #dirs,
+    #dirs == 1 and "y" or "ies", table.concat(dirs, ", "))
+end
+
+-- find([o]) -> the library's path and where it was found ("the standard library paths",
+-- "KREACH_CUDNN", "PyTorch's nvidia-cudnn package"), or nil and why (every place tried).
+-- o.standard = false skips the first place (for tests on a machine whose toolkit has cuDNN).
+function M.find(o)
+  o = o or {}
+  local tried = {}
+  if o.standard ~= false then
+    if core.version() then return core.path(), "already loaded" end
+    local ok, err = core.load()
+    if ok then return core.path(), "the standard library paths" end
+    tried[#tried + 1] = "not in the standard library paths (" .. err .. ")"
+  end
+  local env = os.getenv("KREACH_CUDNN")
+  if env and env ~= "" then
+    local p, why = M.from_env(env)
+    if p then return p, "KREACH_CUDNN" end
+    return nil, why
+  end
+  tried[#tried + 1] = "KREACH_CUDNN is not set"
+  local dirs, pywhy = M.site_packages()
+  local p, why = M.from_site_packages(dirs)
+  if p then return p, "PyTorch's nvidia-cudnn package" end
+  tried[#tried + 1] = why .. (pywhy and ("; " .. pywhy) or "")
+  return nil, table.concat(tried, "; ")
+end
+
+-- The search's outcome, once per process.
+local found = nil
+
+-- available() -> true, or false and why: cuDNN found and loaded (cached: the search runs once
+-- per process). Needs no GPU. Call it during a worker's setup, before the seal: afterwards
+-- python3 cannot be run and the library's directory cannot be read.
+function M.available()
+  if not found then
+    local path, how = M.find()
+    if not path then
+      found = { ok = false, why = how }
+    else
+      local ok, err = core.load(path)
+      if ok then
+        found = { ok = true, path = core.path(), found_by = how, version = core.version() }
+      else
+        found = { ok = false, why = err }
+      end
+    end
+  end
+  return found.ok, found.why
+end
+
+-- info() -> { available =, version = "9.19.0", version_number =, path =, found_by =, why = }
+-- (for kreach info and the evaluation's record); runs the search if it has not run.
+function M.info()
+  M.available()
+  return { available = found.ok, version = M.version_string(found.version), version_number = found.version,
+           path = found.path, found_by = found.found_by, why = found.why }
+end
+
+-- The cached outcome without searching: the path when available() found cuDNN, else nil.
+function M.found_path() return found and found.ok and found.path or nil end
+
+-- The directory the loaded cuDNN lives in (its real path), or nil when none is loaded.
+function M.dir()
+  local p = core.path()
+  return p and p:match("^(.*)/[^/]*$") or nil
+end
+
+-- The directories a sealed worker that loaded cuDNN must still read: cuDNN's own (its
+-- sub-libraries load late) and the run path's siblings that exist (cuBLASLt, NVRTC in PyTorch's
+-- wheels). Empty when no cuDNN is loaded.
+function M.library_dirs()
+  local d = M.dir()
+  if not d then return {} end
+  local out = { d }
+  for _, rel in ipairs(M.RUNPATH_SIBLINGS) do
+    local p = d .. "/" .. rel
+    if lfs.attributes(p, "mode") == "directory" then out[#out + 1] = p end
+  end
+  return out
+end
+
+-- Passes through to the mechanism (kreach.core.cudnn): conv(x, w, y, {transposed, stride,
+-- padding, dilation, groups, output_padding, bias}) -> algorithm name, workspace bytes,
+-- algorithm number, math type, whether the plan was cached; stats(); preload(); version();
+-- path().
+M.conv = core.conv
+M.stats = core.stats
+M.preload = core.preload
+M.version = core.version
+M.path = core.path
+
+return M
