@@ -2,7 +2,7 @@
  * forward and transposed convolutions through cuDNN's legacy API with plans cached per
  * descriptor. Runtime layer (no Lua). Every argument is checked on the host before the device
  * is touched, so a shape mistake reads as such and not as CUDNN_STATUS_BAD_PARAM. */
-#define _GNU_SOURCE /* dladdr */
+#define _GNU_SOURCE /* dladdr, dlinfo */
 #include "kr_cudnn.h"
 
 #include <cuda_runtime.h>
@@ -322,6 +322,38 @@ static kr_status get_handle(kr_context *ctx, state **out) {
 
 /* ---- preloading, for the seal ---- */
 
+/* cuDNN's precompiled engines open cuBLASLt on first use (and abort the process when they
+ * cannot). Loaded now, it is found by its soname later. Searched as the engines' own dlopen
+ * would search it (their run path, which names PyTorch's nvidia/cu13/lib and nvidia/cublas/lib
+ * beside nvidia/cudnn/lib, then LD_LIBRARY_PATH and the system's directories: RTLD_DI_SERINFO),
+ * then by its soname from here (kreach's run path, the loader's cache). */
+static kr_status load_cublaslt(kr_context *ctx, void *engines) {
+    char soname[64];
+    snprintf(soname, sizeof soname, "libcublasLt.so.%d", CUDART_VERSION / 1000);
+    if (dlopen(soname, RTLD_NOW | RTLD_NOLOAD)) return KR_OK; /* kreach's cuBLAS loaded it */
+    Dl_serinfo size;
+    if (dlinfo(engines, RTLD_DI_SERINFOSIZE, &size) == 0) {
+        Dl_serinfo *si = malloc(size.dls_size);
+        if (si && dlinfo(engines, RTLD_DI_SERINFOSIZE, si) == 0 &&
+            dlinfo(engines, RTLD_DI_SERINFO, si) == 0) {
+            for (unsigned i = 0; i < si->dls_cnt; i++) {
+                char path[PATH_MAX + 64];
+                snprintf(path, sizeof path, "%s/%s", si->dls_serpath[i].dls_name, soname);
+                if (access(path, F_OK) == 0 && dlopen(path, RTLD_NOW | RTLD_LOCAL)) {
+                    free(si);
+                    return KR_OK;
+                }
+            }
+        }
+        free(si);
+    }
+    dlerror();
+    if (dlopen(soname, RTLD_NOW | RTLD_LOCAL)) return KR_OK;
+    const char *e = dlerror();
+    return KR_ERROR(ctx, KR_ERR_NOTFOUND, "cannot load %s, which cuDNN's engines open on first "
+                    "use: %s", soname, e ? e : "?");
+}
+
 kr_status kr_cudnn_preload(kr_context *ctx) {
     static const char *const subs[] = {"graph", "ops", "cnn", "engines_precompiled",
                                        "engines_runtime_compiled", "heuristic"};
@@ -336,16 +368,23 @@ kr_status kr_cudnn_preload(kr_context *ctx) {
     if (!slash)
         return KR_ERROR(ctx, KR_ERR_NOTFOUND, "cannot tell which directory cuDNN was loaded from");
     *slash = 0;
+    void *engines = NULL;
     for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
         char path[PATH_MAX + 64];
         snprintf(path, sizeof path, "%s/libcudnn_%s.so.%d", dir, subs[i], CUDNN_MAJOR);
         if (access(path, F_OK) != 0) continue; /* not in every cuDNN 9 */
         dlerror();
         /* kept loaded for the process's life: cuDNN's own dlopen then finds it loaded */
-        if (!dlopen(path, RTLD_NOW | RTLD_LOCAL)) {
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
             const char *e = dlerror();
             return KR_ERROR(ctx, KR_ERR_NOTFOUND, "cannot load %s: %s", path, e ? e : "?");
         }
+        if (strcmp(subs[i], "engines_precompiled") == 0) engines = h;
+    }
+    if (engines) {
+        kr_status s = load_cublaslt(ctx, engines);
+        if (s != KR_OK) return s;
     }
     if (kr_context_state(ctx) == 1) {
         state *st;

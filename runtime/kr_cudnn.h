@@ -26,12 +26,13 @@ int kr_cudnn_version(void);
 /* The real path of the loaded library: 0, or -1 when none is loaded or it does not fit. */
 int kr_cudnn_path(char *out, size_t n);
 
-/* Loads now the sub-libraries cuDNN would open on first use (libcudnn_graph, _ops, _cnn,
+/* Loads now what cuDNN would open on first use: its sub-libraries (libcudnn_graph, _ops, _cnn,
  * _engines_precompiled, _engines_runtime_compiled, _heuristic: those present beside the loaded
- * libcudnn.so.9), and their dependencies from the system's directories, and, when the device
- * is open, creates the context's handle: what a worker does before it seals itself, after which
- * those directories are out of reach. KR_ERR_ARG when no cuDNN is loaded; KR_ERR_NOTFOUND with
- * the loader's words when a sub-library present fails to load. */
+ * libcudnn.so.9) with their dependencies from the system's directories, and the cuBLASLt its
+ * engines open (found as they would find it); and, when the device is open, creates the
+ * context's handle. What a worker does before it seals itself, after which those directories
+ * are out of reach. KR_ERR_ARG when no cuDNN is loaded; KR_ERR_NOTFOUND with the loader's words
+ * when a sub-library present, or cuBLASLt, fails to load. */
 kr_status kr_cudnn_preload(kr_context *ctx);
 
 typedef struct {

@@ -1,20 +1,24 @@
 -- kreach.cudnn: where cuDNN comes from, and whether it is there (docs/scripting.md, "cuDNN").
 -- The mechanism is kreach.core.cudnn (runtime/kr_cudnn.c: it loads the file it is given); this
--- module decides where to look, in the order of issue 17:
---   1. the standard library paths: dlopen("libcudnn.so.9") searches the binary's run path
+-- module decides where to look:
+--   1. $KREACH_CUDNN: the library file, or a directory holding libcudnn.so.9. Set but wrong,
+--      it ends the search with why (never a silent fall back to another cuDNN);
+--   2. the standard library paths: dlopen("libcudnn.so.9") searches the binary's run path
 --      (/usr/local/cuda/lib64), LD_LIBRARY_PATH, the loader's cache and the system's
 --      directories. dlopen is the only way to ask them, so what it finds stays loaded;
---   2. $KREACH_CUDNN: the library file, or a directory holding libcudnn.so.9. Set but wrong,
---      it ends the search with why (never a silent fall back to another cuDNN);
 --   3. PyTorch's: the nvidia/cudnn/lib directory of the nvidia-cudnn package (the wheel
 --      PyTorch depends on) under python3's site-packages, which python3 itself lists (its
 --      virtual environment included: on the GPU machine python3 is a venv's), else the usual
 --      system and user directories. torch is not imported (seconds); python3 starts in tens of
 --      milliseconds, once per process.
--- Nothing here falls back silently: callers (the convolutions' baselines) ask available() and
--- record which baseline ran.
+-- Issue 17 put the standard paths before KREACH_CUDNN. They come after it here because the GPU
+-- machine has a cuDNN (9.14) in /usr/lib/x86_64-linux-gnu besides PyTorch's (9.19): in the
+-- issue's order the variable could never choose PyTorch's there, or anything on a machine whose
+-- system has one. Nothing here falls back silently: callers (the convolutions' baselines) ask
+-- available() and record which baseline ran.
 local core = require "kreach.core.cudnn"
 local proc = require "kreach.core.proc"
+local cseal = require "kreach.core.seal"
 local lfs = require "lfs"
 
 local M = {}
@@ -23,9 +27,6 @@ M.SONAME = "libcudnn.so.9"
 -- Where the nvidia-cudnn wheel puts its libraries, under a site-packages directory (the second
 -- is the layout of NVIDIA's CUDA 13 wheels that share one directory).
 M.PACKAGE_DIRS = { "nvidia/cudnn/lib", "nvidia/cu13/lib" }
--- The run path cuDNN's sub-libraries carry ($ORIGIN and these, relative to their directory:
--- readelf -d libcudnn_cnn.so.9), where they find cuBLASLt and NVRTC when they open them late.
-M.RUNPATH_SIBLINGS = { "../../cublas/lib", "../../cuda_nvrtc/lib", "../../cu13/lib" }
 -- How long python3 may take to list its site-packages.
 M.PYTHON_TIMEOUT_S = 20
 
@@ -127,18 +128,14 @@ function M.from_site_packages(dirs)
     #dirs == 1 and "y" or "ies", table.concat(dirs, ", "))
 end
 
--- find([o]) -> the library's path and where it was found ("the standard library paths",
--- "KREACH_CUDNN", "PyTorch's nvidia-cudnn package"), or nil and why (every place tried).
--- o.standard = false skips the first place (for tests on a machine whose toolkit has cuDNN).
+-- find([o]) -> the library's path and where it was found ("KREACH_CUDNN", "the standard
+-- library paths", "PyTorch's nvidia-cudnn package", "already loaded"), or nil and why (every
+-- place tried). o.standard = false skips the standard paths (for tests on a machine whose
+-- toolkit has cuDNN).
 function M.find(o)
   o = o or {}
   local tried = {}
-  if o.standard ~= false then
-    if core.version() then return core.path(), "already loaded" end
-    local ok, err = core.load()
-    if ok then return core.path(), "the standard library paths" end
-    tried[#tried + 1] = "not in the standard library paths (" .. err .. ")"
-  end
+  if core.version() then return core.path(), "already loaded" end
   local env = os.getenv("KREACH_CUDNN")
   if env and env ~= "" then
     local p, why = M.from_env(env)
@@ -146,6 +143,11 @@ function M.find(o)
     return nil, why
   end
   tried[#tried + 1] = "KREACH_CUDNN is not set"
+  if o.standard ~= false then
+    local ok, err = core.load()
+    if ok then return core.path(), "the standard library paths" end
+    tried[#tried + 1] = "not in the standard library paths (" .. err .. ")"
+  end
   local dirs, pywhy = M.site_packages()
   local p, why = M.from_site_packages(dirs)
   if p then return p, "PyTorch's nvidia-cudnn package" end
@@ -193,17 +195,25 @@ function M.dir()
   return p and p:match("^(.*)/[^/]*$") or nil
 end
 
--- The directories a sealed worker that loaded cuDNN must still read: cuDNN's own (its
--- sub-libraries load late) and the run path's siblings that exist (cuBLASLt, NVRTC in PyTorch's
--- wheels). Empty when no cuDNN is loaded.
-function M.library_dirs()
+-- The files a sealed worker that loaded cuDNN may still read: cuDNN's libraries (the real paths
+-- of libcudnn*.so* beside the loaded one), should cuDNN open one by another name than the one it was preloaded
+-- under (kreach.seal preloads them, and the cuBLASLt they use, before the seal). Files, not
+-- the directory: on the GPU machine that is /usr/lib/x86_64-linux-gnu. Empty when no cuDNN is
+-- loaded.
+function M.library_files()
   local d = M.dir()
   if not d then return {} end
-  local out = { d }
-  for _, rel in ipairs(M.RUNPATH_SIBLINGS) do
-    local p = d .. "/" .. rel
-    if lfs.attributes(p, "mode") == "directory" then out[#out + 1] = p end
+  local out, seen = {}, {}
+  local ok, iter, st = pcall(lfs.dir, d)
+  if not ok then return out end
+  for f in iter, st do
+    local real = f:match("^libcudnn.*%.so") and cseal.realpath(d .. "/" .. f)
+    if real and not seen[real] then -- once per file, not per link to it
+      seen[real] = true
+      out[#out + 1] = real
+    end
   end
+  table.sort(out)
   return out
 end
 

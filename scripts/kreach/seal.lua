@@ -2,7 +2,7 @@
 -- that loads, compiles and runs a candidate gets an environment built from an allow-list, a
 -- private directory, a limit on its data memory (RLIMIT_DATA), a pipe that ends it when its
 -- parent dies, and, after its setup and before it reads the candidate, a Landlock ruleset: it reads only
--- the CUDA toolkit, cuDNN's directory when its setup loaded cuDNN, kreach's own files, the
+-- the CUDA toolkit, cuDNN's libraries when its setup loaded cuDNN, kreach's own files, the
 -- problem, the candidate and its private directory, and writes only to that directory and the
 -- compile cache. The mechanism is kreach.core.seal
 -- (runtime/kr_seal.c); this module decides the paths, the variables and the limits.
@@ -197,8 +197,8 @@ function M.status()
     source_check = "includes only of literal CUDA toolkit headers",
     toolkit = M.toolkit_root(),
     -- what a worker that loaded cuDNN during its setup (a convolution's baseline) also reads:
-    -- the directories of the cuDNN this process loaded (none before kreach.cudnn.available())
-    cudnn_reads = cudnn.library_dirs(),
+    -- the library files of the cuDNN this process loaded (none before kreach.cudnn.available())
+    cudnn_reads = cudnn.library_files(),
   }
   return s
 end
@@ -241,7 +241,7 @@ function M.rules(o)
   end
   add(M.toolkit_root(), "read")
   add(core.nvrtc_dir(), "read")
-  for _, d in ipairs(cudnn.library_dirs()) do add(d, "read") end
+  for _, f in ipairs(cudnn.library_files()) do add(f, "read") end
   local exe = kcore.executable()
   add(exe and exe:match("^(.*)/[^/]*$"), "read")
   add(os.getenv("KREACH_LUA_DIR"), "read")
@@ -280,9 +280,10 @@ function M.apply(o)
   -- loaded now, NVRTC's own dlopen finds it without the loader's cache; should that fail, the
   -- cache (public: which libraries live where) stays readable
   o.loader_cache = not core.preload_nvrtc_builtins()
-  -- cuDNN opens its sub-libraries (and they theirs: libz, libstdc++) on first use, which
-  -- would be after the seal, from directories it closes: a worker whose setup loaded cuDNN
-  -- (kreach.cudnn.available()) loads them now; its directory stays readable (M.rules)
+  -- cuDNN opens its sub-libraries (and they theirs: libz, libstdc++, and cuBLASLt, without
+  -- which it aborts the process) on first use, which would be after the seal, from directories
+  -- it closes: a worker whose setup loaded cuDNN (kreach.cudnn.available()) loads them now;
+  -- cuDNN's library files stay readable (M.rules)
   if cudnn.dir() then
     local ok, err = cudnn.preload()
     if not ok then return nil, "cannot prepare cuDNN for the seal: " .. tostring(err) end

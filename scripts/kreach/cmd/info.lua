@@ -26,7 +26,8 @@ local function seal_text(s)
   io.write("  parent watch: ", s.parent_watch, "\n")
   io.write("  source check: ", s.source_check, s.toolkit and (" (" .. s.toolkit .. "/include)") or "", "\n")
   if s.cudnn_reads and #s.cudnn_reads > 0 then
-    io.write("  cuDNN: a worker that loads it also reads ", table.concat(s.cudnn_reads, ", "), "\n")
+    io.write(("  cuDNN: a worker that loads it also reads its %d librar%s (%s/libcudnn*)\n"):format(#s.cudnn_reads,
+      #s.cudnn_reads == 1 and "y" or "ies", s.cudnn_reads[1]:match("^(.*)/")))
   end
 end
 
