@@ -1,0 +1,61 @@
+-- KernelBench level 1, problem 56: nn.Conv2d(64, 128, kernel_size=(5, 7)), no bias, over a
+-- 8x64x512x256 input.
+--
+-- The constructor arguments are sizes (they appear in torch.init): the reference reads them from
+-- ops.sizes, so an override changes the model and the reference alike. The weight has PyTorch's
+-- default initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with fan_in = in_channels / groups *
+-- prod(kernel), taken from the weight's shape so that it follows overrides.
+local kreach = require "kreach"
+local input, param, output = kreach.input, kreach.param, kreach.output
+
+-- PyTorch's output extent: floor((d + 2 padding - dilation (k - 1) - 1) / stride) + 1
+local function out_len(d, k, stride, pad, dil)
+  return (d + 2 * pad - dil * (k - 1) - 1) // stride + 1
+end
+
+-- PyTorch's default for conv weights (kaiming_uniform_ with a = sqrt(5)): U(-b, b) with
+-- b = 1/sqrt(fan_in), fan_in = weight.size(1) * prod(kernel)
+local function default_init(shape)
+  local fan_in = 1
+  for i = 2, #shape do fan_in = fan_in * shape[i] end
+  return ("kaiming_uniform(%d)"):format(fan_in)
+end
+
+local function out_shape(s)
+  return { s.batch_size, s.out_channels, out_len(s.height, s.kernel_h, 1, 0, 1),
+           out_len(s.width, s.kernel_w, 1, 0, 1) }
+end
+
+return kreach.problem{
+  id = 56, name = "56_conv_standard_2D__asymmetric_input__asymmetric_kernel",
+  suite = "kernelbench-l1", category = "convolution",
+  description = "nn.Conv2d(64, 128, kernel_size=(5, 7)), no bias, over a batch_size x in_channels x height x width tensor",
+  sizes = { batch_size = 8, in_channels = 64, out_channels = 128, kernel_h = 5, kernel_w = 7,
+            height = 512, width = 256 },
+  args = {
+    input("x", { "batch_size", "in_channels", "height", "width" }, { domain = "real" }),
+    param("weight", { "out_channels", "in_channels", "kernel_h", "kernel_w" },
+          { init = default_init }),
+    output("y", out_shape),
+  },
+  reference = function(ops, x, weight, y)
+    ops.conv(x, weight, y, { stride = 1, padding = 0, dilation = 1 })
+  end,
+  -- a multiply and an add for every output element and every weight element of its group
+  flops = function(s)
+    local y = out_shape(s)
+    return 2 * y[1] * y[2] * y[3] * y[4] * s.in_channels * s.kernel_h * s.kernel_w
+  end,
+  torch = {
+    model = [[
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple, stride: tuple = (1, 1), padding: tuple = (0, 0), dilation: tuple = (1, 1), groups: int = 1, bias: bool = False):
+        super(Model, self).__init__()
+        self.conv2d = nn.Conv2d(in_channels, out_channels, kernel_size, stride=stride, padding=padding, dilation=dilation, groups=groups, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv2d(x)
+]],
+    init = "[in_channels, out_channels, (kernel_h, kernel_w)]",
+  },
+}

@@ -1,0 +1,72 @@
+-- KernelBench level 1, problem 73: nn.ConvTranspose3d(32, 32, kernel_size=3, stride=2, padding=1),
+-- no bias, over a 4x32x32x64x128 input.
+--
+-- Named "grouped", but it runs with groups = 1 and output_padding = 0: get_init_inputs passes
+-- [in_channels, out_channels, kernel_size, stride, padding, groups], so the sixth value (groups =
+-- 4) binds to the constructor's output_padding, which the constructor never passes to
+-- nn.ConvTranspose3d; its groups keeps the default 1. The size 'groups' (named as upstream names
+-- it) therefore changes nothing, in the model or in the reference.
+--
+-- The constructor arguments are sizes (they appear in torch.init): the reference reads them from
+-- ops.sizes, so an override changes the model and the reference alike. The weight has PyTorch's
+-- default initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with fan_in = weight.size(1) *
+-- prod(kernel) (for a transposed convolution weight.size(1) is out_channels / groups), taken from
+-- the weight's shape so that it follows overrides.
+local kreach = require "kreach"
+local input, param, output = kreach.input, kreach.param, kreach.output
+
+-- PyTorch's output extent: (d - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1
+local function out_len(d, k, stride, pad, dil, out_pad)
+  return (d - 1) * stride - 2 * pad + dil * (k - 1) + out_pad + 1
+end
+
+-- PyTorch's default for conv weights (kaiming_uniform_ with a = sqrt(5)): U(-b, b) with
+-- b = 1/sqrt(fan_in), fan_in = weight.size(1) * prod(kernel)
+local function default_init(shape)
+  local fan_in = 1
+  for i = 2, #shape do fan_in = fan_in * shape[i] end
+  return ("kaiming_uniform(%d)"):format(fan_in)
+end
+
+local function out_shape(s)
+  return { s.batch_size, s.out_channels,
+           out_len(s.depth, s.kernel_size, s.stride, s.padding, 1, 0),
+           out_len(s.height, s.kernel_size, s.stride, s.padding, 1, 0),
+           out_len(s.width, s.kernel_size, s.stride, s.padding, 1, 0) }
+end
+
+return kreach.problem{
+  id = 73, name = "73_conv_transposed_3D_asymmetric_input_square_kernel__strided_padded__grouped",
+  suite = "kernelbench-l1", category = "convolution",
+  description = "nn.ConvTranspose3d(32, 32, kernel_size=3, stride=2, padding=1), no bias (groups 1: upstream's groups = 4 binds to output_padding, which the module ignores), over a batch_size x in_channels x depth x height x width tensor",
+  sizes = { batch_size = 4, in_channels = 32, out_channels = 32, kernel_size = 3, depth = 32,
+            height = 64, width = 128, stride = 2, padding = 1, groups = 4 },
+  args = {
+    input("x", { "batch_size", "in_channels", "depth", "height", "width" }, { domain = "real" }),
+    param("weight", { "in_channels", "out_channels", "kernel_size", "kernel_size", "kernel_size" },
+          { init = default_init }),
+    output("y", out_shape),
+  },
+  reference = function(ops, x, weight, y)
+    local s = ops.sizes
+    ops.conv_transpose(x, weight, y, { stride = s.stride, padding = s.padding, dilation = 1 })
+  end,
+  -- counted over the input: a multiply and an add for every input element and every weight
+  -- element of its group
+  flops = function(s)
+    return 2 * s.batch_size * s.in_channels * s.depth * s.height * s.width * s.out_channels *
+      s.kernel_size * s.kernel_size * s.kernel_size
+  end,
+  torch = {
+    model = [[
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1, padding: int = 0, output_padding: int = 0, groups: int = 1, bias: bool = False):
+        super(Model, self).__init__()
+        self.conv_transpose3d = nn.ConvTranspose3d(in_channels, out_channels, kernel_size=(kernel_size, kernel_size, kernel_size), stride=stride, padding=padding, groups=groups, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv_transpose3d(x)
+]],
+    init = "[in_channels, out_channels, kernel_size, stride, padding, groups]",
+  },
+}
