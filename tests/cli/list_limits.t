@@ -8,7 +8,7 @@ $ D=${TMPDIR:-/tmp}/kreach-list-t.$PPID; rm -rf $D; mkdir -p $D/t/suites $D/t/p 
 = 1
 $ KREACH_PROBLEMS=${TMPDIR:-/tmp}/kreach-list-t.$PPID kreach list --timeout 1
 ? 3
-~ ^kernelbench%-l1 +65 problems
+~ ^kernelbench%-l1 +100 problems
 ~ ^t%-hang +does not load: ran past its time limit of 1 s
 ~ ^t%-suite +4 problems  a test suite$
 $ KREACH_PROBLEMS=${TMPDIR:-/tmp}/kreach-list-t.$PPID kreach list t-suite --timeout 1
