@@ -74,17 +74,21 @@ return {
       return #errors > 0 and 3 or 0
     end
     io.write(("%s: %s\n"):format(s.name, s.description or ""))
-    io.write(("%4s  %-44s %-13s %12s  %s\n"):format("id", "name", "category", "GB", "inputs"))
+    -- the name column is as wide as the longest name (the convolutions' reach 80 characters)
+    local nw = 44
+    for _, r in ipairs(rows) do nw = math.max(nw, #r.name) end
+    local head_fmt = "%4s  %-" .. nw .. "s %-13s %12s  %s\n"
+    io.write(head_fmt:format("id", "name", "category", "GB", "inputs"))
     local ri, ei = 1, 1
     for i = 1, #res do
       if res[i].value then
         local r = rows[ri]
         ri = ri + 1
-        io.write(("%4d  %-44s %-13s %12.3f  %s\n"):format(r.id, r.name, r.category, r.bytes / 1e9, r.inputs))
+        io.write(("%4d  %-" .. nw .. "s %-13s %12.3f  %s\n"):format(r.id, r.name, r.category, r.bytes / 1e9, r.inputs))
       else
         local e = errors[ei]
         ei = ei + 1
-        io.write(("%4s  %-44s does not load: %s\n"):format(tostring(e.id), text.clean(basename(e.path), 256), e.why))
+        io.write(("%4s  %-" .. nw .. "s does not load: %s\n"):format(tostring(e.id), text.clean(basename(e.path), 256), e.why))
       end
     end
     if #s.pending > 0 then
