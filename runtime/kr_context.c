@@ -40,6 +40,7 @@ const char *kr_status_name(kr_status s) {
     case KR_ERR_NVRTC: return "nvrtc";
     case KR_ERR_COMPILE: return "compile";
     case KR_ERR_CUBLAS: return "cublas";
+    case KR_ERR_CUDNN: return "cudnn";
     case KR_ERR_LAUNCH: return "launch";
     case KR_ERR_ARG: return "argument";
     case KR_ERR_NOMEM: return "out of memory";

@@ -81,7 +81,7 @@ void kr_context_note_launch(kr_context *ctx, const char *kernel);
 /* Per-context state owned by other runtime modules (the cuBLAS handle, the compile cache),
  * destroyed with the context by its `dtor`. */
 typedef enum {
-    KR_EXT_CUBLAS, KR_EXT_NVRTC, KR_EXT_SCRATCH, KR_EXT_TIMING, KR_EXT_NVML, KR_EXT_COUNT
+    KR_EXT_CUBLAS, KR_EXT_NVRTC, KR_EXT_CUDNN, KR_EXT_TIMING, KR_EXT_NVML, KR_EXT_COUNT
 } kr_ext_slot;
 void *kr_context_ext(kr_context *ctx, kr_ext_slot slot);
 void kr_context_set_ext(kr_context *ctx, kr_ext_slot slot, void *ptr, void (*dtor)(void *));

@@ -189,10 +189,7 @@ static const char *not_loaded(void) {
 #define cudnnConvolutionBackwardData (api.cudnnConvolutionBackwardData)
 #define cudnnAddTensor (api.cudnnAddTensor)
 
-/* ---- the context's state: handle, plans, workspace ----
- * kr_context.h has no slot named for cuDNN; KR_EXT_SCRATCH, reserved for per-context scratch
- * memory and used by nothing else, holds this (the workspace is scratch memory). */
-#define KR_EXT_CUDNN KR_EXT_SCRATCH
+/* ---- the context's state (slot KR_EXT_CUDNN): handle, plans, workspace ---- */
 
 /* Everything a plan depends on; zeroed before it is filled, so memcmp compares it. */
 typedef struct {
@@ -282,11 +279,11 @@ static kr_status cudnn_fail(kr_context *ctx, cudnnStatus_t st, const char *call,
         kr_status s = kr_cuda_check(ctx, (int)e, call, __FILE__, line);
         if (s == KR_ERR_BROKEN) return s;
         (void)cudaGetLastError(); /* not sticky: clear it so that later calls do not see it */
-        return kr_set_error(ctx, KR_ERR_CUDA, __FILE__, line, "%s: %s%s%s (CUDA: %s)", call,
+        return kr_set_error(ctx, KR_ERR_CUDNN, __FILE__, line, "%s: %s%s%s (CUDA: %s)", call,
                             cudnnGetErrorString(st), last[0] ? ": " : "", last,
                             cudaGetErrorName(e));
     }
-    return kr_set_error(ctx, KR_ERR_CUDA, __FILE__, line, "%s: %s%s%s", call,
+    return kr_set_error(ctx, KR_ERR_CUDNN, __FILE__, line, "%s: %s%s%s", call,
                         cudnnGetErrorString(st), last[0] ? ": " : "", last);
 }
 
@@ -693,7 +690,7 @@ static kr_status make_plan(kr_context *ctx, state *st, const plan_key *k, plan *
     }
     if (s == KR_OK && chosen < 0) {
         char sx[96], sw[96];
-        s = KR_ERROR(ctx, KR_ERR_CUDA, "%s: cuDNN's heuristics list no algorithm for x %s, w %s "
+        s = KR_ERROR(ctx, KR_ERR_CUDNN, "%s: cuDNN's heuristics list no algorithm for x %s, w %s "
                      "(%s) at %s (%d listed)", k->transposed ? "conv_transpose" : "conv",
                      dims(sx, sizeof sx, 2 + k->nsp, k->x), dims(sw, sizeof sw, 2 + k->nsp, k->w),
                      kr_dtype_name((kr_dtype)k->dtype), math_name(want), got);

@@ -12,6 +12,7 @@ typedef enum {
     KR_ERR_NVRTC,     /* NVRTC itself failed (not the user's source) */
     KR_ERR_COMPILE,   /* the source did not compile; the log is in the message */
     KR_ERR_CUBLAS,
+    KR_ERR_CUDNN,     /* a cuDNN call failed (its status and last error message are kept) */
     KR_ERR_LAUNCH,    /* bad launch configuration or arguments */
     KR_ERR_ARG,       /* a bad argument to a runtime call (shape, dtype, range) */
     KR_ERR_NOMEM,     /* host or device allocation failed */

@@ -65,4 +65,4 @@ $ d=$(mktemp -d) && kreach eval 19 $d/nosuch.lua --db $d/r.db; s=$?; ls $d | wc 
 = 0
 $ d=$(mktemp -d) && kreach eval kernelbench-l1-repr $d --json; s=$?; rm -rf $d; exit $s
 ? 1
-~ ^{"evaluations":%[%],"skipped":%[{"candidate_path":".*","why":".*no candidate files %(<id>_<name>%.lua%) and no manifest%.json"}%]}$
+~ ^{"evaluations":%[%],"skipped":%[{"candidate_path":".*","why":".*no candidate files %(<id>_<name>%.lua or %.py%) and no manifest%.json"}%]}$
