@@ -1,7 +1,10 @@
 -- experiments/conv/emulate.lua: runs kreach.ops.conv's CUDA kernels on the CPU, without a GPU,
 -- against a CPU reference, so that their indexing can be checked where there is no device.
 --
---   kreach experiments/conv/emulate.lua [--cases N] [--seed S] [--keep DIR]
+--   kreach experiments/conv/emulate.lua [--cases N] [--seed S] [--keep DIR] [--sweep]
+--
+-- --sweep runs every compiled tile configuration of the GEMMs (conv.CONFIGS) on every case,
+-- instead of the ones conv.TILES picks.
 --
 -- The kernels' source is compiled as C++ by g++ (-std=c++20) with a small emulation of CUDA: a
 -- block's threads are std::threads meeting at a std::barrier for __syncthreads, __shared__
@@ -15,12 +18,13 @@ local conv = require "kreach.ops.conv"
 local cuda = require "kreach.ops.cuda"
 
 local args = { ... }
-local n_random, seed, keep = 40, 7, nil
+local n_random, seed, keep, sweep = 40, 7, nil, false
 local i = 1
 while i <= #args do
   if args[i] == "--cases" then n_random = tonumber(args[i + 1]); i = i + 2
   elseif args[i] == "--seed" then seed = tonumber(args[i + 1]); i = i + 2
   elseif args[i] == "--keep" then keep = args[i + 1]; i = i + 2
+  elseif args[i] == "--sweep" then sweep = true; i = i + 1
   else error("unknown argument " .. args[i]) end
 end
 
@@ -254,7 +258,7 @@ local function lit(v)
 end
 
 -- the C++ of one case at one dtype and algorithm; nil when the plan refuses it
-local function case_code(id, c, dtype, algo)
+local function case_code(id, c, dtype, algo, cfg)
   local xs = { c.N, c.C }
   for j = 1, c.n do xs[#xs + 1] = c.sp[j] end
   local ws = c.transposed and { c.C, c.Co // c.groups } or { c.Co, c.C // c.groups }
@@ -264,7 +268,10 @@ local function case_code(id, c, dtype, algo)
   local g, err = conv.resolve(xs, ws, opts, c.transposed)
   if not g then return nil, err end
   local plan
+  local saved = conv.TILES[algo]
+  if cfg then conv.TILES[algo] = { { 1, cfg } } end
   plan, err = conv.plan(g, dtype, c.bias)
+  if cfg then conv.TILES[algo] = saved end
   if not plan then return nil, err end
   local T = conv.DTYPE_CTYPE[dtype]
   local function pad3(t, f) local r = {} for j = 1, 3 - c.n do r[j] = f end for j = 1, c.n do r[#r + 1] = t[j] end return r end
@@ -306,14 +313,20 @@ for _, c in ipairs(FIXED) do cases[#cases + 1] = c end
 for _ = 1, n_random do cases[#cases + 1] = random_case(rnd) end
 
 local RUNS = { { "f64", "auto" }, { "f32", "gemm" }, { "f32", "direct" }, { "bf16", "mma" }, { "f16", "mma" }, { "bf16", "gemm" } }
+if sweep then
+  RUNS = {}
+  for _, cfg in ipairs(conv.CONFIGS.gemm) do RUNS[#RUNS + 1] = { "f32", "gemm", cfg } end
+  for _, cfg in ipairs(conv.CONFIGS.mma) do RUNS[#RUNS + 1] = { "bf16", "mma", cfg } end
+  for _, cfg in ipairs(conv.CONFIGS.mma) do RUNS[#RUNS + 1] = { "f16", "mma", cfg } end
+end
 local src = { HEADER, cuda, MMA_EMU, conv.body_source, DRIVER }
 local list = {}
 local id = 0
 for ci, c in ipairs(cases) do
   for ri, r in ipairs(RUNS) do
     -- every case at f32 with both kernels; the 16-bit and f64 runs on every other case
-    if ri <= 3 or ci % 2 == 0 or ci <= #FIXED then
-      local code, plan = case_code(id, c, r[1], r[2])
+    if sweep or ri <= 3 or ci % 2 == 0 or ci <= #FIXED then
+      local code, plan = case_code(id, c, r[1], r[2], r[3])
       if code then
         src[#src + 1] = code
         list[#list + 1] = { id = id, case = c, dtype = r[1], algo = plan.algo, kernel = plan.launches[#plan.launches].kernel }
@@ -349,7 +362,7 @@ for line in p:lines() do
   local c = l.case
   local ok = err >= 0 and err <= TOL[l.dtype]
   if not ok then bad = bad + 1 end
-  print(("%-4s %-5s %-6s %-42s %s%dD N=%d C=%d Co=%d g=%d sp={%s} k={%s} s={%s} p={%s} d={%s}%s%s  err %s"):format(
+  print(("%-4s %-5s %-6s %-48s %s%dD N=%d C=%d Co=%d g=%d sp={%s} k={%s} s={%s} p={%s} d={%s}%s%s  err %s"):format(
     ok and "ok" or "FAIL", l.dtype, l.algo, l.kernel, c.transposed and "T" or "", c.n, c.N, c.C, c.Co, c.groups,
     table.concat(c.sp, ","), table.concat(c.k, ","), table.concat(c.s, ","), table.concat(c.p, ","),
     table.concat(c.d, ","), c.transposed and (" op={" .. table.concat(c.op, ",") .. "}") or "",

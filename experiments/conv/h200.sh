@@ -13,6 +13,9 @@
 #   simt   time.lua, bf16 on the SIMT GEMM instead of tensor cores (problem 63)
 #   all    time.lua, f32, every problem, no oracle
 #   tall   torch_time.py, f32, every problem
+#   sweep  time.lua --sweep: every compiled GEMM tile configuration on 55, 63, 87 (f32, bf16)
+#   sweep2 the same on 62 and 71 (64 and 32 output channels), fewer repetitions
+#   ball   time.lua, bf16, every problem, no oracle; tball: torch_time.py, the same
 set -u
 B=${KREACH_BUILD:-build-h200-conv}
 O=${OUT:-/tmp/conv-h200}
@@ -42,6 +45,10 @@ for s in $steps; do
   simt) step simt 10 "$B/kreach" experiments/conv/time.lua --dtypes bf16 --algo gemm --no-oracle 63 ;;
   all) step all 25 "$B/kreach" experiments/conv/time.lua --dtypes f32 --reps 5 --no-oracle all ;;
   tall) step tall 25 python3 experiments/conv/torch_time.py --dtypes f32 all ;;
+  sweep) step sweep 70 "$B/kreach" experiments/conv/time.lua --sweep --reps 5 --dtypes f32,bf16 55 63 87 ;;
+  sweep2) step sweep2 35 "$B/kreach" experiments/conv/time.lua --sweep --reps 3 --dtypes f32,bf16 62 71 ;;
+  ball) step ball 25 "$B/kreach" experiments/conv/time.lua --dtypes bf16 --reps 5 --no-oracle all ;;
+  tball) step tball 25 python3 experiments/conv/torch_time.py --dtypes bf16 all ;;
   *) echo "unknown step $s" ;;
   esac
 done

@@ -1,7 +1,12 @@
 -- experiments/conv/time.lua: times kreach.ops.conv's baseline on KernelBench level 1's
 -- convolutions at full size and measures its error against the f64 oracle.
 --
---   kreach experiments/conv/time.lua [--dtypes f32,bf16] [--reps 10] [--no-oracle] [--algo A] ID...|all
+--   kreach experiments/conv/time.lua [--dtypes f32,bf16] [--reps 10] [--no-oracle] [--algo A]
+--                                    [--sweep] ID...|all
+--
+-- --sweep times every compiled tile configuration of the GEMM the dtype runs (conv.CONFIGS:
+-- the SIMT one at f32, the tensor-core one at f16 and bf16) instead of the one conv.TILES picks,
+-- each against the same oracle output.
 --
 -- Inputs as KernelBench draws them (x from U[0,1), weights from PyTorch's default
 -- U(-1/sqrt(fan_in), 1/sqrt(fan_in))). Each call is timed alone between two events after two
@@ -16,7 +21,7 @@ local conv = require "kreach.ops.conv"
 local here = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "."
 local SHAPES = dofile(here .. "/shapes.lua")
 
-local dtypes, reps, oracle, algo = { "f32", "bf16" }, 10, true, nil
+local dtypes, reps, oracle, algo, sweep = { "f32", "bf16" }, 10, true, nil, false
 local ids = {}
 local argv = { ... }
 local i = 1
@@ -29,6 +34,7 @@ while i <= #argv do
   elseif a == "--reps" then reps = tonumber(argv[i + 1]); i = i + 2
   elseif a == "--algo" then algo = argv[i + 1]; i = i + 2
   elseif a == "--no-oracle" then oracle = false; i = i + 1
+  elseif a == "--sweep" then sweep = true; i = i + 1
   elseif a == "all" then
     for id in pairs(SHAPES) do ids[#ids + 1] = id end
     table.sort(ids)
@@ -65,42 +71,57 @@ for _, id in ipairs(ids) do
     local w = kreach.empty(ws, dt):uniform(-bound, bound, id + 1)
     local b = o.bias and kreach.empty({ g.Co }, dt):uniform(-bound, bound, id + 2) or nil
     local y = kreach.empty(g.yshape, dt)
-    local call_opts = {}
-    for k, v in pairs(opts) do call_opts[k] = v end
-    call_opts.bias, call_opts.algo = b, algo
-    local function call()
-      if tr then lib.conv_transpose(x, w, y, call_opts) else lib.conv(x, w, y, call_opts) end
-    end
-    call(); call()
-    kreach.synchronize()
-    local times = {}
-    for r = 1, reps do times[r] = kreach.time_ms(call) end
-    local plan = conv.plan(g, dt, b ~= nil)
-    local rel, mx = 0 / 0, 0 / 0
+    local ref
     if oracle then
       local x64, w64 = x:to("f64"), w:to("f64")
       local b64 = b and b:to("f64") or nil
-      local ref = kreach.empty(g.yshape, "f64")
+      ref = kreach.empty(g.yshape, "f64")
+      local ro = {}
+      for k, v in pairs(opts) do ro[k] = v end
+      ro.bias = b64
       local t0 = kreach.now()
-      if tr then lib.conv_transpose(x64, w64, ref, { stride = opts.stride, padding = opts.padding,
-          dilation = opts.dilation, groups = opts.groups, output_padding = opts.output_padding, bias = b64 })
-      else lib.conv(x64, w64, ref, { stride = opts.stride, padding = opts.padding,
-          dilation = opts.dilation, groups = opts.groups, bias = b64 }) end
+      if tr then lib.conv_transpose(x64, w64, ref, ro) else lib.conv(x64, w64, ref, ro) end
       kreach.synchronize()
-      local oracle_s = kreach.now() - t0
-      local r = lib.compare(y, ref)
-      rel, mx = r.rel_l2, r.max_abs
-      io.stderr:write(("# %d %s: the oracle took %.2f s\n"):format(id, dt, oracle_s))
-      x64:free(); w64:free(); ref:free()
+      io.stderr:write(("# %d %s: the oracle took %.2f s\n"):format(id, dt, kreach.now() - t0))
+      x64:free(); w64:free()
       if b64 then b64:free() end
     end
-    local med = median(times)
-    local mn = math.huge
-    for _, t in ipairs(times) do mn = math.min(mn, t) end
-    print(("%d\t%s\t%s\t%.3f\t%.3f\t%.2f\t%.3g\t%.3g\t%s"):format(id, dt, plan.algo, med, mn,
-      2 * macs / (med * 1e-3) / 1e12, rel, mx, plan.launches[#plan.launches].kernel))
-    io.stdout:flush()
+    -- the configurations to time: the one conv.TILES picks, or every compiled one
+    local ga = algo or (dt == "f32" and "gemm" or "mma")
+    local cfgs = { false }
+    if sweep and conv.CONFIGS[ga] then cfgs = conv.CONFIGS[ga] end
+    for _, cfg in ipairs(cfgs) do
+      local saved = conv.TILES[ga]
+      if cfg then conv.TILES[ga] = { { 1, cfg } } end
+      local call_opts = {}
+      for k, v in pairs(opts) do call_opts[k] = v end
+      call_opts.bias, call_opts.algo = b, algo or (cfg and ga) or nil
+      local function call()
+        if tr then lib.conv_transpose(x, w, y, call_opts) else lib.conv(x, w, y, call_opts) end
+      end
+      call(); call()
+      kreach.synchronize()
+      local times = {}
+      for r = 1, reps do times[r] = kreach.time_ms(call) end
+      local po = {}
+      for k, v in pairs(opts) do po[k] = v end
+      po.algo = call_opts.algo
+      local plan = conv.plan(assert(conv.resolve(xs, ws, po, tr)), dt, b ~= nil)
+      conv.TILES[ga] = saved
+      local rel, mx = 0 / 0, 0 / 0
+      if ref then
+        local r = lib.compare(y, ref)
+        rel, mx = r.rel_l2, r.max_abs
+      end
+      local med = median(times)
+      local mn = math.huge
+      for _, t in ipairs(times) do mn = math.min(mn, t) end
+      print(("%d\t%s\t%s\t%.3f\t%.3f\t%.2f\t%.3g\t%.3g\t%s"):format(id, dt, plan.algo, med, mn,
+        2 * macs / (med * 1e-3) / 1e12, rel, mx, plan.launches[#plan.launches].kernel))
+      io.stdout:flush()
+    end
     x:free(); w:free(); y:free()
     if b then b:free() end
+    if ref then ref:free() end
   end
 end

@@ -201,18 +201,19 @@ __global__ void conv_pack(const T *__restrict__ w, T *__restrict__ wp, i64 total
 }
 
 /* The SIMT implicit GEMM (fp32 FMA): a block computes BM output positions x BN output
- * channels of one (group, phase) z, 256 threads of 8 x TN each, over k tiles of 8 staged in
- * shared memory (double-buffered, the next tile's loads in flight during the products). The
- * decoding of the next tiles' k (tap, channel) sits in shared memory, made by 8 threads. */
-template <typename T, int BM, int BN, int TN>
-__global__ void __launch_bounds__(256)
+ * channels of one (group, phase) z, (BM/8) x (BN/TN) threads of 8 x TN each, over k tiles of 8
+ * staged in shared memory (double-buffered, the next tile's loads in flight during the
+ * products). The decoding of the next tiles' k (tap, channel) sits in shared memory, made by 8
+ * threads. MINB: the blocks a multiprocessor should hold (register budget). */
+template <typename T, int BM, int BN, int TN, int MINB>
+__global__ void __launch_bounds__((BM / 8) * (BN / TN), MINB)
 conv_gemm(const T *__restrict__ x, const T *__restrict__ wp, const T *__restrict__ bias,
           T *__restrict__ y, int Nb, int C, int D, int H, int W, int Co, int OD, int OH, int OW,
           int Cin_g, int Cout_g, int Kmax, int nph, int nz, bool trans, bool has_bias,
           int k1, int k2, int k3, int s1, int s2, int s3, int p1, int p2, int p3,
           int e1, int e2, int e3) {
-  constexpr int NT = 256, BK = 8, TM = 8, MG = BM / TM;
-  static_assert(MG * (BN / TN) == NT, "a block is 256 threads");
+  constexpr int BK = 8, TM = 8, MG = BM / TM, NT = MG * (BN / TN);
+  static_assert(NT % BM == 0 && NT % BN == 0 && NT >= 64, "the loads' thread mapping");
   constexpr int AR = BK * BM / NT;               /* A elements a thread loads a tile */
   constexpr int BR = (BK * BN + NT - 1) / NT;    /* B elements a thread loads a tile */
   __shared__ __align__(16) float As[2][BK][BM];
@@ -340,21 +341,21 @@ conv_gemm(const T *__restrict__ x, const T *__restrict__ wp, const T *__restrict
   }
 }
 
-/* The tensor-core implicit GEMM for f16 and bf16: a block computes 128 output positions x BN
- * output channels of one (group, phase), 8 warps of WM x WN, mma.sync m16n8k16 with fp32
- * accumulators, k tiles of 32 in shared memory (rows padded by 8 elements: conflict-free
- * fragment loads), double-buffered. The results go out through shared memory, so that the
- * stores run along output positions. */
-template <typename T, int BN, int WM, int WN>
-__global__ void __launch_bounds__(256)
+/* The tensor-core implicit GEMM for f16 and bf16: a block computes BM output positions x BN
+ * output channels of one (group, phase), warps of WM x WN (2 threads a row of the tile: BM/16
+ * warps), mma.sync m16n8k16 with fp32 accumulators, k tiles of 32 in shared memory (rows
+ * padded by 8 elements: conflict-free fragment loads), double-buffered. The results go out
+ * through shared memory, so that the stores run along output positions. */
+template <typename T, int BM, int BN, int WM, int WN, int MINB>
+__global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN), MINB)
 conv_mma(const T *__restrict__ x, const T *__restrict__ wp, const T *__restrict__ bias,
          T *__restrict__ y, int Nb, int C, int D, int H, int W, int Co, int OD, int OH, int OW,
          int Cin_g, int Cout_g, int Kmax, int nph, int nz, bool trans, bool has_bias,
          int k1, int k2, int k3, int s1, int s2, int s3, int p1, int p2, int p3,
          int e1, int e2, int e3) {
-  constexpr int NT = 256, BM = 128, BK = 32, PITCH = BK + 8, CP = BM + 8;
-  constexpr int WGM = BM / WM;
-  static_assert(WGM * (BN / WN) == 8, "a block is 8 warps");
+  constexpr int BK = 32, PITCH = BK + 8, CP = BM + 8;
+  constexpr int WGM = BM / WM, NT = 32 * WGM * (BN / WN);
+  static_assert(NT == 2 * BM, "two threads load a row of A");
   constexpr int MT = WM / 16, NTL = WN / 8;
   constexpr int A_BYTES = 2 * BM * PITCH * 2, B_BYTES = 2 * BN * PITCH * 2;
   constexpr int C_BYTES = BN * CP * 2;
@@ -834,22 +835,32 @@ end
 -- ---- plans: the launches of one call ----
 
 local THREADS = 256
--- the SIMT GEMM's tile (BM, BN, TN) by output channels a group
-local function gemm_cfg(cout_g)
-  if cout_g > 64 then return 128, 128, 8 end
-  if cout_g > 32 then return 256, 64, 8 end
-  if cout_g > 16 then return 256, 32, 4 end
-  return 256, 16, 2
+-- The GEMMs' tile configurations that are compiled: conv_gemm { BM, BN, TN, MINB } (threads
+-- (BM/8) x (BN/TN)), conv_mma { BM, BN, WM, WN, MINB } (threads 2 BM).
+M.CONFIGS = {
+  gemm = { { 128, 128, 8, 1 }, { 128, 128, 8, 2 }, { 256, 64, 8, 1 }, { 256, 64, 8, 2 },
+           { 128, 64, 8, 1 }, { 64, 128, 8, 1 }, { 256, 32, 4, 1 }, { 128, 32, 4, 1 },
+           { 256, 16, 2, 1 }, { 128, 16, 2, 1 } },
+  mma = { { 128, 128, 64, 32, 1 }, { 128, 128, 64, 32, 2 }, { 128, 64, 32, 32, 1 },
+          { 64, 128, 32, 64, 1 }, { 64, 64, 32, 32, 1 }, { 128, 32, 32, 16, 1 },
+          { 64, 32, 32, 16, 1 }, { 128, 16, 16, 16, 1 } },
+}
+-- Which configuration runs, by output channels a group: the first row whose minimum is at most
+-- Cout_g. A table, so that experiments can try others (experiments/conv/time.lua --sweep).
+M.TILES = {
+  gemm = { { 65, { 128, 128, 8, 1 } }, { 33, { 256, 64, 8, 1 } }, { 17, { 256, 32, 4, 1 } },
+           { 1, { 256, 16, 2, 1 } } },
+  mma = { { 65, { 128, 128, 64, 32, 1 } }, { 33, { 128, 64, 32, 32, 1 } },
+          { 17, { 128, 32, 32, 16, 1 } }, { 1, { 128, 16, 16, 16, 1 } } },
+}
+local function kernel_name(algo, T, cfg)
+  local fmt = algo == "gemm" and "conv_gemm<%s, %d, %d, %d, %d>" or "conv_mma<%s, %d, %d, %d, %d, %d>"
+  return fmt:format(T, table.unpack(cfg))
 end
--- the tensor-core GEMM's (BN, WM, WN; BM is 128)
-local function mma_cfg(cout_g)
-  if cout_g > 64 then return 128, 64, 32 end
-  if cout_g > 32 then return 64, 32, 32 end
-  if cout_g > 16 then return 32, 32, 16 end
-  return 16, 16, 16
+local function threads_of(algo, cfg)
+  if algo == "gemm" then return (cfg[1] // 8) * (cfg[2] // cfg[3]) end
+  return 32 * (cfg[1] // cfg[3]) * (cfg[2] // cfg[4])
 end
-local GEMM_CFGS = { { 128, 128, 8 }, { 256, 64, 8 }, { 256, 32, 4 }, { 256, 16, 2 } }
-local MMA_CFGS = { { 128, 64, 32 }, { 64, 32, 32 }, { 32, 32, 16 }, { 16, 16, 16 } }
 local DIRECT_MAX_COUT = 4   -- output channels a group up to which the direct kernel runs
 local VS, COS = { 1, 2, 4 }, { 1, 2, 4 }
 local MMA_DTYPES = { f16 = true, bf16 = true }
@@ -865,10 +876,10 @@ local function instantiate(T, dtype)
   end
   if dtype == "f64" then return inst end
   inst[#inst + 1] = ("conv_pack<%s, true>"):format(T)
-  for _, c in ipairs(GEMM_CFGS) do inst[#inst + 1] = ("conv_gemm<%s, %d, %d, %d>"):format(T, c[1], c[2], c[3]) end
+  for _, c in ipairs(M.CONFIGS.gemm) do inst[#inst + 1] = kernel_name("gemm", T, c) end
   if MMA_DTYPES[dtype] then
     inst[#inst + 1] = ("conv_pack<%s, false>"):format(T)
-    for _, c in ipairs(MMA_CFGS) do inst[#inst + 1] = ("conv_mma<%s, %d, %d, %d>"):format(T, c[1], c[2], c[3]) end
+    for _, c in ipairs(M.CONFIGS.mma) do inst[#inst + 1] = kernel_name("mma", T, c) end
   end
   return inst
 end
@@ -973,16 +984,19 @@ function M.plan(g, dtype, has_bias)
   local pgrid = math.max(1, math.min((total + THREADS - 1) // THREADS, 8192))
   launches[1] = { kernel = ("conv_pack<%s, %s>"):format(T, algo == "gemm" and "true" or "false"),
                   grid = pgrid, block = THREADS, args = pk }
-  local name, BM, BN
-  if algo == "gemm" then
-    local bm, bn, tn = gemm_cfg(g.Cout_g)
-    BM, BN = bm, bn
-    name = ("conv_gemm<%s, %d, %d, %d>"):format(T, bm, bn, tn)
-  else
-    local bn, wm, wn = mma_cfg(g.Cout_g)
-    BM, BN = 128, bn
-    name = ("conv_mma<%s, %d, %d, %d>"):format(T, bn, wm, wn)
+  local cfg
+  for _, row in ipairs(M.TILES[algo]) do
+    if g.Cout_g >= row[1] then cfg = row[2]; break end
   end
+  local name = cfg and kernel_name(algo, T, cfg)
+  local known = false
+  for _, c in ipairs(M.CONFIGS[algo]) do
+    if cfg and kernel_name(algo, T, c) == name then known = true end
+  end
+  if not known then
+    return nil, ("no compiled %s tile configuration for %d output channels a group"):format(algo, g.Cout_g)
+  end
+  local BM, BN = cfg[1], cfg[2]
   local mt = (g.N * qmax + BM - 1) // BM
   local nt = (g.Cout_g + BN - 1) // BN
   if mt > LIMIT or nt > 65535 then
@@ -992,7 +1006,8 @@ function M.plan(g, dtype, has_bias)
   local args = { "x", "wp", bias_arg, "y", g.N, g.C, I[1], I[2], I[3], g.Co, O[1], O[2], O[3],
                  g.Cin_g, g.Cout_g, Kmax, nph, nz, g.transposed, has_bias }
   for _, a in ipairs(geo) do args[#args + 1] = a end
-  launches[2] = { kernel = name, grid = { mt, nt, math.min(nz, 65535) }, block = THREADS, args = args }
+  launches[2] = { kernel = name, grid = { mt, nt, math.min(nz, 65535) }, block = threads_of(algo, cfg),
+                  args = args }
   return plan
 end
 
