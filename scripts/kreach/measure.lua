@@ -379,6 +379,9 @@ function M.time(inst, opts)
     error("timing the baseline failed: " .. msg, 0)
   end
   res.timing = m
+  -- which implementation the baseline ran, where the operators can differ (a convolution:
+  -- cuDNN, with its version and algorithm, or kreach's NVRTC kernels)
+  res.baseline_backend = ops_lib.conv_last
   res.clocks = m.clocks
   res.throttled = m.clocks.available and m.clocks.throttled or false
   if not m.clocks.available then res.warnings[#res.warnings + 1] = "clocks not read: " .. tostring(m.clocks.why) end

@@ -30,12 +30,14 @@ local function line(rec)
     return ("%-4d %-36s FAILED %s\n"):format(rec.problem_id or 0, name, why)
   end
   local s, sol = b.summary, b.sol or {}
-  return ("%-4d %-36s %10.4f %19s %7.2f %5d %9s %9s %6s  %s%s\n"):format(rec.problem_id or 0, name, s.median,
+  local be = rec.timing.baseline_backend
+  local ran = be and ("  [%s%s]"):format(be.backend, be.version and (" " .. be.version) or "") or ""
+  return ("%-4d %-36s %10.4f %19s %7.2f %5d %9s %9s %6s  %s%s%s\n"):format(rec.problem_id or 0, name, s.median,
     s.ci_lo and ("[%.4f, %.4f]"):format(s.ci_lo, s.ci_hi) or "-", 100 * s.iqr / s.median, s.n,
     fmt(sol.achieved_bytes_per_s and sol.achieved_bytes_per_s / 1e9, "%.1f"),
     fmt(sol.achieved_flops_per_s and sol.achieved_flops_per_s / 1e12, "%.2f"),
     fmt(sol.fraction and 100 * sol.fraction, "%.0f%%"), rec.timing.timing and rec.timing.timing.stop_reason or "-",
-    rec.throttled and " throttled" or "")
+    rec.throttled and " throttled" or "", ran)
 end
 
 -- The JSON row of one record: the brief record, and the baseline's summary and bounds.
@@ -44,6 +46,7 @@ local function json_row(rec)
   local t = type(rec.timing) == "table" and rec.timing or {}
   if t.baseline then row.summary, row.sol = t.baseline.summary, t.baseline.sol end
   row.stop = t.timing and t.timing.stop_reason or nil
+  row.baseline_backend = t.baseline_backend
   row.warnings = t.warnings
   return row
 end

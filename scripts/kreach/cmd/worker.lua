@@ -11,6 +11,7 @@
 local calibrate = require "kreach.calibrate"
 local candidate = require "kreach.candidate"
 local check = require "kreach.check"
+local cudnn = require "kreach.cudnn"
 local measure = require "kreach.measure"
 local problem = require "kreach.problem"
 local protocol = require "kreach.protocol"
@@ -55,6 +56,10 @@ return {
     end
     local inst = problem.load(problem.resolve(spec.problem)):instantiate{ dtype = spec.dtype, sizes = spec.sizes }
     inst:validate()
+    -- a convolution's baseline is cuDNN's where it is installed: it is found and loaded now,
+    -- before the seal (the search runs python3 and reads directories a sealed worker may not;
+    -- kreach.seal then preloads cuDNN's own libraries)
+    if args.job ~= "lint" and inst.problem.category == "convolution" then cudnn.available() end
     if not seal_or_die(args.job, { candidate = spec.candidate, problem = inst.problem.path,
                                    device = args.job ~= "lint" or not spec.arch, nvml = args.job == "time" }) then
       return 3

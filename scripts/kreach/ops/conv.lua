@@ -17,8 +17,11 @@
 -- Convolutions with at most 4 output channels per group (depthwise ones) run the direct kernel
 -- at every dtype: the GEMM's column tile would be mostly idle, and they are memory-bound.
 --
--- Which implementation runs is decided in one place, choose_backend(dtype) ("nvrtc" for the
--- kernels here; a cuDNN backend can be switched in there) with plan() below it.
+-- Which implementation runs is decided in one place, choose_backend(dtype): cuDNN where
+-- kreach.cudnn finds it (the baseline PyTorch itself runs), else the kernels here, planned by
+-- plan() below it; lib.conv_last says which ran.
+local cudnn = require "kreach.cudnn"
+
 -- tensor-core products, in their own string so that a CPU emulation (experiments/conv) can
 -- put its own definition in their place
 local MMA = [==[
@@ -813,7 +816,7 @@ function M.resolve(xs, ws, opts, transposed)
   local yshape = batched and { N, Co } or { Co }
   for d = 1, n do yshape[#yshape + 1] = out[d] end
   return { n = n, batched = batched, N = N, C = C, Co = Co, groups = groups, Cin_g = Cin_g,
-           Cout_g = Cout_g, spatial = sp, out = out, k = k, stride = s, pad = pl, dilation = dil,
+           Cout_g = Cout_g, spatial = sp, out = out, k = k, stride = s, pad = pl, pad_right = pr, dilation = dil,
            output_padding = op, transposed = transposed and true or false, algo = algo,
            yshape = yshape, xshape = xs, wshape = ws }
 end
@@ -826,10 +829,22 @@ function M.output_shape(xshape, wshape, opts, transposed)
   return g.yshape
 end
 
--- The one place that says which implementation computes the baseline at a dtype. Today every
--- floating dtype but f64 (the oracle, always these kernels) runs the NVRTC kernels here.
+-- The one place that says which implementation computes the baseline at a dtype: cuDNN where
+-- kreach.cudnn finds it (f32 with TF32 off, bf16 and f16 with fp32 accumulation; the fastest
+-- algorithm by cuDNN's heuristics), else the NVRTC kernels here. f64 is the oracle, always these
+-- kernels. KREACH_CONV_BACKEND=nvrtc keeps the NVRTC kernels where cuDNN is there.
+local CUDNN_DTYPES = { f32 = true, bf16 = true, f16 = true }
 function M.choose_backend(dtype)
-  return "nvrtc"
+  if not CUDNN_DTYPES[dtype] or os.getenv("KREACH_CONV_BACKEND") == "nvrtc" then return "nvrtc" end
+  return cudnn.available() and "cudnn" or "nvrtc"
+end
+
+-- Whether cuDNN can take this call as PyTorch states it (else the NVRTC kernels do): batched,
+-- padding the same on both sides, no kernel forced by opts.algo.
+local function cudnn_takes(g)
+  if not g.batched or (g.algo and g.algo ~= "auto") then return false end
+  for d = 1, g.n do if g.pad[d] ~= g.pad_right[d] then return false end end
+  return true
 end
 
 -- ---- plans: the launches of one call ----
@@ -1046,9 +1061,15 @@ local function install(lib, K)
     if not K.writes(y) then return y end
     if y:numel() == 0 then return y end
     local backend = dtype == "f64" and "oracle" or M.choose_backend(dtype)
-    if backend ~= "nvrtc" and backend ~= "oracle" then
-      K.fail(op, "backend '%s' is not available", tostring(backend))
+    if backend == "cudnn" and cudnn_takes(g) then
+      local algo = cudnn.conv(x, w, y, { transposed = transposed, stride = g.stride, padding = g.pad,
+                                         dilation = g.dilation, groups = g.groups, bias = bias,
+                                         output_padding = transposed and g.output_padding or nil })
+      lib.conv_last = { backend = "cudnn", algo = algo, version = cudnn.info().version }
+      return y
     end
+    if backend == "cudnn" then backend = "nvrtc" end
+    lib.conv_last = { backend = backend }
     local tensors = { x = x, w = w, y = y, bias = bias }
     if plan.scratch then tensors.wp = K.empty({ plan.scratch }, dtype) end
     for _, l in ipairs(plan.launches) do
@@ -1070,6 +1091,7 @@ local function install(lib, K)
   -- as conv's (no string padding) and output_padding.
   function lib.conv_transpose(x, w, y, opts) return run("conv_transpose", true, x, w, y, opts) end
   -- which implementation computes a call at this dtype: "oracle" (f64) or the baseline's backend
+  -- ("cudnn" or "nvrtc"); lib.conv_last says what the last call ran ({backend =, algo =, version =})
   function lib.conv_backend(dtype)
     if dtype == "f64" or dtype == "float64" then return "oracle" end
     return M.choose_backend(dtype)
