@@ -84,10 +84,17 @@ describe("kreach.ops.conv", function()
   it("says which backend computes each dtype", function()
     local lib = ops.get(true)
     assert.equal("oracle", lib.conv_backend("f64"))
+    -- cuDNN where kreach.cudnn finds it (this machine's toolkit may carry it), else nvrtc
+    local want = require("kreach.cudnn").available() and "cudnn" or "nvrtc"
     for _, dt in ipairs({ "f32", "bf16", "f16" }) do
-      assert.equal("nvrtc", lib.conv_backend(dt))
-      assert.equal("nvrtc", conv.choose_backend(dt))
+      assert.equal(want, lib.conv_backend(dt))
+      assert.equal(want, conv.choose_backend(dt))
     end
+    -- KREACH_CONV_BACKEND=nvrtc keeps kreach's own kernels
+    local f = io.popen(("KREACH_CONV_BACKEND=nvrtc %q -e 'print(require(\"kreach.ops.conv\").choose_backend(\"f32\"))'"):format(
+      require("kreach").executable()))
+    assert.equal("nvrtc", f:read("l"))
+    f:close()
   end)
 
   describe("output_shape", function()
