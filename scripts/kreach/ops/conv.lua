@@ -839,6 +839,40 @@ function M.choose_backend(dtype)
   return cudnn.available() and "cudnn" or "nvrtc"
 end
 
+local INT32_MAX = 2147483647
+
+-- Runs one call through cuDNN: true and its algorithm, or false and why cuDNN does not take it
+-- (then the NVRTC kernels do, and lib.conv_last says so). cuDNN's descriptors count elements
+-- in 32 bits: a call whose x or y is larger runs as slices of the batch (as PyTorch's own cuDNN
+-- path does), and one whose single sample or weight is larger goes to the NVRTC kernels. A shape
+-- cuDNN refuses (its BAD_PARAM or NOT_SUPPORTED, before any work) does too; any other failure
+-- is raised.
+local function cudnn_run(g, transposed, x, w, y, bias)
+  local per_x, per_y = x:numel() // g.N, y:numel() // g.N
+  if w:numel() > INT32_MAX or per_x > INT32_MAX or per_y > INT32_MAX then
+    return false, "a sample or the weight has more than 2^31 - 1 elements"
+  end
+  local chunk = math.min(g.N, math.max(1, INT32_MAX // math.max(per_x, per_y)))
+  local o = { transposed = transposed, stride = g.stride, padding = g.pad, dilation = g.dilation,
+              groups = g.groups, bias = bias, output_padding = transposed and g.output_padding or nil }
+  local algo
+  for s = 1, g.N, chunk do
+    local n = math.min(chunk, g.N - s + 1)
+    local xs, ys = x, y
+    if n < g.N then xs, ys = x:narrow(1, s, n), y:narrow(1, s, n) end
+    local ok, r = pcall(cudnn.conv, xs, w, ys, o)
+    if not ok then
+      local msg = tostring(r)
+      if s == 1 and (msg:find("CUDNN_STATUS_BAD_PARAM", 1, true) or msg:find("CUDNN_STATUS_NOT_SUPPORTED", 1, true)) then
+        return false, msg
+      end
+      error(r, 0)
+    end
+    algo = r
+  end
+  return true, algo
+end
+
 -- Whether cuDNN can take this call as PyTorch states it (else the NVRTC kernels do): batched,
 -- padding the same on both sides, no kernel forced by opts.algo.
 local function cudnn_takes(g)
@@ -1061,15 +1095,17 @@ local function install(lib, K)
     if not K.writes(y) then return y end
     if y:numel() == 0 then return y end
     local backend = dtype == "f64" and "oracle" or M.choose_backend(dtype)
+    local why_not
     if backend == "cudnn" and cudnn_takes(g) then
-      local algo = cudnn.conv(x, w, y, { transposed = transposed, stride = g.stride, padding = g.pad,
-                                         dilation = g.dilation, groups = g.groups, bias = bias,
-                                         output_padding = transposed and g.output_padding or nil })
-      lib.conv_last = { backend = "cudnn", algo = algo, version = cudnn.info().version }
-      return y
+      local ok, r = cudnn_run(g, transposed, x, w, y, bias)
+      if ok then
+        lib.conv_last = { backend = "cudnn", algo = r, version = cudnn.info().version }
+        return y
+      end
+      why_not = r
     end
     if backend == "cudnn" then backend = "nvrtc" end
-    lib.conv_last = { backend = backend }
+    lib.conv_last = { backend = backend, why_not_cudnn = why_not }
     local tensors = { x = x, w = w, y = y, bias = bias }
     if plan.scratch then tensors.wp = K.empty({ plan.scratch }, dtype) end
     for _, l in ipairs(plan.launches) do
