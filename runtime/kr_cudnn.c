@@ -658,7 +658,9 @@ static kr_status make_plan(kr_context *ctx, state *st, const plan_key *k, plan *
         plan_free(p);
         return s;
     }
-    /* the heuristics, fastest first; the first that succeeds at an allowed math type */
+    /* the heuristics, fastest first: the first deterministic one that succeeds at an allowed
+     * math type (a baseline that differs from call to call would blur the comparisons it is
+     * used for), else the first that succeeds at all */
     int max = 0, got = 0, chosen = -1;
     cudnnMathType_t math = want;
     size_t ws = 0;
@@ -669,24 +671,28 @@ static kr_status make_plan(kr_context *ctx, state *st, const plan_key *k, plan *
         if (max > (int)(sizeof perf / sizeof *perf)) max = (int)(sizeof perf / sizeof *perf);
         STEP(cudnnGetConvolutionForwardAlgorithm_v7(st->h, p->xd, p->wd, p->cd, p->yd, max, &got,
                                                     perf));
-        for (int i = 0; s == KR_OK && i < got && chosen < 0; i++)
-            if (perf[i].status == CUDNN_STATUS_SUCCESS && math_allowed(dt, perf[i].mathType)) {
-                chosen = (int)perf[i].algo;
-                math = dt == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH : perf[i].mathType;
-                ws = perf[i].memory;
-            }
+        for (int pass = 0; pass < 2 && chosen < 0; pass++)
+            for (int i = 0; s == KR_OK && i < got && chosen < 0; i++)
+                if (perf[i].status == CUDNN_STATUS_SUCCESS && math_allowed(dt, perf[i].mathType) &&
+                    (pass == 1 || perf[i].determinism == CUDNN_DETERMINISTIC)) {
+                    chosen = (int)perf[i].algo;
+                    math = dt == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH : perf[i].mathType;
+                    ws = perf[i].memory;
+                }
     } else {
         cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT * 4];
         STEP(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(st->h, &max));
         if (max > (int)(sizeof perf / sizeof *perf)) max = (int)(sizeof perf / sizeof *perf);
         STEP(cudnnGetConvolutionBackwardDataAlgorithm_v7(st->h, p->wd, p->xd, p->cd, p->yd, max,
                                                          &got, perf));
-        for (int i = 0; s == KR_OK && i < got && chosen < 0; i++)
-            if (perf[i].status == CUDNN_STATUS_SUCCESS && math_allowed(dt, perf[i].mathType)) {
-                chosen = (int)perf[i].algo;
-                math = dt == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH : perf[i].mathType;
-                ws = perf[i].memory;
-            }
+        for (int pass = 0; pass < 2 && chosen < 0; pass++)
+            for (int i = 0; s == KR_OK && i < got && chosen < 0; i++)
+                if (perf[i].status == CUDNN_STATUS_SUCCESS && math_allowed(dt, perf[i].mathType) &&
+                    (pass == 1 || perf[i].determinism == CUDNN_DETERMINISTIC)) {
+                    chosen = (int)perf[i].algo;
+                    math = dt == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH : perf[i].mathType;
+                    ws = perf[i].memory;
+                }
     }
     if (s == KR_OK && chosen < 0) {
         char sx[96], sw[96];
