@@ -5,6 +5,16 @@ local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
 
+
+-- A parameter's init rule as text: a rule a problem computes from the parameter's shape (a
+-- convolution's fan_in) is shown as it comes out for this instance.
+local function init_rule(a)
+  if type(a.init) == "function" then
+    local ok, r = pcall(a.init, a.shape)
+    return ok and type(r) == "string" and r or nil
+  end
+  return type(a.init) == "string" and a.init or nil
+end
 return {
   summary = "Show a problem: arguments, shapes, bytes, flops and the PyTorch code.",
   parser = function(p)
@@ -22,7 +32,7 @@ return {
       local a = {}
       for i, x in ipairs(inst.args) do
         a[i] = { kind = x.kind, name = x.name, shape = x.shape, dtype = x.dtype, value = x.value,
-                 dist = x.dist and x.dist.text, domain = x.domain, init = type(x.init) == "string" and x.init or nil }
+                 dist = x.dist and x.dist.text, domain = x.domain, init = init_rule(x) }
       end
       io.write(json.encode({ id = p.id, name = p.name, path = p.path, category = p.category,
         description = p.description, dtype = inst.dtype, sizes = inst.sizes, args = a,
@@ -41,7 +51,7 @@ return {
       if a.kind == "scalar" then
         io.write(("  %-7s %-16s = %s\n"):format(a.kind, a.name, tostring(a.value)))
       else
-        local extra = a.dist and ("  %s"):format(a.dist.text) or (type(a.init) == "string" and "  init " .. a.init or "")
+        local extra = a.dist and ("  %s"):format(a.dist.text) or (init_rule(a) and "  init " .. init_rule(a) or "")
         if a.domain then extra = extra .. ("  (domain: %s)"):format(a.domain) end
         io.write(("  %-7s %-16s %-5s {%s}  %.3f GB%s\n"):format(a.kind, a.name, a.dtype,
           table.concat(a.shape, ", "), a.nbytes / 1e9, extra))
