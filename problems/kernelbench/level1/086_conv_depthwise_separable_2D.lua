@@ -6,7 +6,7 @@
 -- ops.sizes, so an override changes the model and the reference alike. stride, padding and
 -- dilation are the depthwise convolution's; the pointwise one has stride 1 and no padding. The
 -- depthwise output is an intermediate tensor (16x64x512x512, 1 GiB in f32) that the model also
--- materialises; the reference takes it from the operator library's scratch memory (ops.kit.empty:
+-- materialises; the reference takes it from the operator library's scratch memory (ops.empty:
 -- shape-only while the reference is validated, from the timing pool while it is timed) and frees
 -- it after the pointwise convolution. The default byte count (input, weights and output) leaves it
 -- out: it is not compulsory traffic, a fused kernel need not write it. Both weights have PyTorch's
@@ -55,7 +55,7 @@ return kreach.problem{
   reference = function(ops, x, depthwise_weight, pointwise_weight, y)
     local s = ops.sizes
     local h, w = mid_hw(s)
-    local mid = ops.kit.empty({ s.batch_size, s.in_channels, h, w }, x.dtype)
+    local mid = ops.empty({ s.batch_size, s.in_channels, h, w }, x.dtype)
     ops.conv(x, depthwise_weight, mid, {
       stride = s.stride, padding = s.padding, dilation = s.dilation, groups = s.in_channels,
     })

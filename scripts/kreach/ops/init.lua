@@ -155,6 +155,10 @@ function M.library(opts)
   local lib = { meta = opts and opts.meta or false }
   local K = new_kit(lib)
   lib.kit = K
+  -- empty(shape, dtype) -> a temporary for a reference (an intermediate between two operators):
+  -- shape-only while the reference is validated, from the timing pool while it is timed (no
+  -- allocation in a timed call), else a new tensor. Free it with :free() when done.
+  lib.empty = K.empty
   for _, fam in ipairs(M.families) do
     local mod = M.family(fam)
     if mod then mod.install(lib, K) end
