@@ -83,12 +83,9 @@ end
 
 local function begin_run(db, dev, command, config, config_hash)
   local v = core.versions()
-  local function num(s)
-    local ma, mi = tostring(s):match("^(%d+)%.(%d+)")
-    return ma and tonumber(ma) * 1000 + tonumber(mi) * 10 or nil
-  end
   return db:begin_run{ command = command, config = config, config_hash = config_hash, device = dev,
-    versions = { driver = num(v.driver), runtime = num(v.runtime), nvrtc = v.nvrtc },
+    -- "13.0" as CUDA's integer 13000: the store converts (kreach.store's cuda_int)
+    versions = { driver = v.driver, runtime = v.runtime, nvrtc = v.nvrtc },
     kreach_version = core.version, kreach_revision = core.version:match("%(([^)]+)%)") or core.version }
 end
 

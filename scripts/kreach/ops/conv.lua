@@ -841,6 +841,13 @@ end
 
 local INT32_MAX = 2147483647
 
+-- cuDNN's version as text, asked once (conv_last carries it on every call, timed ones too)
+local version_text
+local function cudnn_version()
+  if not version_text then version_text = cudnn.info().version end
+  return version_text
+end
+
 -- Runs one call through cuDNN: true and its algorithm, or false and why cuDNN does not take it
 -- (then the NVRTC kernels do, and lib.conv_last says so). cuDNN's descriptors count elements
 -- in 32 bits: a call whose x or y is larger runs as slices of the batch (as PyTorch's own cuDNN
@@ -1099,7 +1106,7 @@ local function install(lib, K)
     if backend == "cudnn" and cudnn_takes(g) then
       local ok, r = cudnn_run(g, transposed, x, w, y, bias)
       if ok then
-        lib.conv_last = { backend = "cudnn", algo = r, version = cudnn.info().version }
+        lib.conv_last = { backend = "cudnn", algo = r, version = cudnn_version() }
         return y
       end
       why_not = r
