@@ -4,6 +4,7 @@
 #include "kr_lua.h"
 #include "kr_proc.h"
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <string.h>
@@ -89,6 +90,20 @@ static int l_proc_read_line(lua_State *L) {
     return 2;
 }
 
+/* w:write(s) -> true, or fail and why: to the worker's standard input (spawned with watch) */
+static int l_proc_write(lua_State *L) {
+    lproc *u = checkproc(L, 1);
+    size_t len;
+    const char *s = luaL_checklstring(L, 2, &len);
+    if (kr_proc_write(u->p, s, len) != 0) {
+        luaL_pushfail(L);
+        lua_pushstring(L, errno == EPIPE ? "the worker is gone" : strerror(errno));
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 static int l_proc_kill(lua_State *L) {
     kr_proc_kill(checkproc(L, 1)->p);
     return 0;
@@ -131,7 +146,7 @@ static int l_proc_free(lua_State *L) {
 
 int luaopen_kreach_proc(lua_State *L) {
     static const luaL_Reg methods[] = {
-        {"read_line", l_proc_read_line}, {"kill", l_proc_kill}, {"wait", l_proc_wait},
+        {"read_line", l_proc_read_line}, {"write", l_proc_write}, {"kill", l_proc_kill}, {"wait", l_proc_wait},
         {"stderr", l_proc_stderr},       {"pid", l_proc_pid},   {"free", l_proc_free},
         {NULL, NULL}};
     kr_lua_newclass(L, KR_PROC_MT, methods, l_proc_free, NULL);

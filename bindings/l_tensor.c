@@ -4,6 +4,7 @@
 #include "kr_lua.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,28 @@ static int l_tensor_empty(lua_State *L) {
     kr_dtype d = kr_lua_checkdtype(L, 2, KR_F32);
     kr_tensor *t = kr_lua_newtensor(L);
     check(L, kr_tensor_alloc(kr_lua_ctx(L), t, d, nd, shape));
+    return 1;
+}
+
+/* open_ipc(handle_hex, offset, shape, dtype="f32") -> a tensor over another process's memory
+ * (its CUDA IPC handle as 128 hex digits, offset bytes into that allocation) */
+static int l_tensor_open_ipc(lua_State *L) {
+    size_t len;
+    const char *hex = luaL_checklstring(L, 1, &len);
+    lua_Integer off = luaL_checkinteger(L, 2);
+    luaL_argcheck(L, len == 128, 1, "a CUDA IPC handle is 128 hex digits");
+    luaL_argcheck(L, off >= 0, 2, "the offset is negative");
+    unsigned char h[64];
+    for (int i = 0; i < 64; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1) luaL_argerror(L, 1, "not hex digits");
+        h[i] = (unsigned char)v;
+    }
+    int64_t shape[KR_MAX_DIMS];
+    int nd = kr_lua_checkshape(L, 3, shape);
+    kr_dtype d = kr_lua_checkdtype(L, 4, KR_F32);
+    kr_tensor *t = kr_lua_newtensor(L);
+    check(L, kr_tensor_open_ipc(kr_lua_ctx(L), t, h, (size_t)off, d, nd, shape));
     return 1;
 }
 
@@ -208,6 +231,20 @@ static int l_tensor_size(lua_State *L) {
 static int l_tensor_data_ptr(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)(uintptr_t)kr_tensor_data(kr_lua_checktensor(L, 1)));
     return 1;
+}
+
+/* t:ipc_handle() -> the CUDA IPC handle of t's allocation (128 hex digits), t's byte offset
+ * in it */
+static int l_tensor_ipc_handle(lua_State *L) {
+    kr_tensor *t = kr_lua_checktensor(L, 1);
+    unsigned char h[64];
+    size_t off = 0;
+    check(L, kr_tensor_ipc_handle(kr_lua_ctx(L), t, h, &off));
+    char hex[129];
+    for (int i = 0; i < 64; i++) snprintf(hex + 2 * i, 3, "%02x", h[i]);
+    lua_pushstring(L, hex);
+    lua_pushinteger(L, (lua_Integer)off);
+    return 2;
 }
 
 static int l_tensor_is_live(lua_State *L) {
@@ -453,6 +490,7 @@ static const luaL_Reg methods[] = {
     {"numel", l_tensor_numel},       {"nbytes", l_tensor_nbytes},
     {"dim", l_tensor_dim},           {"size", l_tensor_size},
     {"data_ptr", l_tensor_data_ptr}, {"is_live", l_tensor_is_live},
+    {"ipc_handle", l_tensor_ipc_handle},
     {"free", l_tensor_free},         {"to_table", l_tensor_to_table},
     {"item", l_tensor_item},         {"to_bytes", l_tensor_to_bytes},
     {"copy_from", l_tensor_copy_from}, {"fill", l_tensor_fill},
@@ -531,7 +569,8 @@ int luaopen_kreach_tensor(lua_State *L) {
         {"empty", l_tensor_empty},       {"from_table", l_tensor_from_table},
         {"from_bytes", l_tensor_from_bytes}, {"is_tensor", l_tensor_is_tensor},
         {"dtypes", l_tensor_dtypes},     {"dtype_size", l_tensor_dtype_size},
-        {"check_empty", l_tensor_check_empty}, {NULL, NULL}};
+        {"check_empty", l_tensor_check_empty}, {"open_ipc", l_tensor_open_ipc},
+        {NULL, NULL}};
     luaL_newlib(L, fns);
     return 1;
 }

@@ -245,6 +245,31 @@ pid_t kr_proc_pid(const kr_proc *p) { return p->pid; }
 
 size_t kr_proc_scanned(const kr_proc *p) { return p->scanned; }
 
+int kr_proc_write(kr_proc *p, const void *buf, size_t len) {
+    if (p->watch < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    const char *b = buf;
+    while (len > 0) {
+        /* MSG_NOSIGNAL is for sockets; a pipe's EPIPE comes with SIGPIPE, ignored here */
+        struct sigaction ign = {0}, old;
+        ign.sa_handler = SIG_IGN;
+        sigaction(SIGPIPE, &ign, &old);
+        ssize_t n = write(p->watch, b, len);
+        int e = errno;
+        sigaction(SIGPIPE, &old, NULL);
+        if (n < 0) {
+            if (e == EINTR) continue;
+            errno = e;
+            return -1;
+        }
+        b += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 void kr_proc_free(kr_proc *p) {
     if (!p) return;
     if (!p->reaped) {

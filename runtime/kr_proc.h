@@ -41,6 +41,11 @@ kr_proc *kr_proc_spawn(const char *const *argv, char *err, size_t errlen);
  * Each byte is searched for the newline once, so a long line costs linear time. */
 int kr_proc_read_line(kr_proc *p, int timeout_ms, const char **line, size_t *len);
 
+/* Writes len bytes to the worker's standard input (the watch pipe; opts.watch must have been
+ * set). Returns 0, or -1 with errno (EPIPE when the worker is gone; EINVAL without a watch
+ * pipe). A write blocks while the pipe is full: the worker is expected to read. */
+int kr_proc_write(kr_proc *p, const void *buf, size_t len);
+
 /* Kills the process group with SIGKILL. */
 void kr_proc_kill(kr_proc *p);
 

@@ -15,6 +15,7 @@ struct kr_storage {
     kr_context *ctx;
     void *ptr;
     size_t bytes;
+    int ipc; /* ptr is another process's memory, mapped by kr_tensor_open_ipc */
 };
 
 int64_t kr_shape_numel(int ndim, const int64_t *shape) {
@@ -93,7 +94,10 @@ void kr_tensor_release(kr_tensor *t) {
     t->storage = NULL;
     if (!st || --st->refs > 0) return;
     /* After a sticky error cudaFree fails too; the memory goes with the process. */
-    if (!kr_context_broken(st->ctx)) cudaFree(st->ptr);
+    if (!kr_context_broken(st->ctx)) {
+        if (st->ipc) cudaIpcCloseMemHandle(st->ptr);
+        else cudaFree(st->ptr);
+    }
     kr_context_release(st->ctx);
     free(st);
 }
@@ -111,6 +115,52 @@ kr_context *kr_tensor_context(const kr_tensor *t) { return t->storage ? t->stora
 static kr_status live(kr_context *ctx, const kr_tensor *t) {
     if (!t->storage) return KR_ERROR(ctx, KR_ERR_ARG, "the tensor has been freed");
     if (kr_context_broken(ctx)) return kr_context_require(ctx);
+    return KR_OK;
+}
+
+kr_status kr_tensor_ipc_handle(kr_context *ctx, const kr_tensor *t, unsigned char handle[64],
+                               size_t *offset) {
+    kr_status s = live(ctx, t);
+    if (s != KR_OK) return s;
+    cudaIpcMemHandle_t h;
+    if ((s = KR_CUDA(ctx, cudaIpcGetMemHandle(&h, t->storage->ptr))) != KR_OK) return s;
+    _Static_assert(sizeof h == 64, "a CUDA IPC handle is 64 bytes");
+    memcpy(handle, &h, 64);
+    *offset = t->offset;
+    return KR_OK;
+}
+
+kr_status kr_tensor_open_ipc(kr_context *ctx, kr_tensor *t, const unsigned char handle[64],
+                             size_t offset, kr_dtype dtype, int ndim, const int64_t *shape) {
+    memset(t, 0, sizeof *t);
+    size_t bytes = 0;
+    kr_status s = kr_tensor_check_alloc(ctx, dtype, ndim, shape, &bytes);
+    if (s != KR_OK) return s;
+    if ((s = kr_context_require(ctx)) != KR_OK) return s;
+    cudaIpcMemHandle_t h;
+    memcpy(&h, handle, sizeof h);
+    void *p = NULL;
+    cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+    if (e != cudaSuccess) {
+        cudaGetLastError(); /* not sticky */
+        return KR_ERROR(ctx, KR_ERR_CUDA, "cannot map another process's memory (cudaIpcOpenMemHandle): %s",
+                        cudaGetErrorString(e));
+    }
+    kr_storage *st = calloc(1, sizeof *st);
+    if (!st) {
+        cudaIpcCloseMemHandle(p);
+        return KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory");
+    }
+    st->ptr = p;
+    st->bytes = offset + bytes;
+    st->ipc = 1;
+    st->refs = 1;
+    st->ctx = kr_context_retain(ctx);
+    t->storage = st;
+    t->offset = offset;
+    t->dtype = dtype;
+    t->ndim = ndim;
+    memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
     return KR_OK;
 }
 

@@ -43,6 +43,15 @@ int64_t kr_tensor_numel(const kr_tensor *t);
 size_t kr_tensor_nbytes(const kr_tensor *t);
 /* Device address of the first element; NULL for a released tensor. */
 void *kr_tensor_data(const kr_tensor *t);
+/* The CUDA IPC handle of the allocation under t (64 bytes into handle) and t's byte offset in
+ * it, so that another process on the same device can map the same memory
+ * (cudaIpcOpenMemHandle) and read and write it in place. */
+/* A tensor over memory another process exported (its CUDA IPC handle, 64 bytes), at offset
+ * bytes into that allocation; releasing the last reference unmaps it. */
+kr_status kr_tensor_open_ipc(kr_context *ctx, kr_tensor *t, const unsigned char handle[64],
+                             size_t offset, kr_dtype dtype, int ndim, const int64_t *shape);
+kr_status kr_tensor_ipc_handle(kr_context *ctx, const kr_tensor *t, unsigned char handle[64],
+                               size_t *offset);
 /* The context the storage belongs to. */
 kr_context *kr_tensor_context(const kr_tensor *t);
 
