@@ -94,10 +94,21 @@ static void setup_package(lua_State *L) {
     lua_newtable(L);
     int i = 1;
     for (const kr_embedded_file *e = kr_embedded_files; e->name; e++) {
+        if (strchr(e->name, '/')) continue; /* a file, not a module */
         lua_pushstring(L, e->name);
         lua_rawseti(L, -2, i++);
     }
     lua_setfield(L, -2, "kreach.embedded");
+    /* kreach.embedded_files: the embedded files that are not Lua modules (the Python the
+     * workers run), name -> contents */
+    lua_newtable(L);
+    for (const kr_embedded_file *e = kr_embedded_files; e->name; e++) {
+        size_t len = strlen(e->name);
+        if (len < 3 || strcmp(e->name + len - 3, ".py") != 0) continue;
+        lua_pushlstring(L, (const char *)e->data, e->size);
+        lua_setfield(L, -2, e->name);
+    }
+    lua_setfield(L, -2, "kreach.embedded_files");
     lua_pop(L, 1);
 }
 

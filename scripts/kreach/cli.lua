@@ -151,12 +151,16 @@ function cli.timing_options(p)
   p:option("--timing-seed", "Seed of the timing inputs and of the bootstrap (default 1).", nil):convert(cli.positive_integer)
   p:option("--sol-margin", "A time this fraction below the speed-of-light bound is impossible (default 0.25).", nil):convert(cli.nonnegative_number)
   p:option("--timing-sets", "The timed calls rotate over this many input sets, each with new values every round (default 2; fewer where memory is short).", nil):convert(cli.positive_integer)
+  p:flag("--no-torch", "Do not time PyTorch beside kreach (it is, by default, where a python3 with CUDA PyTorch is found: KREACH_PYTHON, else python3).")
+  p:flag("--torch-compile", "Time the problem's model under torch.compile too, beside eager.")
+  p:flag("--torch-tf32", "Time PyTorch with cuDNN's TF32 on, as PyTorch ships (default off: fp32 convolutions in fp32, as kreach's baselines compute them).")
   cli.db_option(p)
   cli.worker_options(p, "Seconds each worker phase may take (timing gets more; start-up at least 120).")
   p:flag("--json", "Print one JSON object.")
 end
 
--- The overrides the timing options ask for: timing, measure (nil where the default stands).
+-- The overrides the timing options ask for: timing, measure (nil where the default stands), and
+-- PyTorch's timing: { enabled, compile, cudnn_tf32 }.
 -- Each value comes checked and converted by the parser (integers where integers are due); what
 -- depends on several (a flush factor below 2 in cold mode) is checked where the options are
 -- resolved, once (kreach.eval.resolve), as a usage error.
@@ -174,7 +178,7 @@ function cli.timing_overrides(args)
   end
   if args.sol_margin then m.sol_margin = args.sol_margin end
   if args.timing_sets then m.sets = args.timing_sets end
-  return t, m
+  return t, m, { enabled = not args.no_torch, compile = args.torch_compile or false, cudnn_tf32 = args.torch_tf32 or false }
 end
 
 -- Prints a user error: `kreach <command>: <message>`; no GPU is `kreach: no CUDA device: ...`,

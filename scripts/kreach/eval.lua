@@ -17,6 +17,7 @@ local lfs = require "lfs"
 local measure = require "kreach.measure"
 local problem = require "kreach.problem"
 local protocol = require "kreach.protocol"
+local pytorch = require "kreach.pytorch"
 local text = require "kreach.text"
 local timing = require "kreach.timing"
 local verdict = require "kreach.verdict"
@@ -199,7 +200,7 @@ function M.evaluate(item, o, ctx)
   if v.verdict == "correct" then
     status("timing")
     local spec = worker_spec(item, o, { policy = o.policy, timing = o.timing, measure = o.measure,
-                                        calibration = ctx.calibration })
+                                        calibration = ctx.calibration, pytorch = o.pytorch })
     local r, tfailed = worker.run(protocol.argv("time", spec), { timeout_s = o.timeout_s, memory_bytes = o.memory_bytes,
                                                                  timeouts = protocol.timeouts("time", spec, o.timeout_s) })
     if not r then
@@ -252,8 +253,33 @@ function M.resolve(o)
   end
   local policy = resolved(check.policy, o.policy)
   policy.steps = nil
-  return { protocol = M.PROTOCOL, dtype = o.dtype, sizes = o.sizes or {}, policy = policy,
-           timing = resolved(timing.options, o.timing), measure = resolved(measure.options, o.measure) }
+  local conf = { protocol = M.PROTOCOL, dtype = o.dtype, sizes = o.sizes or {}, policy = policy,
+                 timing = resolved(timing.options, o.timing), measure = resolved(measure.options, o.measure) }
+  conf.pytorch, conf.pytorch_note = M.resolve_pytorch(o.torch, conf.timing)
+  return conf
+end
+
+-- resolve_pytorch(torch_options, timing) -> { python, torch (its version), compile, cudnn_tf32 }
+-- when PyTorch is timed beside kreach, else nil and the note the command prints once (nil when
+-- --no-torch asked for nothing). torch_options: cli.timing_overrides' third table.
+function M.resolve_pytorch(t, topts)
+  t = t or { enabled = false }
+  if not t.enabled then
+    if t.compile or t.cudnn_tf32 then
+      errors.usage(("--no-torch leaves nothing for %s to change"):format(t.compile and "--torch-compile" or "--torch-tf32"))
+    end
+    return nil
+  end
+  if topts and topts.mode == "graph" then
+    return nil, "PyTorch is not timed in graph mode (a replay of kreach's graph has no PyTorch call in it)"
+  end
+  if not core.has_device() then return nil end -- the command stops at the device, and says why
+  local found, why = pytorch.find()
+  if not found then
+    if t.compile then errors.usage("--torch-compile: " .. why) end
+    return nil, ("PyTorch not timed: %s (KREACH_PYTHON names a python3 with CUDA PyTorch; --no-torch leaves it out)"):format(why)
+  end
+  return { python = found.python, torch = found.torch, compile = t.compile, cudnn_tf32 = t.cudnn_tf32 }
 end
 
 -- run(o) -> { run_id, records, summary, skipped, db }, or { records = {}, skipped, nothing =
@@ -263,6 +289,8 @@ end
 function M.run(o)
   local log = o.log or function(l) io.stderr:write(l, "\n") end
   local conf = M.resolve(o)
+  if conf.pytorch_note then log(conf.pytorch_note) end
+  conf.pytorch_note = nil
   local items, skipped = M.plan(o.target, o.candidates)
   for _, s in ipairs(skipped) do log("skipped: " .. s.why) end
   -- nothing to evaluate: said, and no device, database or run is touched
@@ -270,7 +298,7 @@ function M.run(o)
   log(("%d candidate%s to evaluate on %s%s"):format(#items, #items == 1 and "" or "s", o.target,
     #skipped > 0 and (" (%d skipped)"):format(#skipped) or ""))
   local eo = { dtype = conf.dtype, sizes = conf.sizes, policy = conf.policy, timing = conf.timing,
-               measure = conf.measure, timeout_s = o.timeout_s, memory_bytes = o.memory_bytes, log = log }
+               measure = conf.measure, pytorch = conf.pytorch, timeout_s = o.timeout_s, memory_bytes = o.memory_bytes, log = log }
   local res = campaign.run{
     db = o.db, command = o.command, config = conf, scope = { target = o.target, candidates = o.candidates },
     items = items, resume = o.resume, reuse = not o.force, log = log, tty = o.tty, out = o.out,

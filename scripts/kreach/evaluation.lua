@@ -50,6 +50,28 @@ M.FIELDS = {
     from = function(t) return t.speedup and t.speedup.lo end },
   { name = "speedup_hi", kind = "real", list = true, column = "REAL", brief = true, csv = true,
     from = function(t) return t.speedup and t.speedup.hi end },
+  -- PyTorch timed in the same run (docs/timing.md, "PyTorch in the same run"): eager, and
+  -- torch.compile'd with --torch-compile; the candidate's speedup against each (KernelBench's
+  -- speedup is the one against eager), and the baseline's time over eager's (below 1: kreach's
+  -- baseline is faster than PyTorch)
+  { name = "pytorch_ms", kind = "real", list = true, column = "REAL", brief = true, csv = true,
+    from = function(t) return t.pytorch and t.pytorch.summary.median end },
+  { name = "pytorch_compiled_ms", kind = "real", column = "REAL", brief = true, csv = true,
+    from = function(t) return t.pytorch_compiled and t.pytorch_compiled.summary.median end },
+  { name = "speedup_pytorch", kind = "real", list = true, column = "REAL", brief = true, csv = true,
+    from = function(t) return t.ratios and t.ratios.speedup_pytorch and t.ratios.speedup_pytorch.ratio end },
+  { name = "speedup_pytorch_lo", kind = "real", column = "REAL", brief = true, csv = true,
+    from = function(t) return t.ratios and t.ratios.speedup_pytorch and t.ratios.speedup_pytorch.lo end },
+  { name = "speedup_pytorch_hi", kind = "real", column = "REAL", brief = true, csv = true,
+    from = function(t) return t.ratios and t.ratios.speedup_pytorch and t.ratios.speedup_pytorch.hi end },
+  { name = "speedup_compiled", kind = "real", column = "REAL", brief = true, csv = true,
+    from = function(t) return t.ratios and t.ratios.speedup_compiled and t.ratios.speedup_compiled.ratio end },
+  { name = "speedup_compiled_lo", kind = "real", column = "REAL", brief = true, csv = true,
+    from = function(t) return t.ratios and t.ratios.speedup_compiled and t.ratios.speedup_compiled.lo end },
+  { name = "speedup_compiled_hi", kind = "real", column = "REAL", brief = true, csv = true,
+    from = function(t) return t.ratios and t.ratios.speedup_compiled and t.ratios.speedup_compiled.hi end },
+  { name = "baseline_vs_pytorch", kind = "real", list = true, column = "REAL", brief = true, csv = true,
+    from = function(t) return t.ratios and t.ratios.baseline_vs_pytorch and t.ratios.baseline_vs_pytorch.ratio end },
   -- of the kernel under test: the candidate's, or the baseline's when it is timed alone
   { name = "sol_fraction", kind = "real", list = true, column = "REAL", brief = true, csv = true,
     from = function(t) local m = measured(t); return m and m.sol and m.sol.fraction end },
@@ -224,6 +246,17 @@ M.REPORT = {
       if not r.speedup then return "-" end
       return ("%.3fx [%.3f, %.3f]"):format(r.speedup, r.speedup_lo or 0 / 0, r.speedup_hi or 0 / 0)
     end, true },
+  -- PyTorch's, when it was timed (columns all "-" are left out of the table)
+  { "torch ms", function(r) return fmt_ms(r.pytorch_ms) end, true, optional = true },
+  { "vs torch [95% CI]", function(r)
+      if not r.speedup_pytorch then return "-" end
+      return ("%.3fx [%.3f, %.3f]"):format(r.speedup_pytorch, r.speedup_pytorch_lo or 0 / 0, r.speedup_pytorch_hi or 0 / 0)
+    end, true, optional = true },
+  { "compiled ms", function(r) return fmt_ms(r.pytorch_compiled_ms) end, true, optional = true },
+  { "vs compiled [95% CI]", function(r)
+      if not r.speedup_compiled then return "-" end
+      return ("%.3fx [%.3f, %.3f]"):format(r.speedup_compiled, r.speedup_compiled_lo or 0 / 0, r.speedup_compiled_hi or 0 / 0)
+    end, true, optional = true },
   { "%SOL", function(r) return r.sol_fraction and ("%.0f%%"):format(100 * r.sol_fraction) or "-" end, true },
   { "", function(r) return (r.throttled and "throttled" or "") .. (r.reused and " stored" or "") end },
 }
@@ -237,16 +270,29 @@ end
 
 -- table_text(records) -> the text table (header and one line per record).
 function M.table_text(records)
+  local cols = {}
+  for _, col in ipairs(M.REPORT) do
+    local keep = not col.optional
+    for _, r in ipairs(records) do
+      if keep then break end
+      keep = col[2](r) ~= "-"
+    end
+    if keep then cols[#cols + 1] = col end
+  end
   local rows = { {} }
-  for i, col in ipairs(M.REPORT) do rows[1][i] = col[1] end
-  for _, r in ipairs(records) do rows[#rows + 1] = M.cells(r) end
+  for i, col in ipairs(cols) do rows[1][i] = col[1] end
+  for _, r in ipairs(records) do
+    local c = {}
+    for i, col in ipairs(cols) do c[i] = col[2](r) end
+    rows[#rows + 1] = c
+  end
   local w = {}
   for _, c in ipairs(rows) do for i, x in ipairs(c) do w[i] = math.max(w[i] or 0, #x) end end
   local out = {}
   for _, c in ipairs(rows) do
     local parts = {}
     for i, x in ipairs(c) do
-      parts[i] = M.REPORT[i][3] and (" "):rep(w[i] - #x) .. x or x .. (" "):rep(w[i] - #x)
+      parts[i] = cols[i][3] and (" "):rep(w[i] - #x) .. x or x .. (" "):rep(w[i] - #x)
     end
     out[#out + 1] = (table.concat(parts, "  "):gsub("%s+$", ""))
   end
@@ -264,47 +310,74 @@ local function geomean(xs)
   return math.exp(s / #xs)
 end
 
--- summary(records) -> { n, correct, wins, win_rate, median_speedup, geomean_speedup,
--- fast_p = { {p =, value =}, ... }, by_verdict = {verdict = count} }. A win is a correct
--- candidate whose speedup interval lies above 1; fast_p counts correct candidates faster than
--- p times the baseline; both are fractions of all evaluated candidates (KernelBench's fast_p).
-function M.summary(rows)
-  local n, correct, wins = #rows, 0, 0
-  local speedups, by_verdict = {}, {}
+-- The references a speedup is stated against: kreach's baseline, PyTorch eager (KernelBench's
+-- and the study's reference: its fast_p is the one KernelBench defines) and torch.compile.
+M.REFERENCES = {
+  { key = "baseline", field = "speedup", lo = "speedup_lo", title = "kreach's baseline" },
+  { key = "pytorch", field = "speedup_pytorch", lo = "speedup_pytorch_lo", title = "PyTorch eager (KernelBench's fast_p)" },
+  { key = "compiled", field = "speedup_compiled", lo = "speedup_compiled_lo", title = "torch.compile" },
+}
+
+-- One reference's figures over the rows: a win is a correct candidate whose speedup interval
+-- lies above 1; fast_p counts correct candidates faster than p times the reference; both are
+-- fractions of all evaluated candidates (KernelBench's fast_p). `measured` counts the correct
+-- candidates with a speedup against this reference.
+local function against(rows, ref)
+  local n, wins, speedups = #rows, 0, {}
   for _, r in ipairs(rows) do
-    by_verdict[r.verdict] = (by_verdict[r.verdict] or 0) + 1
-    if r.verdict == "correct" then
-      correct = correct + 1
-      if r.speedup then speedups[#speedups + 1] = r.speedup end
-      if r.speedup_lo and r.speedup_lo > 1 then wins = wins + 1 end
+    if r.verdict == "correct" and r[ref.field] then
+      speedups[#speedups + 1] = r[ref.field]
+      if r[ref.lo] and r[ref.lo] > 1 then wins = wins + 1 end
     end
   end
-  local s = { n = n, correct = correct, wins = wins, by_verdict = by_verdict,
-              win_rate = n > 0 and wins / n or nil, median_speedup = #speedups > 0 and stats.median(speedups) or nil,
+  local a = { wins = wins, measured = #speedups, win_rate = n > 0 and wins / n or nil,
+              median_speedup = #speedups > 0 and stats.median(speedups) or nil,
               geomean_speedup = geomean(speedups), fast_p = {} }
   for _, p in ipairs(M.FAST_P) do
     local c = 0
-    for _, r in ipairs(rows) do
-      if r.verdict == "correct" and r.speedup and r.speedup > p then c = c + 1 end
-    end
-    s.fast_p[#s.fast_p + 1] = { p = p, value = n > 0 and c / n or nil }
+    for _, x in ipairs(speedups) do if x > p then c = c + 1 end end
+    a.fast_p[#a.fast_p + 1] = { p = p, value = n > 0 and c / n or nil }
   end
+  return a
+end
+
+-- summary(records) -> { n, correct, by_verdict = {verdict = count}, against = { baseline =,
+-- pytorch =, compiled = } (each: wins, measured, win_rate, median_speedup, geomean_speedup,
+-- fast_p = { {p =, value =}, ... }; pytorch and compiled only where some record has them) },
+-- with the baseline's figures also at the top level (wins, win_rate, median_speedup,
+-- geomean_speedup, fast_p).
+function M.summary(rows)
+  local n, correct, by_verdict = #rows, 0, {}
+  for _, r in ipairs(rows) do
+    by_verdict[r.verdict] = (by_verdict[r.verdict] or 0) + 1
+    if r.verdict == "correct" then correct = correct + 1 end
+  end
+  local s = { n = n, correct = correct, by_verdict = by_verdict, against = {} }
+  for _, ref in ipairs(M.REFERENCES) do
+    local a = against(rows, ref)
+    if ref.key == "baseline" or a.measured > 0 then s.against[ref.key] = a end
+  end
+  for k, v in pairs(s.against.baseline) do if k ~= "measured" then s[k] = v end end
   return s
 end
 
--- summary_text(s) -> the summary's lines.
+-- summary_text(s) -> the summary's lines: the verdicts, then each reference's figures.
 function M.summary_text(s)
   local function pct(x) return x and ("%.1f%%"):format(100 * x) or "-" end
   local lines = {
-    ("%d evaluated, %d correct (%s); wins %d (%s: speedup interval above 1)"):format(
-      s.n, s.correct, pct(s.n > 0 and s.correct / s.n or nil), s.wins, pct(s.win_rate)),
-    ("speedup of correct candidates: median %s, geometric mean %s"):format(
-      s.median_speedup and ("%.3fx"):format(s.median_speedup) or "-",
-      s.geomean_speedup and ("%.3fx"):format(s.geomean_speedup) or "-"),
+    ("%d evaluated, %d correct (%s)"):format(s.n, s.correct, pct(s.n > 0 and s.correct / s.n or nil)),
   }
-  local fp = {}
-  for _, f in ipairs(s.fast_p) do fp[#fp + 1] = ("fast_%g %s"):format(f.p, pct(f.value)) end
-  lines[#lines + 1] = table.concat(fp, ", ")
+  for _, ref in ipairs(M.REFERENCES) do
+    local a = s.against and s.against[ref.key]
+    if a then
+      local fp = {}
+      for _, f in ipairs(a.fast_p) do fp[#fp + 1] = ("fast_%g %s"):format(f.p, pct(f.value)) end
+      lines[#lines + 1] = ("against %s: wins %d (%s: speedup interval above 1); median %s, geometric mean %s; %s"):format(
+        ref.title, a.wins, pct(a.win_rate),
+        a.median_speedup and ("%.3fx"):format(a.median_speedup) or "-",
+        a.geomean_speedup and ("%.3fx"):format(a.geomean_speedup) or "-", table.concat(fp, ", "))
+    end
+  end
   local vs = {}
   for k, c in pairs(s.by_verdict) do vs[#vs + 1] = ("%s %d"):format(k, c) end
   table.sort(vs)

@@ -21,6 +21,7 @@ local nvrtc = require "kreach.core.nvrtc"
 local candidate = require "kreach.candidate"
 local check = require "kreach.check"
 local ops = require "kreach.ops"
+local stats = require "kreach.stats"
 local timing = require "kreach.timing"
 local verdict = require "kreach.verdict"
 
@@ -69,9 +70,11 @@ local FLOAT = { f32 = true, f16 = true, bf16 = true }
 -- its outputs), and of the work beside the sets: the oracle's f64 copies of one set and the
 -- temporaries of drawing new values, kept for the whole measurement (Instance:redraw's cache:
 -- an f32 draw of each input or parameter, and a rounded copy when its dtype is not f32).
-local function footprint(inst, with_candidate)
+local function footprint(inst, with_candidate, with_pytorch)
   local per_set, oracle, kept = 0, 0, 0
   for _, a in ipairs(inst.args) do
+    -- PyTorch's worker holds a copy of every input, param and output of each set
+    if a.kind ~= "scalar" and with_pytorch then per_set = per_set + a.nbytes end
     if a.kind ~= "scalar" then
       local f64 = a.numel * 8
       if a.kind == "output" then
@@ -88,10 +91,10 @@ local function footprint(inst, with_candidate)
   return per_set, oracle + kept
 end
 
--- plan_sets(inst, mo, with_candidate, free_bytes) -> { requested, used, per_set_bytes,
--- fallback (why fewer were used, or nil) }
-function M.plan_sets(inst, mo, with_candidate, free_bytes)
-  local per_set, beside = footprint(inst, with_candidate)
+-- plan_sets(inst, mo, with_candidate, free_bytes, with_pytorch) -> { requested, used,
+-- per_set_bytes, fallback (why fewer were used, or nil) }
+function M.plan_sets(inst, mo, with_candidate, free_bytes, with_pytorch)
+  local per_set, beside = footprint(inst, with_candidate, with_pytorch)
   local room = free_bytes * mo.memory_fraction - beside
   local fit = per_set > 0 and math.floor(room / per_set) or mo.sets
   local used = math.max(1, math.min(mo.sets, fit))
@@ -184,7 +187,8 @@ end
 -- time(inst, opts) -> result. opts: candidate = path (nil: the baseline alone), timing =
 -- kreach.timing options, policy = kreach.check policy overrides (thresholds of the checks),
 -- measure = overrides of M.DEFAULTS, calibration = a stored calibration (or nil: no speed of
--- light), phase = function(name), arch = NVRTC arch.
+-- light), phase = function(name), arch = NVRTC arch, pytorch = { session = a kreach.pytorch
+-- session, compile = bool } (PyTorch timed beside the baseline: eager, and compiled).
 -- result: { verdict (the candidate's, after timing; nil for a baseline alone), timing = the
 -- kreach.timing result, baseline = {summary, samples, sol}, candidate = {...}, speedup,
 -- sets = {requested, used, per_set_bytes, fallback}, checks = {first, last, doubted, rounds,
@@ -217,7 +221,12 @@ function M.time(inst, opts)
   local ops_lib = ops.get(false)
   local lib = inst:ops(ops_lib)
   local n = #inst.args
-  local plan = M.plan_sets(inst, mo, cand ~= nil, core.device().free_memory_bytes)
+  local pyt = opts.pytorch
+  if pyt and topts.mode == "graph" then
+    res.pytorch_note = "PyTorch is not timed in graph mode (a replay of kreach's graph has no PyTorch call in it)"
+    pyt = nil
+  end
+  local plan = M.plan_sets(inst, mo, cand ~= nil, core.device().free_memory_bytes, pyt ~= nil)
   res.sets = plan
   if plan.fallback then res.warnings[#res.warnings + 1] = plan.fallback end
   -- every draw takes the next seed: never a correctness trial's (those are seed*7919 + t)
@@ -258,6 +267,32 @@ function M.time(inst, opts)
   end
   core.synchronize()
 
+  -- PyTorch's model, and its copies of the sets' inputs (the same values, refreshed with
+  -- every redraw); a failure here leaves PyTorch out of the measurement, said once
+  local torch_slots = {}
+  if pyt then
+    phase("pytorch")
+    local session = pyt.session
+    res.pytorch_env = { torch = session.info.torch, cuda = session.info.cuda, cudnn = session.info.cudnn,
+                        cudnn_tf32 = session.info.cudnn_tf32, compile = pyt.compile or false }
+    local ok, why = session:load("eager", inst)
+    if ok then torch_slots[1] = { slot = "eager", name = "pytorch" } end
+    if ok and pyt.compile then
+      local cok, cwhy = session:load("compiled", inst, { compile = true })
+      if cok then torch_slots[2] = { slot = "compiled", name = "pytorch_compiled" }
+      else res.warnings[#res.warnings + 1] = "torch.compile not timed: " .. cwhy end
+    end
+    for k = 1, plan.used do
+      if not ok then break end
+      ok, why = session:mirror(k, inst, sets[k].vals)
+      if ok then session:refresh(k) end
+    end
+    if not ok then
+      res.pytorch_note = "PyTorch not timed: " .. tostring(why)
+      torch_slots = {}
+    end
+  end
+
   local base_pool, cand_pool = timing.pool(), timing.pool()
   local ref = inst.problem.def.reference
   local function poison_outputs(list)
@@ -286,6 +321,23 @@ function M.time(inst, opts)
         if not ok then cand_error = err; error(err, 0) end
       end,
       prepare = function(k) poison_outputs(sets[k].cvals) end,
+    }
+  end
+
+  for _, ts in ipairs(torch_slots) do
+    local session = pyt.session
+    subjects[#subjects + 1] = {
+      name = ts.name, optional = true,
+      call = function(k)
+        local r, why = session:call(ts.slot, k, {})
+        if not r then error(why, 0) end
+      end,
+      sample = function(k, so)
+        local r, why = session:call(ts.slot, k, { timed = true, flush_bytes = so.flush_bytes })
+        if not r then error(why, 0) end
+        if not r.gated then ts.ungated = (ts.ungated or 0) + 1 end
+        return r.ms
+      end,
     }
   end
 
@@ -324,6 +376,7 @@ function M.time(inst, opts)
       for _, k in ipairs(ks) do
         inst:redraw(sets[k].vals, next_seed(), redraw_cache)
         sets[k].hashes = hash_inputs(sets[k])
+        if #torch_slots > 0 then pyt.session:refresh(k) end
       end
     end,
     after_round = function(round, ks)
@@ -406,8 +459,11 @@ function M.time(inst, opts)
   for _, name in ipairs(m.order) do
     local s = m.subjects[name]
     res[name] = { summary = s.summary, samples = s.samples, warmup = s.warmup, graph_nodes = s.graph_nodes,
-                  sol = timing.sol(p, s.summary.median, cal, topts.mode) }
-    if not s.warmup.settled then
+                  sol = s.summary and timing.sol(p, s.summary.median, cal, topts.mode) or nil, dropped = s.dropped }
+    if s.dropped then
+      res.warnings[#res.warnings + 1] = ("%s left the measurement: %s"):format(name, s.dropped)
+      if not s.summary then res[name] = nil end
+    elseif not s.warmup.settled then
       res.warnings[#res.warnings + 1] = ("%s: the warm-up did not settle within %d calls or %g s"):format(name, topts.warmup_max, topts.warmup_s)
     end
     if s.ungated then
@@ -416,6 +472,27 @@ function M.time(inst, opts)
     end
   end
   res.speedup = m.speedup
+  -- against PyTorch: the candidate's speedup over eager and over compiled, and the baseline's
+  -- time over eager's (the parity of kreach's baseline), each with its bootstrap interval
+  for _, ts in ipairs(torch_slots) do
+    if ts.ungated then
+      res.warnings[#res.warnings + 1] = ("%s: %d calls took longer to queue than the gate held, so their times include some of the host's launch time"):format(ts.name, ts.ungated)
+    end
+  end
+  local function ratio(a, b)
+    local A, B = res[a], res[b]
+    if not (A and B and A.summary and B.summary) then return nil end
+    local r, lo, hi = stats.ratio_ci(A.samples, B.samples, { seed = topts.seed, resamples = topts.resamples, level = topts.level })
+    return { ratio = r, lo = lo, hi = hi, of = a, over = b }
+  end
+  if #torch_slots > 0 then
+    res.ratios = {
+      baseline_vs_pytorch = ratio("baseline", "pytorch"),
+      baseline_vs_compiled = ratio("baseline", "pytorch_compiled"),
+      speedup_pytorch = cand and ratio("pytorch", "candidate") or nil,
+      speedup_compiled = cand and ratio("pytorch_compiled", "candidate") or nil,
+    }
+  end
   if not cal then res.warnings[#res.warnings + 1] = "no calibration of this device: no speed-of-light figures (kreach calibrate)" end
   local bsol = res.baseline.sol
   local why = timing.faster_than_light(res.baseline.summary, bsol, mo.sol_margin)

@@ -18,6 +18,7 @@ M.JOBS = { lint = true, check = true, time = true, calibrate = true }
 local FIELDS = {
   problem = "string", candidate = "string", dtype = "string", sizes = "table", arch = "string",
   policy = "table", timing = "table", measure = "table", calibration = "table", options = "table",
+  pytorch = "table",
 }
 local REQUIRED = {
   lint = { "problem", "candidate" }, check = { "problem", "candidate" }, time = { "problem" },
@@ -49,7 +50,8 @@ end
 -- argv(job, spec) -> the worker's command line. spec: { problem = path, candidate = path (not
 -- for the baseline alone), dtype =, sizes = {name = n}, arch = "sm_90" (lint), policy =
 -- (kreach.check.policy's result), timing = (kreach.timing.options'), measure =
--- (kreach.measure.options'), calibration = (this device's, for time), options = (calibrate's) }.
+-- (kreach.measure.options'), calibration = (this device's, for time), options = (calibrate's),
+-- pytorch = { python =, compile = bool, cudnn_tf32 = bool } (time: PyTorch timed beside) }.
 -- Raises on a spec that check refuses: the harness built it.
 function M.argv(job, spec)
   spec = spec or {}
@@ -70,7 +72,12 @@ end
 function M.timeouts(job, spec, timeout_s)
   if job ~= "time" or not spec.timing then return nil end
   local t = spec.timing
-  return { timing = math.max(timeout_s, 10 * (t.budget_s + 2 * t.warmup_s) + 30) }
+  local timing = math.max(timeout_s, 10 * (t.budget_s + 2 * t.warmup_s) + 30)
+  if not spec.pytorch then return { timing = timing } end
+  -- PyTorch's worker imports torch and builds the model (setup, pytorch); a compiled model
+  -- compiles at its first call, in the timing phase
+  local compile = spec.pytorch.compile and 600 or 0
+  return { timing = timing + compile + 60, pytorch = math.max(timeout_s, 300), setup = math.max(timeout_s, 300) }
 end
 
 -- ---- the result line ----

@@ -90,9 +90,14 @@ function M.kernelbench_sample(r, hardware)
     sample_id = (type(r.origin) == "table" and math.tointeger(r.origin.sample)) or 0,
     compiled = not NO_COMPILE[r.verdict],
     correctness = r.verdict == "correct",
+    -- KernelBench states speedups against PyTorch eager (ref_runtime / runtime): those are
+    -- `speedup` and `ref_runtime` here, from the PyTorch times kreach measured in the same run
+    -- (absent where PyTorch was not timed); kreach's own baseline comes beside them
     metadata = { verdict = r.verdict, reason = r.reason, detail = r.detail, dtype = r.dtype,
                  kreach_eval_id = r.id, kreach_run_id = r.run_id, problem = r.problem_name,
-                 candidate_hash = r.candidate_hash, speedup = r.speedup, baseline_ms = r.baseline_ms },
+                 candidate_hash = r.candidate_hash, speedup = r.speedup_pytorch, ref_runtime = r.pytorch_ms,
+                 speedup_compiled = r.speedup_compiled, ref_runtime_compiled = r.pytorch_compiled_ms,
+                 speedup_vs_kreach_baseline = r.speedup, baseline_ms = r.baseline_ms },
     runtime = float(runtime),
     runtime_stats = stats,
   }

@@ -16,7 +16,8 @@ local util = require "kreach.core.util"
 local errors = require "kreach.errors"
 local evaluation = require "kreach.evaluation"
 
-local M = { SCHEMA_VERSION = 1, DEFAULT_PATH = "results.db" }
+local M = { SCHEMA_VERSION = 2, DEFAULT_PATH = "results.db" }
+
 
 -- ---- JSON: kreach.json, with non-finite numbers as bare tokens (the store reads them back) ----
 local codec = require "kreach.json"
@@ -94,6 +95,23 @@ CREATE INDEX profile_memops_profile ON profile_memops(profile_id);
 CREATE INDEX profile_ranges_profile ON profile_ranges(profile_id);
 ]]
 
+-- Migrations: MIGRATIONS[v] takes a database of version v - 1 to version v, inside the write
+-- transaction of the first writer that opens it (a reader reads an older database as it is:
+-- the columns it lacks read as absent).
+--   2: PyTorch's times and the speedups against them (issue 17): the evaluations columns that
+--      kreach.evaluation lists and version 1 had not.
+M.MIGRATIONS = {
+  [2] = function(exec_sql, query_sql)
+    local have = {}
+    for _, r in ipairs(query_sql("PRAGMA table_info(evaluations)")) do have[r.name] = true end
+    for _, f in ipairs(evaluation.FIELDS) do
+      if f.column and not have[f.name] then
+        exec_sql(("ALTER TABLE evaluations ADD COLUMN %s %s"):format(f.name, f.column))
+      end
+    end
+  end,
+}
+
 local SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26
 
 local function not_ours(path, why) return ("%s: not a kreach results database (%s)"):format(path, why) end
@@ -116,9 +134,8 @@ local function check_meta(db, path)
   if v > M.SCHEMA_VERSION then
     return nil, ("%s: the results database has schema version %d, newer than this kreach's (%d): "
       .. "use a newer kreach"):format(path, v, M.SCHEMA_VERSION)
-  elseif v < M.SCHEMA_VERSION then
-    return nil, ("%s: the results database has schema version %d, older than this kreach's (%d), "
-      .. "and there are no migrations yet"):format(path, v, M.SCHEMA_VERSION)
+  elseif v < 1 then
+    return nil, ("%s: the results database has schema version %d, which no kreach wrote"):format(path, v)
   end
   return v
 end
@@ -275,8 +292,27 @@ function M.open(path, opts)
       end
     end)
     if not ok then return bail(tostring(cerr)) end
+  else
+    local ok, merr = pcall(self.migrate, self)
+    if not ok then return bail(tostring(merr)) end
   end
   return self
+end
+
+-- migrate(): brings an older database to this kreach's schema version (M.MIGRATIONS), in one
+-- write transaction; nothing when it is current.
+function Store:migrate()
+  self:transaction(function()
+    local rows = query(self, "SELECT value FROM kreach_meta WHERE key = 'schema_version'")
+    local v = math.tointeger(tonumber(rows[1] and rows[1].value))
+    if not v or v >= M.SCHEMA_VERSION then return end
+    for to = v + 1, M.SCHEMA_VERSION do
+      M.MIGRATIONS[to](function(sql, ...) return exec(self, sql, ...) end,
+                       function(sql, ...) return query(self, sql, ...) end)
+    end
+    exec(self, "UPDATE kreach_meta SET value = ? WHERE key = 'schema_version'", tostring(M.SCHEMA_VERSION))
+    exec(self, "INSERT OR REPLACE INTO kreach_meta(key, value) VALUES (?, ?)", "migrated_at", now())
+  end)
 end
 
 -- transaction(fn) -> what fn returns. BEGIN IMMEDIATE, fn(self), COMMIT; on an error,

@@ -180,6 +180,11 @@ end
 -- of the sample: the call's, or in graph mode the mean over the replay's calls.
 function Sampler:sample(s, set)
   local o, ev = self.o, self.ev
+  -- a subject in another process (PyTorch's worker) times itself, with the same flush
+  if s.sample then
+    if o.mode == "cold" and not self.flush_bytes then self.flush_bytes = ctiming.flush(o.flush_factor) end
+    return s.sample(set, { flush_bytes = o.mode == "cold" and self.flush_bytes or nil })
+  end
   if o.mode == "graph" then
     s.graph:launch()
     local sum = 0
@@ -277,6 +282,10 @@ M.round_sets = round_sets
 --   call(set) queues one call on input set `set` (1..plan.sets); prepare(set), optional, runs
 --   before each call outside the timed region (the caller poisons that call's outputs there,
 --   so that nothing a call leaves behind can stand in for the next call's work).
+--   A subject in another process has sample = function(set, {flush_bytes}) -> ms instead: it
+--   prepares, flushes (the same bytes) and times the call itself (PyTorch's worker). An
+--   optional subject that fails leaves the measurement (result.subjects[name].dropped says
+--   why); any other failure ends it.
 -- plan (optional): { sets = n (default 1), before_round = function(round, sets),
 --   after_round = function(round, sets) }: a sampling round calls every subject once on its
 --   sets (round_sets); before_round runs first and after_round last, both outside the timed
@@ -286,7 +295,7 @@ M.round_sets = round_sets
 --   slows the next calls: 8% on problem 23 on the H200): the next round runs, with its hooks,
 --   but its samples are not kept (counted in result.discarded). Warm-up calls rotate over the
 --   sets too, without the round hooks.
--- With two subjects, the first is the baseline and the second the candidate, and the result
+-- With two subjects or more, the first is the baseline and the second (not optional) the candidate, and the result
 -- has speedup = median(baseline) / median(candidate) with its bootstrap interval.
 -- The result: { options, mode, sets, rounds, discarded, spent_s, stop_reason, flush_bytes,
 --   clocks, gated, subjects = { [name] = { samples, warmup = { times, settled }, summary,
@@ -305,13 +314,24 @@ function M.measure(subjects, over, plan)
       if type(s.name) ~= "string" or type(s.call) ~= "function" then error("timing.measure: a subject is { name =, call = }", 0) end
       -- a plain call on each set first, so that compiles, module loads and pool blocks happen
       -- outside the capture (graph) and the gate (cold, hot): each can wait for the device
-      for k = 1, sets do
-        if s.prepare then s.prepare(k) end
-        s.call(k)
+      local cok, cerr = pcall(function()
+        for k = 1, sets do
+          if s.prepare then s.prepare(k) end
+          s.call(k)
+        end
+      end)
+      if not cok then
+        if not s.optional then error(cerr, 0) end
+        s.dropped = tostring(cerr)
       end
       core.synchronize()
       if o.mode == "graph" then capture(s, sets) end
-      local times, settled = sampler:warmup(s)
+      local wok, times, settled = true, {}, false
+      if not s.dropped then wok, times, settled = pcall(sampler.warmup, sampler, s) end
+      if not wok then
+        if not s.optional then error(times, 0) end
+        s.dropped, times, settled = tostring(times), {}, false
+      end
       s.samples = {}
       res.subjects[s.name] = { warmup = { times = times, settled = settled }, graph_nodes = s.graph_nodes }
       res.order[#res.order + 1] = s.name
@@ -324,15 +344,24 @@ function M.measure(subjects, over, plan)
       local rs = round_sets(o.mode, rounds, sets)
       if plan.before_round then plan.before_round(rounds, rs) end
       for _, s in ipairs(subjects) do
-        local ms = sampler:sample(s, rs[1])
-        if not disturbed then s.samples[#s.samples + 1] = ms end
+        if not s.dropped then
+          local ok_s, ms = pcall(sampler.sample, sampler, s, rs[1])
+          if not ok_s then
+            -- a subject that may fail on its own (PyTorch's) leaves the measurement; any
+            -- other failure ends it
+            if not s.optional then error(ms, 0) end
+            s.dropped = tostring(ms)
+          elseif not disturbed then
+            s.samples[#s.samples + 1] = ms
+          end
+        end
       end
       if disturbed then discarded = discarded + 1 end
       disturbed = false
       if plan.after_round then disturbed = plan.after_round(rounds, rs) == true end
       if rounds % o.clock_every == 0 and clocks.available then clocks:add() end
       local n = math.huge
-      for _, s in ipairs(subjects) do n = math.min(n, #s.samples) end
+      for _, s in ipairs(subjects) do if not s.dropped then n = math.min(n, #s.samples) end end
       local spent = core.now() - t0
       -- the rule sorts the samples: check it on a schedule that grows with n, not every round
       if n >= next_check or spent >= o.budget_s or n >= o.max_samples then
@@ -340,6 +369,7 @@ function M.measure(subjects, over, plan)
         local all_converged = true
         for _, s in ipairs(subjects) do
           local stop, reason = stats.should_stop(s.samples, spent, o)
+          if s.dropped then stop, reason = true, "converged" end
           if stop and reason ~= "converged" then why = reason end
           if not (stop and reason == "converged") then all_converged = false end
         end
@@ -364,10 +394,11 @@ function M.measure(subjects, over, plan)
     local r = res.subjects[s.name]
     r.samples = s.samples
     r.ungated = s.ungated
-    s.ungated = nil
-    r.summary = stats.summary(s.samples, o.level)
+    r.dropped = s.dropped
+    s.ungated, s.dropped = nil, nil
+    r.summary = #s.samples > 0 and stats.summary(s.samples, o.level) or nil
   end
-  if #subjects == 2 then
+  if #subjects >= 2 and not subjects[2].optional then
     local a, b = subjects[1].samples, subjects[2].samples
     local ratio, lo, hi = stats.ratio_ci(a, b, { seed = o.seed, resamples = o.resamples, level = o.level })
     res.speedup = { ratio = ratio, lo = lo, hi = hi, baseline = subjects[1].name, candidate = subjects[2].name }

@@ -114,6 +114,7 @@ describe("the summary of a run", function()
     assert.equals(5, s.n)
     assert.equals(3, s.correct)
     assert.equals(1, s.wins)                -- only the interval above 1 counts
+    assert.equals(1, s.against.baseline.wins)
     assert.near(0.2, s.win_rate, 1e-12)
     assert.near(1.2, s.median_speedup, 1e-12)
     assert.near((2.0 * 1.2 * 0.5) ^ (1 / 3), s.geomean_speedup, 1e-12)
@@ -147,7 +148,40 @@ describe("the summary of a run", function()
     assert.truthy(text:find("019 19_ReLU", 1, true))
     assert.truthy(text:find("1.033x [1.010, 1.050]", 1, true))
     assert.truthy(text:find("97%", 1, true))
-    assert.truthy(text:find("1 evaluated, 1 correct (100.0%); wins 1 (100.0%", 1, true))
+    assert.truthy(text:find("1 evaluated, 1 correct (100.0%)", 1, true))
+    assert.truthy(text:find("against kreach's baseline: wins 1 (100.0%", 1, true))
     assert.truthy(text:find("fast_1 100.0%, fast_1.5 0.0%", 1, true))
+    -- no PyTorch time: no PyTorch columns and no PyTorch line
+    assert.falsy(text:find("torch ms", 1, true))
+    assert.falsy(text:find("PyTorch", 1, true))
+  end)
+
+  it("states speedups against PyTorch beside the baseline's, with KernelBench's fast_p", function()
+    local rs = {
+      { problem_id = 19, problem_name = "19_ReLU", candidate_path = "a.lua", verdict = "correct", baseline_ms = 2, candidate_ms = 1,
+        speedup = 2, speedup_lo = 1.9, speedup_hi = 2.1, pytorch_ms = 4, speedup_pytorch = 4, speedup_pytorch_lo = 3.8,
+        speedup_pytorch_hi = 4.2 },
+      { problem_id = 23, problem_name = "23_Softmax", candidate_path = "b.lua", verdict = "correct", baseline_ms = 1, candidate_ms = 2,
+        speedup = 0.5, speedup_lo = 0.45, speedup_hi = 0.55, pytorch_ms = 1.8, speedup_pytorch = 0.9, speedup_pytorch_lo = 0.85,
+        speedup_pytorch_hi = 0.95 },
+      { problem_id = 26, problem_name = "26_GELU", candidate_path = "c.lua", verdict = "incorrect", reason = "wrong_values" },
+    }
+    local s = evaluation.summary(rs)
+    assert.equals(1, s.against.pytorch.wins)
+    assert.near(2, s.against.pytorch.measured, 0)
+    assert.near(math.sqrt(4 * 0.9), s.against.pytorch.geomean_speedup, 1e-12)
+    local fp = {}
+    for _, f in ipairs(s.against.pytorch.fast_p) do fp[f.p] = f.value end
+    assert.near(2 / 3, fp[0.8], 1e-12)
+    assert.near(1 / 3, fp[1], 1e-12)
+    assert.is_nil(s.against.compiled)
+    local out = {}
+    local sink = { write = function(_, ...) for _, x in ipairs({ ... }) do out[#out + 1] = x end end }
+    ev.report(rs, s, sink)
+    local text = table.concat(out)
+    assert.truthy(text:find("vs torch [95% CI]", 1, true))
+    assert.truthy(text:find("4.000x [3.800, 4.200]", 1, true))
+    assert.truthy(text:find("against PyTorch eager (KernelBench's fast_p): wins 1 (33.3%", 1, true))
+    assert.falsy(text:find("compiled", 1, true))
   end)
 end)

@@ -104,11 +104,11 @@ describe("kreach.store", function()
     it("creates the schema in WAL mode and opens it again", function()
       local path = tmpdir() .. "/results.db"
       local db = assert(store.open(path))
-      assert.equals(1, store.SCHEMA_VERSION)
+      assert.equals(2, store.SCHEMA_VERSION)
       assert.equals("wal", db.sql:query("PRAGMA journal_mode")[1].journal_mode)
       assert.equals(2, db.sql:query("PRAGMA synchronous")[1].synchronous) -- FULL
       assert.equals(1, db.sql:query("PRAGMA foreign_keys")[1].foreign_keys)
-      assert.equals("1", db.sql:query("SELECT value FROM kreach_meta WHERE key = 'schema_version'")[1].value)
+      assert.equals("2", db.sql:query("SELECT value FROM kreach_meta WHERE key = 'schema_version'")[1].value)
       local names = {}
       for r in db.sql:rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name") do names[#names + 1] = r.name end
       assert.same({ "calibrations", "candidates", "evaluations", "kreach_meta", "problems", "profile_kernels",
@@ -176,8 +176,8 @@ describe("kreach.store", function()
       end
     end)
 
-    it("refuses newer and older schema versions, untouched", function()
-      for _, v in ipairs{ 2, 0 } do
+    it("refuses newer schema versions and ones no kreach wrote, untouched", function()
+      for _, v in ipairs{ 3, 0 } do
         local path = tmpdir() .. "/results.db"
         assert(store.open(path)):close()
         local raw = assert(sqlite.open(path))
@@ -186,14 +186,44 @@ describe("kreach.store", function()
         local snap = freeze(path)
         local db, err = store.open(path)
         assert.is_nil(db)
-        if v == 2 then
-          assert.equals(path .. ": the results database has schema version 2, newer than this kreach's (1): use a newer kreach", err)
+        if v == 3 then
+          assert.equals(path .. ": the results database has schema version 3, newer than this kreach's (2): use a newer kreach", err)
         else
-          assert.equals(path .. ": the results database has schema version 0, older than this kreach's (1), "
-            .. "and there are no migrations yet", err)
+          assert.equals(path .. ": the results database has schema version 0, which no kreach wrote", err)
         end
         assert_untouched(path, snap)
       end
+    end)
+
+    it("migrates a version 1 database, keeping what it holds, and a reader reads it before", function()
+      local path = tmpdir() .. "/results.db"
+      local db = assert(store.open(path))
+      local run = db:begin_run{ command = { "kreach", "eval" }, config_hash = "h", device = { name = "GPU" } }
+      db:record_evaluation{ run_id = run, problem = { suite = "s", problem_id = 19, name = "19_ReLU", file_hash = "a" },
+                            eval_key = "k", dtype = "f32", verdict = "baseline", baseline_ms = 0.5 }
+      db:close()
+      -- version 1: the evaluations table without PyTorch's columns
+      local raw = assert(sqlite.open(path))
+      for _, c in ipairs{ "pytorch_ms", "pytorch_compiled_ms", "speedup_pytorch", "speedup_pytorch_lo", "speedup_pytorch_hi",
+                          "speedup_compiled", "speedup_compiled_lo", "speedup_compiled_hi", "baseline_vs_pytorch" } do
+        assert(raw:exec("ALTER TABLE evaluations DROP COLUMN " .. c))
+      end
+      assert.equals(1, raw:exec("UPDATE kreach_meta SET value = '1' WHERE key = 'schema_version'"))
+      raw:close()
+      local ro = assert(store.open(path, { readonly = true }))
+      assert.equals(0.5, ro:find_evaluation("k").baseline_ms)
+      assert.is_nil(ro:find_evaluation("k").pytorch_ms)
+      ro:close()
+      db = assert(store.open(path))
+      assert.equals("2", db.sql:query("SELECT value FROM kreach_meta WHERE key = 'schema_version'")[1].value)
+      local r = db:find_evaluation("k")
+      assert.equals(0.5, r.baseline_ms)
+      assert.equals("19_ReLU", r.problem_name)
+      db:record_evaluation{ run_id = run, problem = { suite = "s", problem_id = 19, name = "19_ReLU", file_hash = "a" },
+                            eval_key = "k2", dtype = "f32", verdict = "baseline", baseline_ms = 0.4, pytorch_ms = 0.8,
+                            baseline_vs_pytorch = 0.5 }
+      assert.equals(0.8, db:find_evaluation("k2").pytorch_ms)
+      db:close()
     end)
 
     it("refuses a corrupt database after quick_check, and never writes it", function()

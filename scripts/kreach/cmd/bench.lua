@@ -18,11 +18,23 @@ local worker = require "kreach.worker"
 
 local function fmt(x, f) return x and (f or "%.4g"):format(x) or "-" end
 
-local HEADER = ("%-4s %-36s %10s %19s %7s %5s %9s %9s %6s  %s\n"):format("id", "problem", "median ms", "95% CI",
-  "IQR %", "n", "GB/s", "TFLOP/s", "%SOL", "stop")
+-- The table's header; with PyTorch timed, its median and the baseline's time over it (below 1:
+-- kreach's baseline is faster than PyTorch eager).
+local function header(with_torch)
+  return ("%-4s %-36s %10s %19s %7s %5s %9s %9s %6s%s  %s\n"):format("id", "problem", "median ms", "95% CI",
+    "IQR %", "n", "GB/s", "TFLOP/s", "%SOL", with_torch and ("%10s %19s"):format("torch ms", "base/torch [95% CI]") or "", "stop")
+end
+
+-- The PyTorch columns of one record.
+local function torch_cells(t)
+  local p = t.pytorch and t.pytorch.summary
+  local r = t.ratios and t.ratios.baseline_vs_pytorch
+  return (" %10s %19s"):format(p and ("%.4f"):format(p.median) or "-",
+    r and ("%.3f [%.3f, %.3f]"):format(r.ratio, r.lo, r.hi) or (t.pytorch_note and "not timed" or "-"))
+end
 
 -- The table's line of one record.
-local function line(rec)
+local function line(rec, with_torch)
   local name = (rec.problem_name or "?"):sub(1, 36)
   local b = type(rec.timing) == "table" and rec.timing.baseline or nil
   if rec.verdict ~= "baseline" or not b then
@@ -32,11 +44,11 @@ local function line(rec)
   local s, sol = b.summary, b.sol or {}
   local be = rec.timing.baseline_backend
   local ran = be and ("  [%s%s]"):format(be.backend, be.version and (" " .. be.version) or "") or ""
-  return ("%-4d %-36s %10.4f %19s %7.2f %5d %9s %9s %6s  %s%s%s\n"):format(rec.problem_id or 0, name, s.median,
+  return ("%-4d %-36s %10.4f %19s %7.2f %5d %9s %9s %6s%s  %s%s%s\n"):format(rec.problem_id or 0, name, s.median,
     s.ci_lo and ("[%.4f, %.4f]"):format(s.ci_lo, s.ci_hi) or "-", 100 * s.iqr / s.median, s.n,
     fmt(sol.achieved_bytes_per_s and sol.achieved_bytes_per_s / 1e9, "%.1f"),
     fmt(sol.achieved_flops_per_s and sol.achieved_flops_per_s / 1e12, "%.2f"),
-    fmt(sol.fraction and 100 * sol.fraction, "%.0f%%"), rec.timing.timing and rec.timing.timing.stop_reason or "-",
+    fmt(sol.fraction and 100 * sol.fraction, "%.0f%%"), with_torch and torch_cells(rec.timing) or "", rec.timing.timing and rec.timing.timing.stop_reason or "-",
     rec.throttled and " throttled" or "", ran)
 end
 
@@ -47,8 +59,35 @@ local function json_row(rec)
   if t.baseline then row.summary, row.sol = t.baseline.summary, t.baseline.sol end
   row.stop = t.timing and t.timing.stop_reason or nil
   row.baseline_backend = t.baseline_backend
+  row.pytorch = t.pytorch and { summary = t.pytorch.summary } or nil
+  row.pytorch_compiled = t.pytorch_compiled and { summary = t.pytorch_compiled.summary } or nil
+  row.ratios, row.pytorch_env, row.pytorch_note = t.ratios, t.pytorch_env, t.pytorch_note
   row.warnings = t.warnings
   return row
+end
+
+-- The parity of the baselines with PyTorch eager over a run's records (nil without PyTorch
+-- times): the geometric mean and median of baseline / eager, and the problems far from 1.
+local function parity(records)
+  local rs, far, below, above, env = {}, {}, 0, 0, nil
+  for _, rec in ipairs(records) do
+    local t = type(rec.timing) == "table" and rec.timing or {}
+    local r = t.ratios and t.ratios.baseline_vs_pytorch
+    if r then
+      rs[#rs + 1] = r.ratio
+      if r.ratio < 0.9 then below = below + 1 end
+      if r.ratio > 1.1 then above = above + 1 end
+      if r.ratio > 1.5 then far[#far + 1] = ("%d: %.2f"):format(rec.problem_id or 0, r.ratio) end
+      local e = t.pytorch_env or {}
+      env = env or ("PyTorch %s, cuDNN TF32 %s"):format(tostring(e.torch), e.cudnn_tf32 and "on" or "off")
+    end
+  end
+  if #rs == 0 then return nil end
+  local logs = 0
+  for _, x in ipairs(rs) do logs = logs + math.log(x) end
+  table.sort(rs)
+  local median = #rs % 2 == 1 and rs[(#rs + 1) // 2] or (rs[#rs // 2] + rs[#rs // 2 + 1]) / 2
+  return { n = #rs, geomean = math.exp(logs / #rs), median = median, below = below, above = above, far = far, env = env }
 end
 
 return {
@@ -61,7 +100,7 @@ return {
   run = function(args)
     local sizes, err = cli.sizes(args.size)
     if not sizes then errors.usage(err) end
-    local timing, measure = cli.timing_overrides(args)
+    local timing, measure, torch = cli.timing_overrides(args)
     local files
     local is_suite = false
     for _, s in ipairs(problem.suites()) do if s == args.target then is_suite = true end end
@@ -72,13 +111,16 @@ return {
       local p = problem.load(f)
       items[i] = { problem_path = f, problem_id = p.id, problem_name = p.name, suite = p.suite, label = p.name }
     end
-    local conf = ev.resolve{ dtype = args.dtype, sizes = sizes, timing = timing, measure = measure }
+    local conf = ev.resolve{ dtype = args.dtype, sizes = sizes, timing = timing, measure = measure, torch = torch }
     conf.kind, conf.policy = "bench", nil
     local log = function(l) io.stderr:write("kreach bench: ", l, "\n") end
+    if conf.pytorch_note then log(conf.pytorch_note) end
+    conf.pytorch_note = nil
+    local with_torch = conf.pytorch ~= nil
     local argv = { "kreach", "bench" }
     for _, a in ipairs(arg or {}) do argv[#argv + 1] = a end
     local t_start = core.now()
-    if not args.json then io.write(HEADER) end
+    if not args.json then io.write(header(with_torch)) end
     local res = campaign.run{
       db = args.db, command = argv, config = conf, scope = { target = args.target }, items = items,
       reuse = false, log = log, tty = util.isatty(2), lines = false,
@@ -91,13 +133,13 @@ return {
         local rec = evaluation.new(item, conf)
         ctx.status("timing")
         local spec = { problem = item.problem_path, dtype = conf.dtype, sizes = conf.sizes, timing = conf.timing,
-                       measure = conf.measure, calibration = ctx.calibration }
+                       measure = conf.measure, calibration = ctx.calibration, pytorch = conf.pytorch }
         local r, failed = worker.run(protocol.argv("time", spec), { timeout_s = args.timeout, memory_bytes = args.worker_memory,
                                                                     timeouts = protocol.timeouts("time", spec, args.timeout) })
         return evaluation.finish(rec, { verdict = r and verdict.baseline() or failed, timing = r, wall_s = core.now() - t0 })
       end,
       on_record = function(rec)
-        if not args.json then io.write(line(rec)); io.flush() end
+        if not args.json then io.write(line(rec, with_torch)); io.flush() end
       end,
     }
     local wall = core.now() - t_start
@@ -107,6 +149,11 @@ return {
       io.write(json.encode({ run_id = res.run_id, db = res.db, rows = json.array(rows), wall_s = wall }), "\n")
     else
       io.write(("\n%d problems at %s in %.1f s (run %d in %s)\n"):format(#files, args.dtype, wall, res.run_id, res.db))
+      local p = parity(res.records)
+      if p then
+        io.write(("kreach baseline / PyTorch eager (%s): geometric mean %.3f over %d problems, median %.3f; below 0.9 on %d, above 1.1 on %d, above 1.5 on %d%s\n"):format(
+          p.env, p.geomean, p.n, p.median, p.below, p.above, #p.far, #p.far > 0 and (" (" .. table.concat(p.far, ", ") .. ")") or ""))
+      end
     end
     return 0
   end,

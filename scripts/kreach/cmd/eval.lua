@@ -24,7 +24,7 @@ return {
   run = function(args)
     local sizes, err = cli.sizes(args.size)
     if not sizes then errors.usage(err) end
-    local timing, measure = cli.timing_overrides(args)
+    local timing, measure, torch = cli.timing_overrides(args)
     local policy = {}
     if args.trials then policy.trials = args.trials end
     local sok, serr = seal.check_available("eval")
@@ -33,7 +33,7 @@ return {
     for _, a in ipairs(arg or {}) do argv[#argv + 1] = a end
     local res = ev.run{
       target = args.target, candidates = args.candidates, dtype = args.dtype, sizes = sizes,
-      policy = policy, timing = timing, measure = measure, db = args.db, resume = args.resume,
+      policy = policy, timing = timing, measure = measure, torch = torch, db = args.db, resume = args.resume,
       force = args.force, timeout_s = args.timeout, memory_bytes = args.worker_memory, tty = util.isatty(2), command = argv,
       log = function(l) io.stderr:write("kreach eval: ", l, "\n") end,
     }

@@ -15,6 +15,7 @@ local cudnn = require "kreach.cudnn"
 local measure = require "kreach.measure"
 local problem = require "kreach.problem"
 local protocol = require "kreach.protocol"
+local pytorch = require "kreach.pytorch"
 local seal = require "kreach.seal"
 local util = require "kreach.core.util"
 local worker = require "kreach.worker"
@@ -60,6 +61,11 @@ return {
     -- before the seal (the search runs python3 and reads directories a sealed worker may not;
     -- kreach.seal then preloads cuDNN's own libraries)
     if args.job ~= "lint" and inst.problem.category == "convolution" then cudnn.available() end
+    -- PyTorch's worker starts now too, outside the seal (it reads PyTorch's installation)
+    local torch_session, torch_note
+    if args.job == "time" and spec.pytorch then
+      torch_session, torch_note = pytorch.start{ python = spec.pytorch.python, cudnn_tf32 = spec.pytorch.cudnn_tf32 }
+    end
     if not seal_or_die(args.job, { candidate = spec.candidate, problem = inst.problem.path,
                                    device = args.job ~= "lint" or not spec.arch, nvml = args.job == "time" }) then
       return 3
@@ -69,9 +75,13 @@ return {
       return 0
     end
     if args.job == "time" then
-      worker.result(measure.time(inst, {
+      local res = measure.time(inst, {
         candidate = spec.candidate, policy = spec.policy, timing = spec.timing, measure = spec.measure,
-        calibration = spec.calibration, phase = worker.phase, arch = spec.arch }))
+        calibration = spec.calibration, phase = worker.phase, arch = spec.arch,
+        pytorch = torch_session and { session = torch_session, compile = spec.pytorch.compile } or nil })
+      if torch_session then torch_session:close() end
+      if spec.pytorch and not torch_session then res.pytorch_note = "PyTorch not timed: " .. tostring(torch_note) end
+      worker.result(res)
       return 0
     end
     local v, report = candidate.lint(inst, spec.candidate, { arch = spec.arch, phase = worker.phase })

@@ -1,0 +1,250 @@
+-- kreach.pytorch: PyTorch in the same run (docs/timing.md, "PyTorch in the same run"). A
+-- problem's PyTorch model (its `torch` field, as `kreach export --format kernelbench` writes
+-- it) runs in a Python worker (scripts/kreach/torch_worker.py, embedded in the binary) that the
+-- kreach worker starts before its seal and drives one command at a time: the measurement stays
+-- kreach's (kreach.timing samples PyTorch between its own subjects, with the same stopping rule),
+-- and PyTorch's inputs are kreach's, copied before each round into buffers the Python worker
+-- allocates and kreach maps (CUDA IPC).
+--
+-- find() runs in the parent, once per command: which python3 (KREACH_PYTHON, else python3 on
+-- PATH) and whether its PyTorch has CUDA. start() runs in the kreach worker.
+local core = require "kreach.core"
+local export = require "kreach.export"
+local json = require "kreach.json"
+local proc = require "kreach.core.proc"
+local tensor = require "kreach.core.tensor"
+local text = require "kreach.text"
+
+local M = {}
+
+-- How long python3 may take to import torch and answer (find, start), to build a model
+-- (load: torch.compile defers its work to the first call), and to answer one call (the first
+-- call of a compiled model compiles it).
+M.FIND_TIMEOUT_S = 60
+M.START_TIMEOUT_S = 120
+M.LOAD_TIMEOUT_S = 300
+M.FIRST_CALL_TIMEOUT_S = 600
+M.CALL_TIMEOUT_S = 60
+
+-- The interpreter: $KREACH_PYTHON, else python3 on PATH.
+function M.python()
+  local p = os.getenv("KREACH_PYTHON")
+  if p and p ~= "" then return p, "KREACH_PYTHON" end
+  return "python3", "PATH"
+end
+
+local PROBE = [[
+import json
+try:
+    import torch
+    ok = torch.cuda.is_available()
+    print(json.dumps({"torch": torch.__version__, "cuda": torch.version.cuda, "available": ok,
+                      "device": torch.cuda.get_device_name(0) if ok else None}))
+except Exception as ex:
+    print(json.dumps({"error": "%s: %s" % (type(ex).__name__, ex)}))
+]]
+
+-- find([python]) -> { python =, torch =, cuda =, device = } when a python3 with CUDA PyTorch is
+-- there (python, else M.python()), else nil and why (one sentence, for the report's one note).
+function M.find(python)
+  local py, from = M.python()
+  if python then py, from = python, "the caller" end
+  local w, err = proc.spawn({ py, "-c", PROBE })
+  if not w then return nil, ("cannot run %s (from %s): %s"):format(py, from, tostring(err)) end
+  local line, why = w:read_line(M.FIND_TIMEOUT_S)
+  if not line then w:kill() end
+  w:wait()
+  local stderr = w:stderr()
+  w:free()
+  local r = line and json.decode(line)
+  if type(r) ~= "table" then
+    return nil, ("%s (from %s) did not answer (%s)%s"):format(py, from, tostring(why),
+      stderr ~= "" and (": " .. text.clean(stderr, 300)) or "")
+  end
+  if r.error then return nil, ("%s (from %s) cannot import torch: %s"):format(py, from, text.clean(r.error, 300)) end
+  if not r.available then
+    return nil, ("%s (from %s) has PyTorch %s without a CUDA device"):format(py, from, tostring(r.torch))
+  end
+  return { python = py, torch = r.torch, cuda = r.cuda, device = r.device }
+end
+
+-- The worker's source: the embedded file, or the source tree's under $KREACH_LUA_DIR.
+local function worker_source()
+  local dev = os.getenv("KREACH_LUA_DIR")
+  if dev and dev ~= "" then
+    local f = io.open(dev .. "/kreach/torch_worker.py", "rb")
+    if f then local s = f:read("a"); f:close(); return s end
+  end
+  local files = package.loaded["kreach.embedded_files"] or {}
+  return assert(files["kreach/torch_worker.py"], "kreach/torch_worker.py is not embedded in this kreach")
+end
+
+-- ---- a session with the Python worker ----
+
+local Session = {}
+Session.__index = Session
+
+-- start({python =, cudnn_tf32 = bool}) -> a session, or nil and why.
+function M.start(o)
+  o = o or {}
+  local env = {}
+  -- the worker's own environment (kreach.seal's allow-list), and PyTorch's cuDNN TF32 setting
+  for _, k in ipairs({ "PATH", "LD_LIBRARY_PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES",
+                       "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING" }) do
+    local v = os.getenv(k)
+    if v then env[#env + 1] = k .. "=" .. v end
+  end
+  env[#env + 1] = "KREACH_TORCH_CUDNN_TF32=" .. (o.cudnn_tf32 and "1" or "0")
+  env[#env + 1] = "PYTHONDONTWRITEBYTECODE=1"
+  local py = o.python or M.python()
+  local w, err = proc.spawn({ py, "-c", worker_source() }, { env = env, watch = true })
+  if not w then return nil, ("cannot start %s: %s"):format(py, tostring(err)) end
+  local self = setmetatable({ w = w, python = py, sets = {} }, Session)
+  local hello, why = self:read(M.START_TIMEOUT_S)
+  if not hello then self:close(); return nil, why end
+  if hello.error then
+    self:close()
+    return nil, text.clean(hello.error, 500)
+  end
+  self.info = { torch = hello.torch, cuda = hello.cuda, cudnn = hello.cudnn, device = hello.device,
+                cudnn_tf32 = hello.cudnn_tf32, python = py }
+  return self
+end
+
+function Session:read(timeout_s)
+  local line, why = self.w:read_line(timeout_s)
+  if not line then
+    if why == "timeout" then self.w:kill() end
+    local err = self.w:stderr()
+    self.dead = true
+    return nil, ("the Python worker %s%s"):format(
+      why == "timeout" and ("did not answer within %g s"):format(timeout_s) or "ended",
+      err ~= "" and (": " .. text.clean(err:sub(-1500), 1600)) or "")
+  end
+  local r = json.decode(line)
+  if type(r) ~= "table" then return nil, "the Python worker broke the protocol: " .. text.clean(line, 200) end
+  return r
+end
+
+-- request(cmd, timeout_s) -> the reply, or nil and why (an error the Python side reported,
+-- or the worker's end).
+function Session:request(cmd, timeout_s)
+  if self.dead then return nil, "the Python worker has ended" end
+  local ok, werr = self.w:write(json.encode(cmd) .. "\n")
+  if not ok then self.dead = true; return nil, "the Python worker is gone: " .. tostring(werr) end
+  local r, why = self:read(timeout_s)
+  if not r then return nil, why end
+  if r.error then
+    return nil, text.clean(r.error .. (r.traceback and ("\n" .. r.traceback) or ""), 2500)
+  end
+  return r
+end
+
+-- The forward call's arguments as the problem's torch field gives them: its `inputs`
+-- expression, or the inputs in order.
+local function inputs_expr(inst)
+  local def = inst.problem.def
+  if def.torch.inputs then return def.torch.inputs end
+  local names = {}
+  for _, a in ipairs(inst.args) do if a.kind == "input" then names[#names + 1] = a.name end end
+  return "[" .. table.concat(names, ", ") .. "]"
+end
+
+-- load(slot, inst, {compile = bool}) -> true, or nil and why. Builds the problem's Model in
+-- the instance's dtype; its parameters must be the problem's params, in order and shape.
+function Session:load(slot, inst, o)
+  local r, why = self:request({ op = "load", slot = slot, name = inst.problem.name, reference = export.kernelbench(inst),
+                                inputs = inputs_expr(inst), dtype = inst.dtype, compile = o and o.compile or false },
+                              M.LOAD_TIMEOUT_S)
+  if not r then return nil, why end
+  local want = {}
+  for _, a in ipairs(inst.args) do if a.kind == "param" then want[#want + 1] = a end end
+  local got = r.params or {}
+  local function shapes(list, f)
+    local s = {}
+    for i, x in ipairs(list) do s[i] = "{" .. table.concat(f(x), ", ") .. "}" end
+    return table.concat(s, " ")
+  end
+  local same = #got == #want
+  for i = 1, math.min(#got, #want) do
+    if table.concat(got[i], ",") ~= table.concat(want[i].shape, ",") then same = false end
+  end
+  if not same then
+    return nil, ("the PyTorch model's parameters (%s) are not the problem's params (%s)"):format(
+      #got > 0 and shapes(got, function(x) return x end) or "none",
+      #want > 0 and shapes(want, function(a) return a.shape end) or "none")
+  end
+  return true
+end
+
+-- mirror(k, inst, vals) -> true, or nil and why: buffers in the Python worker for input set k
+-- (every input, param and output of the instance), mapped here; vals are the set's tensors,
+-- copied in by :refresh.
+function Session:mirror(k, inst, vals)
+  local args = {}
+  for i, a in ipairs(inst.args) do
+    args[i] = { name = a.name, kind = a.kind, shape = a.shape or json.array({}), dtype = a.dtype, value = a.value }
+    if a.kind ~= "scalar" then args[i].shape = json.array(a.shape) end
+  end
+  local r, why = self:request({ op = "mirror", set = k, args = args }, M.CALL_TIMEOUT_S)
+  if not r then return nil, why end
+  local mapped = {}
+  for i, a in ipairs(inst.args) do
+    local h = r.handles[i]
+    if a.kind ~= "scalar" then
+      local ok, t = pcall(tensor.open_ipc, h, 0, a.shape, a.dtype)
+      if not ok then return nil, "cannot map the Python worker's buffers: " .. tostring(t) end
+      mapped[i] = t
+    end
+  end
+  self.sets[k] = { inst = inst, vals = vals, mapped = mapped }
+  return true
+end
+
+-- refresh(k): copies set k's current inputs and params into the Python worker's buffers
+-- (kreach's stream; the caller synchronises before the Python worker reads them).
+function Session:refresh(k)
+  local s = self.sets[k]
+  for i, a in ipairs(s.inst.args) do
+    if a.kind == "input" or a.kind == "param" then s.mapped[i]:copy_from(s.vals[i]) end
+  end
+end
+
+-- outputs(k) -> the mapped output buffers of set k, by argument index.
+function Session:outputs(k)
+  local s, out = self.sets[k], {}
+  for i, a in ipairs(s.inst.args) do if a.kind == "output" then out[i] = s.mapped[i] end end
+  return out
+end
+
+-- call(slot, k, {timed =, flush_bytes =, copy =}) -> the reply ({ms, host_ms, gated} when
+-- timed), or nil and why. kreach's stream is synchronised first, so that every copy into the
+-- set's buffers has landed.
+function Session:call(slot, k, o)
+  core.synchronize()
+  o = o or {}
+  local first = not (self.called and self.called[slot])
+  self.called = self.called or {}
+  self.called[slot] = true
+  return self:request({ op = "call", slot = slot, set = k, timed = o.timed or false, flush_bytes = o.flush_bytes,
+                        copy = o.copy or false }, first and M.FIRST_CALL_TIMEOUT_S or M.CALL_TIMEOUT_S)
+end
+
+function Session:close()
+  for _, s in pairs(self.sets) do
+    for _, t in pairs(s.mapped) do if t:is_live() then t:free() end end
+  end
+  self.sets = {}
+  if self.w then
+    if not self.dead then
+      self.w:write('{"op": "exit"}\n')
+      local _ = self.w:read_line(10)
+    end
+    self.w:kill()
+    self.w:wait()
+    self.w:free()
+    self.w = nil
+  end
+end
+
+return M
