@@ -10,6 +10,7 @@ local event = require "kreach.core.event"
 local kernel = require "kreach.kernel"
 local nvrtc = require "kreach.core.nvrtc"
 local ops = require "kreach.ops"
+local conv = require "kreach.ops.conv"
 local problem = require "kreach.problem"
 local proc = require "kreach.core.proc"
 local tensor = require "kreach.core.tensor"
@@ -67,6 +68,10 @@ kreach.input = problem.input           -- input(name, shape, {dtype=, dist=, dom
 kreach.param = problem.param           -- param(name, shape, {init=, dtype=})
 kreach.scalar = problem.scalar         -- scalar(name, value, {type=})
 kreach.output = problem.output         -- output(name, shape, {dtype=})
+-- PyTorch's output extents, for problems to size their outputs: conv_out_len(d, k, stride,
+-- pad, dilation), conv_transpose_out_len(d, k, stride, pad, dilation, output_padding)
+kreach.conv_out_len = conv.out_len
+kreach.conv_transpose_out_len = conv.transposed_out_len
 
 -- load_problem(path_or_id, {sizes =, dtype =}) -> a problem; :instantiate() uses these options
 -- unless it is given others.

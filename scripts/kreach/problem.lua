@@ -215,7 +215,7 @@ local function check_arg(a, i, where0, sizes, names)
       problem_error(where, "unknown domain '%s'%s", tostring(a.domain), suggest(tostring(a.domain), M.DOMAINS))
     end
   elseif a.kind == "param" then
-    if a.init == nil then problem_error(where, "a parameter needs an init rule ('ones', 'zeros', 'uniform(lo, hi)', 'kaiming_uniform(fan_in)')") end
+    if a.init == nil then problem_error(where, "a parameter needs an init rule ('ones', 'zeros', 'uniform(lo, hi)', 'kaiming_uniform(fan_in)', 'kaiming_uniform')") end
     if type(a.init) == "string" then parse_call(a.init, where .. ": init", INITS, "init rule") end
   elseif a.kind == "scalar" then
     if type(a.value) ~= "number" and type(a.value) ~= "boolean" then
@@ -432,12 +432,26 @@ local function draw(kreach, lib, a, seed, scratch)
   return r
 end
 
+-- init_rule(a) -> a parameter's init rule for its shape, with every number in it: a rule the
+-- problem computes from the shape (a function) is called, and "kaiming_uniform" without its
+-- fan_in takes PyTorch's, weight.size(1) * prod(kernel) (the product of the dimensions after
+-- the first: in_channels / groups x kernel for a convolution's weight, in_features for a
+-- linear one).
+function M.init_rule(a)
+  local rule = a.init
+  if type(rule) == "function" then rule = rule(a.shape) end
+  if type(rule) == "string" and rule:match("^%s*kaiming_uniform%s*$") then
+    local fan_in = 1
+    for i = 2, #a.shape do fan_in = fan_in * a.shape[i] end
+    rule = ("kaiming_uniform(%d)"):format(fan_in)
+  end
+  return rule
+end
+
 local function init_param(kreach, a, seed, scratch)
   local new, drop = tensors(kreach, scratch)
   local t = new("out", a.shape, a.dtype)
-  local rule = a.init
-  if type(rule) == "function" then rule = rule(a.shape) end
-  local name, args = parse_call(rule, "param '" .. a.name .. "'", INITS, "init rule")
+  local name, args = parse_call(M.init_rule(a), "param '" .. a.name .. "'", INITS, "init rule")
   if name == "ones" then t:fill(1)
   elseif name == "zeros" then t:fill(0)
   elseif name == "uniform" then

@@ -137,9 +137,7 @@ local function file_of(id)
 end
 
 -- the init rule of a parameter at its resolved shape
-local function rule(a)
-  return type(a.init) == "function" and a.init(a.shape) or a.init
-end
+local function rule(a) return problem.init_rule(a) end
 
 local function by_kind(inst, kind)
   local r = {}

@@ -13,7 +13,7 @@ local C_IN, C_OUT, K, STRIDE, PAD = 3, 96, 11, 4, 2
 local FAN_IN = C_IN * K * K
 
 -- PyTorch's output extent: floor((d + 2 padding - (k - 1) - 1) / stride) + 1
-local function out_len(d) return (d + 2 * PAD - (K - 1) - 1) // STRIDE + 1 end
+local function out_len(d) return kreach.conv_out_len(d, K, STRIDE, PAD, 1) end
 
 local function out_shape(s)
   return { s.batch_size, C_OUT, out_len(s.height), out_len(s.width) }

@@ -8,18 +8,8 @@
 local kreach = require "kreach"
 local input, param, output = kreach.input, kreach.param, kreach.output
 
--- PyTorch's output extent: floor((d + 2 padding - dilation (k - 1) - 1) / stride) + 1
-local function out_len(d, k, stride, pad, dil)
-  return (d + 2 * pad - dil * (k - 1) - 1) // stride + 1
-end
-
--- PyTorch's default for conv weights (kaiming_uniform_ with a = sqrt(5)): U(-b, b) with
--- b = 1/sqrt(fan_in), fan_in = weight.size(1) * prod(kernel)
-local function default_init(shape)
-  local fan_in = 1
-  for i = 2, #shape do fan_in = fan_in * shape[i] end
-  return ("kaiming_uniform(%d)"):format(fan_in)
-end
+-- PyTorch's output extent: out_len(d, k, stride, padding, dilation)
+local out_len = kreach.conv_out_len
 
 local function out_shape(s)
   return { s.batch_size, s.out_channels,
@@ -37,7 +27,7 @@ return kreach.problem{
   args = {
     input("x", { "batch_size", "in_channels", "height", "width" }, { domain = "real" }),
     param("weight", { "out_channels", "in_channels", "kernel_h", "kernel_w" },
-          { init = default_init }),
+          { init = "kaiming_uniform" }),
     output("y", out_shape),
   },
   reference = function(ops, x, weight, y)

@@ -4,16 +4,14 @@ local kreach = require "kreach"
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
+local problem = require "kreach.problem"
 
 
--- A parameter's init rule as text: a rule a problem computes from the parameter's shape (a
--- convolution's fan_in) is shown as it comes out for this instance.
+-- A parameter's init rule as text, as it comes out for this instance (kreach.problem.init_rule:
+-- a convolution's fan_in computed from the weight's shape)
 local function init_rule(a)
-  if type(a.init) == "function" then
-    local ok, r = pcall(a.init, a.shape)
-    return ok and type(r) == "string" and r or nil
-  end
-  return type(a.init) == "string" and a.init or nil
+  local ok, r = pcall(problem.init_rule, a)
+  return ok and type(r) == "string" and r or nil
 end
 return {
   summary = "Show a problem: arguments, shapes, bytes, flops and the PyTorch code.",

@@ -796,9 +796,9 @@ function M.resolve(xs, ws, opts, transposed)
         return nil, ("x is %s: along spatial dimension %d the padded input (%d) is smaller than the dilated kernel (%d)"):format(
           shape_str(xs), d, sp[d] + pl[d] + pr[d], span)
       end
-      out[d] = (sp[d] + pl[d] + pr[d] - span) // s[d] + 1
+      out[d] = M.out_len(sp[d], k[d], s[d], pl[d], dil[d], pr[d])
     else
-      out[d] = (sp[d] - 1) * s[d] - 2 * pl[d] + span - 1 + op[d] + 1
+      out[d] = M.transposed_out_len(sp[d], k[d], s[d], pl[d], dil[d], op[d])
       if out[d] < 1 then
         return nil, ("x is %s: the output size along spatial dimension %d would be %d (too small)"):format(
           shape_str(xs), d, out[d])
@@ -819,6 +819,17 @@ function M.resolve(xs, ws, opts, transposed)
            Cout_g = Cout_g, spatial = sp, out = out, k = k, stride = s, pad = pl, pad_right = pr, dilation = dil,
            output_padding = op, transposed = transposed and true or false, algo = algo,
            yshape = yshape, xshape = xs, wshape = ws }
+end
+
+-- PyTorch's output extent along one dimension of extent d, for a kernel of extent k: of a
+-- convolution, floor((d + pad + pad_right - dilation (k - 1) - 1) / stride) + 1 (pad_right:
+-- pad unless given); of a transposed one, (d - 1) stride - 2 pad + dilation (k - 1) +
+-- output_padding + 1. Problem files size their outputs with these (kreach.conv_out_len).
+function M.out_len(d, k, stride, pad, dilation, pad_right)
+  return (d + pad + (pad_right or pad) - dilation * (k - 1) - 1) // stride + 1
+end
+function M.transposed_out_len(d, k, stride, pad, dilation, output_padding)
+  return (d - 1) * stride - 2 * pad + dilation * (k - 1) + output_padding + 1
 end
 
 -- The shape of y for x and w of these shapes (PyTorch's output shape); raises on what PyTorch
