@@ -20,6 +20,7 @@ local core = require "kreach.core.cudnn"
 local proc = require "kreach.core.proc"
 local cseal = require "kreach.core.seal"
 local lfs = require "lfs"
+local pytorch = require "kreach.pytorch"
 
 local M = {}
 
@@ -32,7 +33,7 @@ M.PYTHON_TIMEOUT_S = 20
 
 local function exists(path) return lfs.attributes(path, "mode") ~= nil end
 
-local function python() return os.getenv("KREACH_PYTHON") or "python3" end
+local function python() return (pytorch.python()) end
 
 -- "9.19.0" from 91900
 function M.version_string(v)

@@ -10,6 +10,7 @@ local core = require "kreach.core"
 local fs = require "kreach.core.fs"
 local json = require "kreach.json"
 local proc = require "kreach.core.proc"
+local pytorch = require "kreach.pytorch"
 local text = require "kreach.text"
 local verdict = require "kreach.verdict"
 
@@ -108,9 +109,7 @@ function M.init_arity(prob)
   return n
 end
 
-local function python()
-  return os.getenv("KREACH_PYTHON") or "python3"
-end
+local function python() return (pytorch.python()) end
 
 -- analyse(path) -> the checker's findings, or nil and why it could not run
 function M.analyse(path)

@@ -26,7 +26,8 @@ M.LOAD_TIMEOUT_S = 300
 M.FIRST_CALL_TIMEOUT_S = 600
 M.CALL_TIMEOUT_S = 60
 
--- The interpreter: $KREACH_PYTHON, else python3 on PATH.
+-- The interpreter, for every use of Python in kreach (PyTorch timing, cuDNN search, the lint
+-- of KernelBench candidates): $KREACH_PYTHON (when not empty), else python3 on PATH.
 function M.python()
   local p = os.getenv("KREACH_PYTHON")
   if p and p ~= "" then return p, "KREACH_PYTHON" end
