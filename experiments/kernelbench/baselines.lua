@@ -16,6 +16,7 @@
 package.path = (arg[0]:match("^(.*)/[^/]*$") or ".") .. "/../bench/?.lua;" .. package.path
 local kreach = require "kreach"
 local oracle = require "kreach.oracle"
+local stats = require "kreach.stats"
 kreach.skip_without_device()
 
 local dtypes, json_path, do_oracle, do_time, picks, child = { "f32", "bf16" }, nil, true, true, {}, false
@@ -133,17 +134,18 @@ end
 
 -- geometric mean of kreach/PyTorch per dtype, and the worst ratio
 for _, dt in ipairs(dtypes) do
-  local s, n, worst, wid = 0, 0, 0, nil
+  local ratios, worst, wid = {}, 0, nil
   for _, r in ipairs(rows) do
     if r.dtype == dt and r.ratio then
-      s = s + math.log(r.ratio); n = n + 1
+      ratios[#ratios + 1] = r.ratio
       if r.ratio > worst then worst, wid = r.ratio, r.id end
     end
   end
+  local n, gm = #ratios, stats.geomean(ratios)
   if n > 0 then
     print(("%s: geometric mean kreach/PyTorch %.3f over %d problems; worst %.3f (problem %s)"):format(dt,
-      math.exp(s / n), n, worst, tostring(math.tointeger(wid) or wid)))
-    io.write(("result baseline_geomean_%s %.4g ratio kreach/PyTorch over %d problems (target 0.9 to 1.1)\n"):format(dt, math.exp(s / n), n))
+      gm, n, worst, tostring(math.tointeger(wid) or wid)))
+    io.write(("result baseline_geomean_%s %.4g ratio kreach/PyTorch over %d problems (target 0.9 to 1.1)\n"):format(dt, gm, n))
     io.write(("result baseline_worst_%s %.4g ratio problem %s (target <= 1.5)\n"):format(dt, worst, tostring(math.tointeger(wid) or wid)))
   end
 end

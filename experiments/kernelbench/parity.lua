@@ -5,6 +5,7 @@
 -- eager ms, their ratio with its 95% interval (below 1: kreach's baseline is faster), and the
 -- baseline's backend where it can differ (cuDNN or kreach's kernels); then, per dtype and for
 -- the convolutions alone, the geometric mean and the problems above 1.5 and below 0.9.
+local stats = require "kreach.stats"
 local store = require "kreach.store"
 
 local dbs, only = {}, nil
@@ -50,9 +51,9 @@ for _, r in ipairs(list) do
     be and (be.backend .. (be.version and (" " .. be.version) or "")) or "kreach"))
   for _, g in ipairs({ r.dtype, r.dtype .. " convolutions" }) do
     if g == r.dtype or CONV[r.problem_id] then
-      by[g] = by[g] or { logs = 0, n = 0, far = {}, low = {} }
+      by[g] = by[g] or { ratios = {}, far = {}, low = {} }
       local s = by[g]
-      s.n, s.logs = s.n + 1, s.logs + math.log(r.baseline_vs_pytorch)
+      s.ratios[#s.ratios + 1] = r.baseline_vs_pytorch
       if r.baseline_vs_pytorch > 1.5 then s.far[#s.far + 1] = ("%d (%.2f)"):format(r.problem_id, r.baseline_vs_pytorch) end
       if r.baseline_vs_pytorch < 0.9 then s.low[#s.low + 1] = r.problem_id end
     end
@@ -64,6 +65,6 @@ for k in pairs(by) do keys[#keys + 1] = k end
 table.sort(keys)
 for _, k in ipairs(keys) do
   local s = by[k]
-  print(("- %s: %d problems, geometric mean %.3f; above 1.5: %s; below 0.9: %d"):format(k, s.n, math.exp(s.logs / s.n),
+  print(("- %s: %d problems, geometric mean %.3f; above 1.5: %s; below 0.9: %d"):format(k, #s.ratios, stats.geomean(s.ratios),
     #s.far > 0 and table.concat(s.far, ", ") or "none", #s.low))
 end

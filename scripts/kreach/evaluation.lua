@@ -303,13 +303,6 @@ end
 
 M.FAST_P = { 0, 0.5, 0.8, 1, 1.5, 2 }
 
-local function geomean(xs)
-  if #xs == 0 then return nil end
-  local s = 0
-  for _, x in ipairs(xs) do s = s + math.log(x) end
-  return math.exp(s / #xs)
-end
-
 -- The references a speedup is stated against: kreach's baseline, PyTorch eager (KernelBench's
 -- and the study's reference: its fast_p is the one KernelBench defines) and torch.compile.
 M.REFERENCES = {
@@ -332,7 +325,7 @@ local function against(rows, ref)
   end
   local a = { wins = wins, measured = #speedups, win_rate = n > 0 and wins / n or nil,
               median_speedup = #speedups > 0 and stats.median(speedups) or nil,
-              geomean_speedup = geomean(speedups), fast_p = {} }
+              geomean_speedup = stats.geomean(speedups), fast_p = {} }
   for _, p in ipairs(M.FAST_P) do
     local c = 0
     for _, x in ipairs(speedups) do if x > p then c = c + 1 end end

@@ -27,6 +27,14 @@ end
 function M.quantile(xs, q) return quantile_sorted(sorted(xs), q) end
 function M.median(xs) return quantile_sorted(sorted(xs), 0.5) end
 
+-- geomean(xs) -> the geometric mean of positive numbers, nil for none.
+function M.geomean(xs)
+  if #xs == 0 then return nil end
+  local s = 0
+  for _, x in ipairs(xs) do s = s + math.log(x) end
+  return math.exp(s / #xs)
+end
+
 -- The distribution-free confidence interval for the median: order statistics j and n - j + 1
 -- with P(X(j) <= median <= X(n-j+1)) >= level for any continuous distribution, from the
 -- binomial(n, 1/2) law of how many samples fall below the median. Returns lo, hi, or nil when

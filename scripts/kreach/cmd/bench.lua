@@ -12,6 +12,7 @@ local evaluation = require "kreach.evaluation"
 local json = require "kreach.json"
 local problem = require "kreach.problem"
 local protocol = require "kreach.protocol"
+local stats = require "kreach.stats"
 local util = require "kreach.core.util"
 local verdict = require "kreach.verdict"
 local worker = require "kreach.worker"
@@ -83,11 +84,7 @@ local function parity(records)
     end
   end
   if #rs == 0 then return nil end
-  local logs = 0
-  for _, x in ipairs(rs) do logs = logs + math.log(x) end
-  table.sort(rs)
-  local median = #rs % 2 == 1 and rs[(#rs + 1) // 2] or (rs[#rs // 2] + rs[#rs // 2 + 1]) / 2
-  return { n = #rs, geomean = math.exp(logs / #rs), median = median, below = below, above = above, far = far, env = env }
+  return { n = #rs, geomean = stats.geomean(rs), median = stats.median(rs), below = below, above = above, far = far, env = env }
 end
 
 return {
