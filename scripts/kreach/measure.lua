@@ -21,7 +21,6 @@ local nvrtc = require "kreach.core.nvrtc"
 local candidate = require "kreach.candidate"
 local check = require "kreach.check"
 local ops = require "kreach.ops"
-local stats = require "kreach.stats"
 local timing = require "kreach.timing"
 local verdict = require "kreach.verdict"
 
@@ -482,8 +481,9 @@ function M.time(inst, opts)
   local function ratio(a, b)
     local A, B = res[a], res[b]
     if not (A and B and A.summary and B.summary) then return nil end
-    local r, lo, hi = stats.ratio_ci(A.samples, B.samples, { seed = topts.seed, resamples = topts.resamples, level = topts.level })
-    return { ratio = r, lo = lo, hi = hi, of = a, over = b }
+    local r = timing.ratio(A.samples, B.samples, topts)
+    r.of, r.over = a, b
+    return r
   end
   if #torch_slots > 0 then
     res.ratios = {

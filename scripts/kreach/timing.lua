@@ -399,11 +399,18 @@ function M.measure(subjects, over, plan)
     r.summary = #s.samples > 0 and stats.summary(s.samples, o.level) or nil
   end
   if #subjects >= 2 and not subjects[2].optional then
-    local a, b = subjects[1].samples, subjects[2].samples
-    local ratio, lo, hi = stats.ratio_ci(a, b, { seed = o.seed, resamples = o.resamples, level = o.level })
-    res.speedup = { ratio = ratio, lo = lo, hi = hi, baseline = subjects[1].name, candidate = subjects[2].name }
+    res.speedup = M.ratio(subjects[1].samples, subjects[2].samples, o)
+    res.speedup.baseline, res.speedup.candidate = subjects[1].name, subjects[2].name
   end
   return res
+end
+
+-- ratio(a, b, opts) -> { ratio = median(a) / median(b), lo, hi }: the ratio of two subjects'
+-- samples and its bootstrap interval, with the timing options' seed, resamples and level (the
+-- speedup, and kreach.measure's ratios against PyTorch).
+function M.ratio(a, b, o)
+  local ratio, lo, hi = stats.ratio_ci(a, b, { seed = o.seed, resamples = o.resamples, level = o.level })
+  return { ratio = ratio, lo = lo, hi = hi }
 end
 
 -- ---- speed of light ----
