@@ -85,20 +85,13 @@ end
 local Session = {}
 Session.__index = Session
 
--- start({python =, cudnn_tf32 = bool}) -> a session, or nil and why.
+-- start({python =, cudnn_tf32 = bool}) -> a session, or nil and why. The Python worker gets
+-- this process's environment (in a kreach worker, the seal's allow-list) and PyTorch's cuDNN
+-- TF32 setting as its argument.
 function M.start(o)
   o = o or {}
-  local env = {}
-  -- the worker's own environment (kreach.seal's allow-list), and PyTorch's cuDNN TF32 setting
-  for _, k in ipairs({ "PATH", "LD_LIBRARY_PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES",
-                       "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING" }) do
-    local v = os.getenv(k)
-    if v then env[#env + 1] = k .. "=" .. v end
-  end
-  env[#env + 1] = "KREACH_TORCH_CUDNN_TF32=" .. (o.cudnn_tf32 and "1" or "0")
-  env[#env + 1] = "PYTHONDONTWRITEBYTECODE=1"
   local py = o.python or M.python()
-  local w, err = proc.spawn({ py, "-c", worker_source() }, { env = env, watch = true })
+  local w, err = proc.spawn({ py, "-B", "-c", worker_source(), o.cudnn_tf32 and "tf32" or "no-tf32" }, { watch = true })
   if not w then return nil, ("cannot start %s: %s"):format(py, tostring(err)) end
   local self = setmetatable({ w = w, python = py, sets = {} }, Session)
   local hello, why = self:read(M.START_TIMEOUT_S)

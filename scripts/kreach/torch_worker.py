@@ -1,8 +1,11 @@
 # kreach's Python worker (docs/timing.md, "PyTorch in the same run"): runs a problem's PyTorch
 # model for a kreach worker, which owns the measurement. Started by kreach.torch as
-#   python3 -c <this file> ; commands arrive on standard input, one JSON object a line, and each
+#   python3 -B -c <this file> tf32|no-tf32 ; commands arrive on standard input, one JSON object a line, and each
 # gets one JSON line back on the protocol descriptor (the original standard output; the model's
 # own prints go to standard error, so they cannot forge a reply).
+#
+# Its one argument is "tf32" (cuDNN's TF32 on, as PyTorch ships) or "no-tf32" (fp32 convolutions
+# computed in fp32, as kreach's baselines compute them).
 #
 # Memory is shared through CUDA IPC in one direction only: this process allocates every buffer
 # the kreach worker fills or reads ("mirrors": cudaMalloc, outside PyTorch's caching allocator)
@@ -50,7 +53,7 @@ except Exception as ex:  # reported, then the worker ends
     sys.exit(0)
 
 torch.backends.cuda.matmul.allow_tf32 = False
-torch.backends.cudnn.allow_tf32 = os.environ.get("KREACH_TORCH_CUDNN_TF32", "0") == "1"
+torch.backends.cudnn.allow_tf32 = sys.argv[1:2] == ["tf32"]
 
 DT = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "f64": torch.float64,
       "i64": torch.int64, "i32": torch.int32, "i16": torch.int16, "i8": torch.int8, "u8": torch.uint8,

@@ -31,6 +31,23 @@ describe("kreach.pytorch", function()
     end
   end)
 
+  it("starts the Python worker, which answers on its protocol line why it cannot serve here", function()
+    local s, why = pytorch.start{ python = "python3" }
+    if s then
+      -- a machine with CUDA PyTorch: the worker says what it runs
+      print("a CUDA PyTorch is here:", s.info.torch, s.info.device, "cudnn TF32", s.info.cudnn_tf32)
+      assert.is_false(s.info.cudnn_tf32)
+      s:close()
+      return
+    end
+    print(why)
+    -- Debian's CPU PyTorch (CI), or no PyTorch at all: the worker's own first answer
+    assert.truthy(why:find("has no CUDA device here", 1, true) or why:find("cannot start PyTorch: ModuleNotFoundError", 1, true))
+    local none, nwhy = pytorch.start{ python = "/nonexistent/python3" }
+    assert.is_nil(none)
+    assert.truthy(nwhy:find("/nonexistent/python3", 1, true) or nwhy:find("the Python worker ended", 1, true))
+  end)
+
   it("refuses --torch-compile or --torch-tf32 with --no-torch", function()
     local ok, e = pcall(ev.resolve_pytorch, { enabled = false, compile = true })
     assert.is_false(ok)
