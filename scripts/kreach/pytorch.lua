@@ -177,8 +177,8 @@ end
 function Session:mirror(k, inst, vals)
   local args = {}
   for i, a in ipairs(inst.args) do
-    args[i] = { name = a.name, kind = a.kind, shape = a.shape or json.array({}), dtype = a.dtype, value = a.value }
-    if a.kind ~= "scalar" then args[i].shape = json.array(a.shape) end
+    args[i] = { name = a.name, kind = a.kind, shape = json.array(a.kind ~= "scalar" and a.shape or {}), dtype = a.dtype,
+                value = a.value }
   end
   local r, why = self:request({ op = "mirror", set = k, args = args }, M.CALL_TIMEOUT_S)
   if not r then return nil, why end
