@@ -1,5 +1,5 @@
 /* kr_cudnn.c: cuDNN 9 loaded by dlopen from the path the caller gives, the context's handle, and
- * forward and transposed convolutions through cuDNN's legacy API with plans cached per
+ * forward and transposed convolutions through cuDNN's backend API (engines chosen as PyTorch chooses them) with plans cached per
  * descriptor. Runtime layer (no Lua). Every argument is checked on the host before the device
  * is touched, so a shape mistake reads as such and not as CUDNN_STATUS_BAD_PARAM. */
 #define _GNU_SOURCE /* dladdr, dlinfo */
@@ -57,16 +57,10 @@ void kr_cudnn_get_stats(kr_context *ctx, kr_cudnn_stats *out) {
 #define KR_CUDNN_FUNCTIONS(X)                                                                   \
     X(cudnnGetVersion) X(cudnnGetErrorString) X(cudnnGetLastErrorString) X(cudnnCreate)         \
     X(cudnnDestroy) X(cudnnSetStream) X(cudnnCreateTensorDescriptor)                            \
-    X(cudnnDestroyTensorDescriptor) X(cudnnSetTensorNdDescriptor)                               \
-    X(cudnnCreateFilterDescriptor) X(cudnnDestroyFilterDescriptor) X(cudnnSetFilterNdDescriptor) \
-    X(cudnnCreateConvolutionDescriptor) X(cudnnDestroyConvolutionDescriptor)                    \
-    X(cudnnSetConvolutionNdDescriptor) X(cudnnSetConvolutionGroupCount)                         \
-    X(cudnnSetConvolutionMathType) X(cudnnGetConvolutionForwardAlgorithmMaxCount)               \
-    X(cudnnGetConvolutionForwardAlgorithm_v7) X(cudnnGetConvolutionForwardWorkspaceSize)        \
-    X(cudnnConvolutionForward) X(cudnnGetConvolutionBackwardDataAlgorithmMaxCount)              \
-    X(cudnnGetConvolutionBackwardDataAlgorithm_v7)                                              \
-    X(cudnnGetConvolutionBackwardDataWorkspaceSize) X(cudnnConvolutionBackwardData)             \
-    X(cudnnAddTensor)
+    X(cudnnDestroyTensorDescriptor) X(cudnnSetTensorNdDescriptor) X(cudnnAddTensor)             \
+    X(cudnnBackendCreateDescriptor) X(cudnnBackendDestroyDescriptor)                            \
+    X(cudnnBackendSetAttribute) X(cudnnBackendGetAttribute) X(cudnnBackendFinalize)             \
+    X(cudnnBackendExecute)
 
 #define KR_CUDNN_MEMBER(name) __typeof__(&name) name;
 static struct {
@@ -169,24 +163,12 @@ static const char *not_loaded(void) {
 #define cudnnCreateTensorDescriptor (api.cudnnCreateTensorDescriptor)
 #define cudnnDestroyTensorDescriptor (api.cudnnDestroyTensorDescriptor)
 #define cudnnSetTensorNdDescriptor (api.cudnnSetTensorNdDescriptor)
-#define cudnnCreateFilterDescriptor (api.cudnnCreateFilterDescriptor)
-#define cudnnDestroyFilterDescriptor (api.cudnnDestroyFilterDescriptor)
-#define cudnnSetFilterNdDescriptor (api.cudnnSetFilterNdDescriptor)
-#define cudnnCreateConvolutionDescriptor (api.cudnnCreateConvolutionDescriptor)
-#define cudnnDestroyConvolutionDescriptor (api.cudnnDestroyConvolutionDescriptor)
-#define cudnnSetConvolutionNdDescriptor (api.cudnnSetConvolutionNdDescriptor)
-#define cudnnSetConvolutionGroupCount (api.cudnnSetConvolutionGroupCount)
-#define cudnnSetConvolutionMathType (api.cudnnSetConvolutionMathType)
-#define cudnnGetConvolutionForwardAlgorithmMaxCount (api.cudnnGetConvolutionForwardAlgorithmMaxCount)
-#define cudnnGetConvolutionForwardAlgorithm_v7 (api.cudnnGetConvolutionForwardAlgorithm_v7)
-#define cudnnGetConvolutionForwardWorkspaceSize (api.cudnnGetConvolutionForwardWorkspaceSize)
-#define cudnnConvolutionForward (api.cudnnConvolutionForward)
-#define cudnnGetConvolutionBackwardDataAlgorithmMaxCount                                        \
-    (api.cudnnGetConvolutionBackwardDataAlgorithmMaxCount)
-#define cudnnGetConvolutionBackwardDataAlgorithm_v7 (api.cudnnGetConvolutionBackwardDataAlgorithm_v7)
-#define cudnnGetConvolutionBackwardDataWorkspaceSize                                            \
-    (api.cudnnGetConvolutionBackwardDataWorkspaceSize)
-#define cudnnConvolutionBackwardData (api.cudnnConvolutionBackwardData)
+#define cudnnBackendCreateDescriptor (api.cudnnBackendCreateDescriptor)
+#define cudnnBackendDestroyDescriptor (api.cudnnBackendDestroyDescriptor)
+#define cudnnBackendSetAttribute (api.cudnnBackendSetAttribute)
+#define cudnnBackendGetAttribute (api.cudnnBackendGetAttribute)
+#define cudnnBackendFinalize (api.cudnnBackendFinalize)
+#define cudnnBackendExecute (api.cudnnBackendExecute)
 #define cudnnAddTensor (api.cudnnAddTensor)
 
 /* ---- the context's state (slot KR_EXT_CUDNN): handle, plans, workspace ---- */
@@ -196,16 +178,20 @@ typedef struct {
     int transposed, nsp, dtype, groups, has_bias;
     int64_t x[5], w[5], y[5];
     int stride[3], pad[3], dil[3], opad[3];
+    int align; /* the byte alignment all of x, w and y have (16 at most) */
 } plan_key;
+
+/* The backend descriptors a plan holds, destroyed in reverse order. */
+enum { BD_X, BD_W, BD_Y, BD_CONV, BD_OP, BD_GRAPH, BD_CFG, BD_PLAN, BD_COUNT };
 
 typedef struct plan {
     struct plan *next;
     plan_key key;
-    cudnnTensorDescriptor_t xd, yd, bd; /* transposed: xd is dy's, yd dx's (backward data) */
-    cudnnFilterDescriptor_t wd;
-    cudnnConvolutionDescriptor_t cd;
-    int algo;
-    cudnnMathType_t math;
+    cudnnTensorDescriptor_t yd, bd; /* for the bias (cudnnAddTensor) */
+    cudnnBackendDescriptor_t b[BD_COUNT];
+    int64_t engine;   /* the engine's global index */
+    int tensor_cores; /* its numerical notes */
+    char name[96];
     size_t ws;
 } plan;
 
@@ -224,11 +210,10 @@ typedef struct {
 } state;
 
 static void plan_free(plan *p) {
-    if (p->xd) cudnnDestroyTensorDescriptor(p->xd);
     if (p->yd) cudnnDestroyTensorDescriptor(p->yd);
     if (p->bd) cudnnDestroyTensorDescriptor(p->bd);
-    if (p->wd) cudnnDestroyFilterDescriptor(p->wd);
-    if (p->cd) cudnnDestroyConvolutionDescriptor(p->cd);
+    for (int i = BD_COUNT - 1; i >= 0; i--)
+        if (p->b[i]) cudnnBackendDestroyDescriptor(p->b[i]);
     free(p);
 }
 
@@ -422,53 +407,6 @@ static int overlap(const kr_tensor *a, const kr_tensor *b) {
     return na && nb && pa < pb + nb && pb < pa + na;
 }
 
-static const char *fwd_algo_name(int a) {
-    switch (a) {
-    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM:
-        return "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "CUDNN_CONVOLUTION_FWD_ALGO_GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "CUDNN_CONVOLUTION_FWD_ALGO_DIRECT";
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "CUDNN_CONVOLUTION_FWD_ALGO_FFT";
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING";
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD";
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED:
-        return "CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED";
-    default: return "CUDNN_CONVOLUTION_FWD_ALGO_?";
-    }
-}
-
-static const char *bwd_algo_name(int a) {
-    switch (a) {
-    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_0: return "CUDNN_CONVOLUTION_BWD_DATA_ALGO_0";
-    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_1: return "CUDNN_CONVOLUTION_BWD_DATA_ALGO_1";
-    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT: return "CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT";
-    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING:
-        return "CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING";
-    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD: return "CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD";
-    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED:
-        return "CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED";
-    default: return "CUDNN_CONVOLUTION_BWD_DATA_ALGO_?";
-    }
-}
-
-static const char *math_name(cudnnMathType_t m) {
-    switch (m) {
-    case CUDNN_DEFAULT_MATH: return "CUDNN_DEFAULT_MATH";
-    case CUDNN_TENSOR_OP_MATH: return "CUDNN_TENSOR_OP_MATH";
-    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
-    case CUDNN_FMA_MATH: return "CUDNN_FMA_MATH";
-    default: return "?";
-    }
-}
-
-/* Whether a math type the heuristics propose is one the dtype allows: at f32 no tensor cores
- * (TF32), at f16 and bf16 anything but converting the inputs to another type. */
-static int math_allowed(cudnnDataType_t dt, cudnnMathType_t m) {
-    if (dt == CUDNN_DATA_FLOAT) return m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH;
-    return m != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-}
-
 /* Checks the arguments and fills the plan's key; y's expected shape goes in the message. */
 static kr_status check_conv(kr_context *ctx, const kr_cudnn_conv_desc *d, const kr_tensor *x,
                             const kr_tensor *w, const kr_tensor *y, const kr_tensor *bias,
@@ -579,6 +517,9 @@ static kr_status check_conv(kr_context *ctx, const kr_cudnn_conv_desc *d, const 
         k->dil[i] = d->dilation[i];
         k->opad[i] = d->transposed ? d->output_padding[i] : 0;
     }
+    uintptr_t bits = (uintptr_t)kr_tensor_data(x) | (uintptr_t)kr_tensor_data(w) |
+                     (uintptr_t)kr_tensor_data(y) | 16;
+    k->align = (int)(bits & -bits);
     return KR_OK;
 }
 
@@ -613,116 +554,263 @@ static cudnnStatus_t set_tensor(cudnnTensorDescriptor_t t, cudnnDataType_t dt, i
     return cudnnSetTensorNdDescriptor(t, dt, nd, dim, stride);
 }
 
-/* Makes the descriptors of a plan and asks the heuristics for its algorithm. */
+/* Makes a plan with cuDNN's backend API, as PyTorch's cuDNN path does (aten's Conv_v8.cpp):
+ * one convolution node (forward; backward data for a transposed convolution) in an operation
+ * graph, the engine configurations of cuDNN's heuristics (CUDNN_HEUR_MODE_INSTANT) followed by
+ * its fallback list, filtered as PyTorch filters them with TF32 off (no engine noted
+ * TENSOR_CORE at f32, none that down-converts its inputs at any dtype) and, beyond PyTorch,
+ * none that reduces in reduced precision (kreach's baselines accumulate in fp32). The first
+ * deterministic engine whose plan builds is taken, else the first that builds at all. */
+enum { UID_X = 'x', UID_W = 'w', UID_Y = 'y' };
+
+#define BTRY(call)                                                                              \
+    do {                                                                                         \
+        cudnnStatus_t e_ = (call);                                                               \
+        if (e_ != CUDNN_STATUS_SUCCESS) return e_;                                               \
+    } while (0)
+
+static cudnnStatus_t backend_tensor(cudnnBackendDescriptor_t *out, cudnnDataType_t dt, int nd,
+                                    const int *dim, int64_t uid, int64_t align) {
+    int64_t d[5], st[5];
+    for (int i = 0; i < nd; i++) d[i] = dim[i];
+    st[nd - 1] = 1;
+    for (int i = nd - 2; i >= 0; i--) st[i] = st[i + 1] * d[i + 1];
+    BTRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, out));
+    BTRY(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt));
+    BTRY(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, nd, d));
+    BTRY(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, nd, st));
+    BTRY(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
+    BTRY(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1,
+                                  &align));
+    return cudnnBackendFinalize(*out);
+}
+
+/* The operation graph of a plan: its tensors, the convolution and the one node. */
+static cudnnStatus_t backend_graph(cudnnHandle_t h, const plan_key *k, plan *p) {
+    cudnnDataType_t dt = data_type(k->dtype);
+    int xd[5], wd[5], yd[5];
+    int nd = as_nd(k, k->x, xd);
+    as_nd(k, k->w, wd);
+    as_nd(k, k->y, yd);
+    int64_t nsp = nd - 2, pad[3], stride[3], dil[3];
+    for (int i = 0, j = k->nsp == 1 ? -1 : 0; i < nsp; i++, j++) {
+        pad[i] = j < 0 ? 0 : k->pad[j];
+        stride[i] = j < 0 ? 1 : k->stride[j];
+        dil[i] = j < 0 ? 1 : k->dil[j];
+    }
+    BTRY(backend_tensor(&p->b[BD_X], dt, nd, xd, UID_X, k->align));
+    BTRY(backend_tensor(&p->b[BD_W], dt, nd, wd, UID_W, k->align));
+    BTRY(backend_tensor(&p->b[BD_Y], dt, nd, yd, UID_Y, k->align));
+    cudnnBackendDescriptor_t c;
+    BTRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, &p->b[BD_CONV]));
+    c = p->b[BD_CONV];
+    cudnnDataType_t comp = CUDNN_DATA_FLOAT; /* fp32 accumulation at every dtype */
+    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    BTRY(cudnnBackendSetAttribute(c, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp));
+    BTRY(cudnnBackendSetAttribute(c, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1,
+                                  &mode));
+    BTRY(cudnnBackendSetAttribute(c, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &nsp));
+    BTRY(cudnnBackendSetAttribute(c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, nsp, dil));
+    BTRY(cudnnBackendSetAttribute(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, nsp,
+                                  stride));
+    BTRY(cudnnBackendSetAttribute(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, nsp, pad));
+    BTRY(cudnnBackendSetAttribute(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, nsp, pad));
+    BTRY(cudnnBackendFinalize(c));
+    float one = 1.0f, zero = 0.0f;
+    cudnnBackendDescriptor_t op;
+    if (!k->transposed) {
+        BTRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+                                          &p->b[BD_OP]));
+        op = p->b[BD_OP];
+        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->b[BD_X]));
+        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->b[BD_W]));
+        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->b[BD_Y]));
+        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c));
+        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+                                      CUDNN_TYPE_FLOAT, 1, &one));
+        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
+                                      CUDNN_TYPE_FLOAT, 1, &zero));
+    } else {
+        /* conv_transpose(x, w) is the data gradient of the convolution from y to x: dy is x */
+        BTRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+                                          &p->b[BD_OP]));
+        op = p->b[BD_OP];
+        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->b[BD_X]));
+        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->b[BD_W]));
+        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->b[BD_Y]));
+        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c));
+        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+                                      CUDNN_TYPE_FLOAT, 1, &one));
+        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA,
+                                      CUDNN_TYPE_FLOAT, 1, &zero));
+    }
+    BTRY(cudnnBackendFinalize(op));
+    BTRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &p->b[BD_GRAPH]));
+    BTRY(cudnnBackendSetAttribute(p->b[BD_GRAPH], CUDNN_ATTR_OPERATIONGRAPH_OPS,
+                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op));
+    /* the handle attribute, deprecated by name in later 9.x headers but read by every 9.x */
+    BTRY(cudnnBackendSetAttribute(p->b[BD_GRAPH], (cudnnBackendAttributeName_t)800, CUDNN_TYPE_HANDLE,
+                                  1, &h));
+    return cudnnBackendFinalize(p->b[BD_GRAPH]);
+}
+
+#define MAX_CONFIGS 64
+
+/* The engine configurations one heuristics mode lists for the graph, in its order; *n of them.
+ * A mode that cannot serve the graph lists none. */
+static void heuristics(cudnnBackendDescriptor_t graph, cudnnBackendHeurMode_t mode,
+                       cudnnBackendDescriptor_t *cfgs, int64_t *n) {
+    *n = 0;
+    cudnnBackendDescriptor_t heur = NULL;
+    int64_t count = 0;
+    if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur) != CUDNN_STATUS_SUCCESS)
+        return;
+    if (cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph) == CUDNN_STATUS_SUCCESS &&
+        cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode) ==
+            CUDNN_STATUS_SUCCESS &&
+        cudnnBackendFinalize(heur) == CUDNN_STATUS_SUCCESS &&
+        cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
+                                 &count, NULL) == CUDNN_STATUS_SUCCESS) {
+        if (count > MAX_CONFIGS) count = MAX_CONFIGS;
+        int64_t made = 0;
+        for (; made < count; made++)
+            if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[made]) !=
+                CUDNN_STATUS_SUCCESS)
+                break;
+        int64_t got = 0;
+        if (made == count &&
+            cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                     count, &got, cfgs) == CUDNN_STATUS_SUCCESS) {
+            for (int64_t i = got; i < made; i++) cudnnBackendDestroyDescriptor(cfgs[i]);
+            *n = got;
+        } else {
+            for (int64_t i = 0; i < made; i++) cudnnBackendDestroyDescriptor(cfgs[i]);
+        }
+    }
+    cudnnBackendDestroyDescriptor(heur);
+}
+
+/* An engine configuration's global index and numerical notes (a bit per note). */
+static int engine_notes(cudnnBackendDescriptor_t cfg, int64_t *index, unsigned *notes) {
+    cudnnBackendDescriptor_t eng = NULL;
+    int64_t n = 0;
+    int ok = 0;
+    *index = -1;
+    *notes = 0;
+    if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &eng) != CUDNN_STATUS_SUCCESS)
+        return 0;
+    if (cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                                 &eng) == CUDNN_STATUS_SUCCESS) {
+        cudnnBackendNumericalNote_t list[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+        int64_t m = 0;
+        if (cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                     CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &m, list) == CUDNN_STATUS_SUCCESS) {
+            for (int64_t i = 0; i < m; i++) *notes |= 1u << (unsigned)list[i];
+            ok = 1;
+        }
+        cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, index);
+    }
+    cudnnBackendDestroyDescriptor(eng);
+    return ok;
+}
+
+#define NOTE(x) (1u << (unsigned)CUDNN_NUMERICAL_NOTE_##x)
+
 static kr_status make_plan(kr_context *ctx, state *st, const plan_key *k, plan **out) {
     *out = NULL;
     plan *p = calloc(1, sizeof *p);
     if (!p) return KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory");
     p->key = *k;
     cudnnDataType_t dt = data_type(k->dtype);
-    int xd[5], wd[5], yd[5], bd[5];
-    int nd = as_nd(k, k->x, xd);
-    as_nd(k, k->w, wd);
-    as_nd(k, k->y, yd);
+    int yd[5], bd[5];
+    int nd = as_nd(k, k->y, yd);
     for (int i = 0; i < nd; i++) bd[i] = i == 1 ? yd[1] : 1;
-    int pad[3], stride[3], dil[3], nsp = nd - 2;
-    for (int i = 0, j = k->nsp == 1 ? -1 : 0; i < nsp; i++, j++) {
-        pad[i] = j < 0 ? 0 : k->pad[j];
-        stride[i] = j < 0 ? 1 : k->stride[j];
-        dil[i] = j < 0 ? 1 : k->dil[j];
-    }
-    cudnnMathType_t want = dt == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
     kr_status s = KR_OK;
-#define STEP(call)                                                                              \
-    if (s == KR_OK) {                                                                            \
-        cudnnStatus_t e_ = (call);                                                               \
-        if (e_ != CUDNN_STATUS_SUCCESS) s = cudnn_fail(ctx, e_, #call, __LINE__);                \
-    }
-    STEP(cudnnCreateTensorDescriptor(&p->xd));
-    STEP(cudnnCreateTensorDescriptor(&p->yd));
-    STEP(cudnnCreateFilterDescriptor(&p->wd));
-    STEP(cudnnCreateConvolutionDescriptor(&p->cd));
-    STEP(set_tensor(p->xd, dt, nd, xd));
-    STEP(set_tensor(p->yd, dt, nd, yd));
-    STEP(cudnnSetFilterNdDescriptor(p->wd, dt, CUDNN_TENSOR_NCHW, nd, wd));
-    /* fp32 accumulation at every dtype (f16 and bf16: "pseudo-half") */
-    STEP(cudnnSetConvolutionNdDescriptor(p->cd, nsp, pad, stride, dil, CUDNN_CROSS_CORRELATION,
-                                         CUDNN_DATA_FLOAT));
-    STEP(cudnnSetConvolutionGroupCount(p->cd, k->groups));
-    STEP(cudnnSetConvolutionMathType(p->cd, want));
-    if (k->has_bias) {
-        STEP(cudnnCreateTensorDescriptor(&p->bd));
-        STEP(set_tensor(p->bd, dt, nd, bd));
+    cudnnStatus_t e;
+    const char *op = k->transposed ? "conv_transpose" : "conv";
+    if ((e = backend_graph(st->h, k, p)) != CUDNN_STATUS_SUCCESS) s = cudnn_fail(ctx, e, "cuDNN's operation graph", __LINE__);
+    if (s == KR_OK && k->has_bias) {
+        if ((e = cudnnCreateTensorDescriptor(&p->yd)) != CUDNN_STATUS_SUCCESS ||
+            (e = set_tensor(p->yd, dt, nd, yd)) != CUDNN_STATUS_SUCCESS ||
+            (e = cudnnCreateTensorDescriptor(&p->bd)) != CUDNN_STATUS_SUCCESS ||
+            (e = set_tensor(p->bd, dt, nd, bd)) != CUDNN_STATUS_SUCCESS)
+            s = cudnn_fail(ctx, e, "the bias's descriptors", __LINE__);
     }
     if (s != KR_OK) {
         plan_free(p);
         return s;
     }
-    /* the heuristics, fastest first: the first deterministic one that succeeds at an allowed
-     * math type (a baseline that differs from call to call would blur the comparisons it is
-     * used for), else the first that succeeds at all */
-    int max = 0, got = 0, chosen = -1;
-    cudnnMathType_t math = want;
-    size_t ws = 0;
     st->queries++;
-    if (!k->transposed) {
-        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT * 4];
-        STEP(cudnnGetConvolutionForwardAlgorithmMaxCount(st->h, &max));
-        if (max > (int)(sizeof perf / sizeof *perf)) max = (int)(sizeof perf / sizeof *perf);
-        STEP(cudnnGetConvolutionForwardAlgorithm_v7(st->h, p->xd, p->wd, p->cd, p->yd, max, &got,
-                                                    perf));
-        for (int pass = 0; pass < 2 && chosen < 0; pass++)
-            for (int i = 0; s == KR_OK && i < got && chosen < 0; i++)
-                if (perf[i].status == CUDNN_STATUS_SUCCESS && math_allowed(dt, perf[i].mathType) &&
-                    (pass == 1 || perf[i].determinism == CUDNN_DETERMINISTIC)) {
-                    chosen = (int)perf[i].algo;
-                    math = dt == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH : perf[i].mathType;
-                    ws = perf[i].memory;
-                }
-    } else {
-        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT * 4];
-        STEP(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(st->h, &max));
-        if (max > (int)(sizeof perf / sizeof *perf)) max = (int)(sizeof perf / sizeof *perf);
-        STEP(cudnnGetConvolutionBackwardDataAlgorithm_v7(st->h, p->wd, p->xd, p->cd, p->yd, max,
-                                                         &got, perf));
-        for (int pass = 0; pass < 2 && chosen < 0; pass++)
-            for (int i = 0; s == KR_OK && i < got && chosen < 0; i++)
-                if (perf[i].status == CUDNN_STATUS_SUCCESS && math_allowed(dt, perf[i].mathType) &&
-                    (pass == 1 || perf[i].determinism == CUDNN_DETERMINISTIC)) {
-                    chosen = (int)perf[i].algo;
-                    math = dt == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH : perf[i].mathType;
-                    ws = perf[i].memory;
-                }
-    }
-    if (s == KR_OK && chosen < 0) {
+    cudnnBackendDescriptor_t cfgs[2 * MAX_CONFIGS];
+    int64_t n1 = 0, n2 = 0;
+    heuristics(p->b[BD_GRAPH], CUDNN_HEUR_MODE_INSTANT, cfgs, &n1);
+    heuristics(p->b[BD_GRAPH], CUDNN_HEUR_MODE_FALLBACK, cfgs + n1, &n2);
+    int64_t n = n1 + n2, listed = 0;
+    unsigned refuse = NOTE(DOWN_CONVERT_INPUTS) | NOTE(REDUCED_PRECISION_REDUCTION) |
+                      (dt == CUDNN_DATA_FLOAT ? NOTE(TENSOR_CORE) : 0);
+    int chosen = -1;
+    for (int pass = 0; pass < 2 && chosen < 0; pass++)
+        for (int64_t i = 0; i < n && chosen < 0; i++) {
+            int64_t index;
+            unsigned notes;
+            if (!cfgs[i] || !engine_notes(cfgs[i], &index, &notes) || (notes & refuse)) continue;
+            if (pass == 0) listed++;
+            if (pass == 0 && (notes & NOTE(NONDETERMINISTIC))) continue;
+            if (pass == 1 && !(notes & NOTE(NONDETERMINISTIC))) continue; /* tried in pass 0 */
+            cudnnBackendDescriptor_t plan_d = NULL;
+            int64_t ws = 0, m = 0;
+            if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan_d) !=
+                CUDNN_STATUS_SUCCESS)
+                continue;
+            if (cudnnBackendSetAttribute(plan_d, (cudnnBackendAttributeName_t)400, CUDNN_TYPE_HANDLE, 1,
+                                         &st->h) == CUDNN_STATUS_SUCCESS &&
+                cudnnBackendSetAttribute(plan_d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]) == CUDNN_STATUS_SUCCESS &&
+                cudnnBackendFinalize(plan_d) == CUDNN_STATUS_SUCCESS &&
+                cudnnBackendGetAttribute(plan_d, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
+                                         1, &m, &ws) == CUDNN_STATUS_SUCCESS) {
+                chosen = (int)i;
+                p->b[BD_PLAN] = plan_d;
+                p->b[BD_CFG] = cfgs[i];
+                cfgs[i] = NULL;
+                p->engine = index;
+                p->tensor_cores = (notes & NOTE(TENSOR_CORE)) != 0;
+                p->ws = (size_t)(ws > 0 ? ws : 0);
+                snprintf(p->name, sizeof p->name, "engine %lld%s%s%s", (long long)index,
+                         i < n1 ? " (heuristics)" : " (fallback)",
+                         (notes & NOTE(TENSOR_CORE)) ? ", tensor cores" : "",
+                         (notes & NOTE(NONDETERMINISTIC)) ? ", nondeterministic" : "");
+            } else {
+                cudnnBackendDestroyDescriptor(plan_d);
+            }
+        }
+    for (int64_t i = 0; i < n; i++)
+        if (cfgs[i]) cudnnBackendDestroyDescriptor(cfgs[i]);
+    if (chosen < 0) {
         char sx[96], sw[96];
-        s = KR_ERROR(ctx, KR_ERR_CUDNN, "%s: cuDNN's heuristics list no algorithm for x %s, w %s "
-                     "(%s) at %s (%d listed)", k->transposed ? "conv_transpose" : "conv",
+        s = KR_ERROR(ctx, KR_ERR_CUDNN, "%s: CUDNN_STATUS_NOT_SUPPORTED: no engine of cuDNN's "
+                     "heuristics (%lld listed, %lld at an allowed precision) builds a plan for x %s, "
+                     "w %s at %s", op, (long long)n, (long long)listed,
                      dims(sx, sizeof sx, 2 + k->nsp, k->x), dims(sw, sizeof sw, 2 + k->nsp, k->w),
-                     kr_dtype_name((kr_dtype)k->dtype), math_name(want), got);
-    }
-    p->algo = chosen;
-    p->math = math;
-    /* the algorithm runs at the math type chosen (at f32 always FMA: no TF32) */
-    STEP(cudnnSetConvolutionMathType(p->cd, math));
-    size_t need = 0;
-    if (!k->transposed) {
-        STEP(cudnnGetConvolutionForwardWorkspaceSize(st->h, p->xd, p->wd, p->cd, p->yd,
-                                                     (cudnnConvolutionFwdAlgo_t)chosen, &need));
-    } else {
-        STEP(cudnnGetConvolutionBackwardDataWorkspaceSize(st->h, p->wd, p->xd, p->cd, p->yd,
-                                                          (cudnnConvolutionBwdDataAlgo_t)chosen,
-                                                          &need));
-    }
-#undef STEP
-    if (s != KR_OK) {
+                     kr_dtype_name((kr_dtype)k->dtype));
         plan_free(p);
         return s;
     }
-    p->ws = need > ws ? need : ws;
     *out = p;
     return KR_OK;
 }
+
+#undef NOTE
+#undef BTRY
 
 /* The context's workspace, at least `bytes`. Grown only when a new plan needs more: the
  * stream is synchronised first, since queued work may still use the old one. */
@@ -808,25 +896,33 @@ kr_status kr_cudnn_conv(kr_context *ctx, const kr_cudnn_conv_desc *d, const kr_t
     plan *p;
     int cached = 0;
     if ((s = get_plan(ctx, st, &k, &p, &cached)) != KR_OK) return s;
-    const float one = 1.0f, zero = 0.0f; /* float scaling at every dtype: the compute type */
-    if (!k.transposed)
-        CUDNN_TRY(ctx, cudnnConvolutionForward(st->h, &one, p->xd, kr_tensor_data(x), p->wd,
-                                               kr_tensor_data(w), p->cd,
-                                               (cudnnConvolutionFwdAlgo_t)p->algo, st->ws, p->ws,
-                                               &zero, p->yd, kr_tensor_data(y)));
-    else
-        CUDNN_TRY(ctx, cudnnConvolutionBackwardData(st->h, &one, p->wd, kr_tensor_data(w), p->xd,
-                                                    kr_tensor_data(x), p->cd,
-                                                    (cudnnConvolutionBwdDataAlgo_t)p->algo, st->ws,
-                                                    p->ws, &zero, p->yd, kr_tensor_data(y)));
+    /* the variant pack: this call's pointers and the workspace */
+    const float one = 1.0f;
+    int64_t uids[3] = {UID_X, UID_W, UID_Y};
+    void *ptrs[3] = {kr_tensor_data(x), kr_tensor_data(w), kr_tensor_data(y)};
+    void *wsp = st->ws;
+    cudnnBackendDescriptor_t vp = NULL;
+    CUDNN_TRY(ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp));
+    cudnnStatus_t e = cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+                                               CUDNN_TYPE_INT64, 3, uids);
+    if (e == CUDNN_STATUS_SUCCESS)
+        e = cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+                                     3, ptrs);
+    if (e == CUDNN_STATUS_SUCCESS)
+        e = cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
+                                     &wsp);
+    if (e == CUDNN_STATUS_SUCCESS) e = cudnnBackendFinalize(vp);
+    if (e == CUDNN_STATUS_SUCCESS) e = cudnnBackendExecute(st->h, p->b[BD_PLAN], vp);
+    cudnnBackendDestroyDescriptor(vp);
+    if (e != CUDNN_STATUS_SUCCESS) return cudnn_fail(ctx, e, "cudnnBackendExecute", __LINE__);
     if (bias)
         CUDNN_TRY(ctx, cudnnAddTensor(st->h, &one, p->bd, kr_tensor_data(bias), &one, p->yd,
                                       kr_tensor_data(y)));
     kr_context_note_launch(ctx, "cudnn conv");
     if (info) {
-        info->algo = p->algo;
-        info->algo_name = k.transposed ? bwd_algo_name(p->algo) : fwd_algo_name(p->algo);
-        info->math_name = math_name(p->math);
+        info->algo = (int)p->engine;
+        info->algo_name = p->name;
+        info->math_name = p->tensor_cores ? "tensor cores" : "FMA";
         info->workspace_bytes = p->ws;
         info->cached = cached;
     }

@@ -50,11 +50,11 @@ typedef struct {
  * and dilation 0, which are refused: start from this. */
 #define KR_CUDNN_CONV_DESC_DEFAULT { 0, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 1 }
 
-/* What a call ran, for the report. algo_name is static ("CUDNN_CONVOLUTION_FWD_ALGO_..." or
- * "CUDNN_CONVOLUTION_BWD_DATA_ALGO_..."), math_name one of "CUDNN_FMA_MATH",
- * "CUDNN_DEFAULT_MATH", "CUDNN_TENSOR_OP_MATH". */
+/* What a call ran, for the report. algo_name is "engine N (heuristics|fallback)[, tensor
+ * cores][, nondeterministic]" (valid until the next call on the context), math_name "FMA" or
+ * "tensor cores" (the engine's numerical notes). */
 typedef struct {
-    int algo;               /* cudnnConvolutionFwdAlgo_t or cudnnConvolutionBwdDataAlgo_t */
+    int algo;               /* the engine's global index */
     const char *algo_name;
     const char *math_name;
     size_t workspace_bytes; /* what the algorithm needs */
@@ -75,15 +75,18 @@ typedef struct {
  *   1-D runs as 2-D with a unit height). w is [C_out, C_in/groups, k...] for a convolution and
  *   [C_in, C_out/groups, k...] for a transposed one (PyTorch's weights); bias, when not NULL,
  *   is 1-D [C_out]. y's shape must be the one PyTorch gives (the message says which).
- * - Dtypes: x, w, y (and bias) all f32, all f16 or all bf16. f32 runs with CUDNN_FMA_MATH: no
- *   TF32, whatever NVIDIA_TF32_OVERRIDE says. f16 and bf16 allow tensor cores and accumulate in
- *   fp32 (compute type float; no conversion of the inputs to another type).
- * - The algorithm is the first that cuDNN's heuristics (cudnnGetConvolutionForwardAlgorithm_v7,
- *   cudnnGetConvolutionBackwardDataAlgorithm_v7) list with status success and a math type the
- *   dtype allows. The plan (descriptors, algorithm, workspace size) is cached on the context,
- *   keyed by the whole descriptor (shapes, dtype, parameters, bias or not); the context's one
- *   workspace grows when a new plan needs more (after synchronising the stream). A call whose
- *   plan is cached queries nothing and allocates nothing, so time it after a first call.
+ * - Dtypes: x, w, y (and bias) all f32, all f16 or all bf16. f32 runs on no engine that cuDNN
+ *   notes as using tensor cores: no TF32, whatever NVIDIA_TF32_OVERRIDE says. f16 and bf16
+ *   allow tensor cores and accumulate in fp32 (compute type float; no engine that converts the
+ *   inputs to another type or reduces in reduced precision).
+ * - The engine is chosen through cuDNN's backend API as PyTorch's cuDNN path chooses it: the
+ *   engine configurations of cuDNN's heuristics (CUDNN_HEUR_MODE_INSTANT), then its fallback
+ *   list, filtered by those numerical notes; the first deterministic one whose execution plan
+ *   builds, else the first that builds. The plan (descriptors, engine, workspace size) is
+ *   cached on the context, keyed by the whole descriptor (shapes, dtype, parameters, bias or
+ *   not, the pointers' alignment); the context's one workspace grows when a new plan needs more
+ *   (after synchronising the stream). A call whose plan is cached queries nothing and
+ *   allocates nothing, so time it after a first call.
  * - The bias is added by cudnnAddTensor after the convolution (y is rounded to its dtype
  *   before the bias is added, as in PyTorch's cuDNN path).
  * y must not overlap x, w or bias. info (may be NULL) receives what ran.
