@@ -182,7 +182,7 @@ typedef struct {
 } plan_key;
 
 /* The backend descriptors a plan holds, destroyed in reverse order. */
-enum { BD_X, BD_W, BD_Y, BD_CONV, BD_OP, BD_GRAPH, BD_CFG, BD_PLAN, BD_COUNT };
+enum { BD_X, BD_W, BD_Y, BD_CONV, BD_OP, BD_GRAPH, BD_ENG, BD_CFG, BD_PLAN, BD_COUNT };
 
 typedef struct plan {
     struct plan *next;
@@ -556,11 +556,17 @@ static cudnnStatus_t set_tensor(cudnnTensorDescriptor_t t, cudnnDataType_t dt, i
 
 /* Makes a plan with cuDNN's backend API, as PyTorch's cuDNN path does (aten's Conv_v8.cpp):
  * one convolution node (forward; backward data for a transposed convolution) in an operation
- * graph, the engine configurations of cuDNN's heuristics (CUDNN_HEUR_MODE_INSTANT) followed by
- * its fallback list, filtered as PyTorch filters them with TF32 off (no engine noted
- * TENSOR_CORE at f32, none that down-converts its inputs at any dtype) and, beyond PyTorch,
- * none that reduces in reduced precision (kreach's baselines accumulate in fp32). The first
- * deterministic engine whose plan builds is taken, else the first that builds at all. */
+ * graph. The configurations tried: those of cuDNN's heuristics (CUDNN_HEUR_MODE_INSTANT), its
+ * fallback list, then one with default knobs for every engine that supports the graph; filtered
+ * as PyTorch filters them with TF32 off (no engine noted TENSOR_CORE at f32, none that
+ * down-converts its inputs) and, beyond PyTorch, none that reduces in reduced precision
+ * (kreach's baselines accumulate in fp32). Of the first MAX_TRIED whose plan builds
+ * (deterministic ones only, unless none builds), the fastest on the call's own tensors is taken
+ * (one run, then up to TIMED_RUNS timed runs; a run far slower than the best so far ends its
+ * trial), as torch.backends.cudnn.benchmark does. On the H200 the heuristics' first choice ran
+ * the f32 transposed convolutions up to 37x slower than PyTorch (problems 58, 68, 73, 77, 81);
+ * timed, they run within 2.5x of it or faster. KREACH_CUDNN_DEBUG=1 prints every configuration
+ * and its time on standard error. */
 enum { UID_X = 'x', UID_W = 'w', UID_Y = 'y' };
 
 #define BTRY(call)                                                                              \
@@ -663,6 +669,31 @@ static cudnnStatus_t backend_graph(cudnnHandle_t h, const plan_key *k, plan *p) 
 }
 
 #define MAX_CONFIGS 64
+#define MAX_TRIED 24
+#define MAX_ENGINES 128
+#define TIMED_RUNS 3
+
+static kr_status reserve(kr_context *ctx, state *st, size_t bytes);
+
+/* Runs a plan on the call's pointers with the context's workspace. */
+static cudnnStatus_t execute(state *st, cudnnBackendDescriptor_t plan_d, void *x, void *w, void *y) {
+    int64_t uids[3] = {UID_X, UID_W, UID_Y};
+    void *ptrs[3] = {x, w, y};
+    void *wsp = st->ws;
+    cudnnBackendDescriptor_t vp = NULL;
+    cudnnStatus_t e = cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp);
+    if (e != CUDNN_STATUS_SUCCESS) return e;
+    e = cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids);
+    if (e == CUDNN_STATUS_SUCCESS)
+        e = cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3,
+                                     ptrs);
+    if (e == CUDNN_STATUS_SUCCESS)
+        e = cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &wsp);
+    if (e == CUDNN_STATUS_SUCCESS) e = cudnnBackendFinalize(vp);
+    if (e == CUDNN_STATUS_SUCCESS) e = cudnnBackendExecute(st->h, plan_d, vp);
+    cudnnBackendDestroyDescriptor(vp);
+    return e;
+}
 
 /* The engine configurations one heuristics mode lists for the graph, in its order; *n of them.
  * A mode that cannot serve the graph lists none. */
@@ -699,6 +730,38 @@ static void heuristics(cudnnBackendDescriptor_t graph, cudnnBackendHeurMode_t mo
     cudnnBackendDestroyDescriptor(heur);
 }
 
+/* A configuration with default knobs for every engine of cuDNN that supports the graph (its
+ * global engines, in index order): cfgs[i] and the engine it holds, engs[i]; *n of them. */
+static void every_engine(cudnnBackendDescriptor_t graph, cudnnBackendDescriptor_t *cfgs,
+                         cudnnBackendDescriptor_t *engs, int64_t *n) {
+    *n = 0;
+    int64_t count = 0, m = 0;
+    if (cudnnBackendGetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, CUDNN_TYPE_INT64,
+                                 1, &m, &count) != CUDNN_STATUS_SUCCESS)
+        return;
+    for (int64_t g = 0; g < count && *n < MAX_ENGINES; g++) {
+        cudnnBackendDescriptor_t eng = NULL, cfg = NULL;
+        if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &eng) != CUDNN_STATUS_SUCCESS)
+            return;
+        if (cudnnBackendSetAttribute(eng, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                     1, &graph) == CUDNN_STATUS_SUCCESS &&
+            cudnnBackendSetAttribute(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &g) ==
+                CUDNN_STATUS_SUCCESS &&
+            cudnnBackendFinalize(eng) == CUDNN_STATUS_SUCCESS &&
+            cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg) == CUDNN_STATUS_SUCCESS &&
+            cudnnBackendSetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                     &eng) == CUDNN_STATUS_SUCCESS &&
+            cudnnBackendFinalize(cfg) == CUDNN_STATUS_SUCCESS) {
+            cfgs[*n] = cfg;
+            engs[*n] = eng;
+            (*n)++;
+        } else {
+            if (cfg) cudnnBackendDestroyDescriptor(cfg);
+            cudnnBackendDestroyDescriptor(eng);
+        }
+    }
+}
+
 /* An engine configuration's global index and numerical notes (a bit per note). */
 static int engine_notes(cudnnBackendDescriptor_t cfg, int64_t *index, unsigned *notes) {
     cudnnBackendDescriptor_t eng = NULL;
@@ -725,7 +788,8 @@ static int engine_notes(cudnnBackendDescriptor_t cfg, int64_t *index, unsigned *
 
 #define NOTE(x) (1u << (unsigned)CUDNN_NUMERICAL_NOTE_##x)
 
-static kr_status make_plan(kr_context *ctx, state *st, const plan_key *k, plan **out) {
+static kr_status make_plan(kr_context *ctx, state *st, const plan_key *k, void *x, void *w, void *y,
+                           plan **out) {
     *out = NULL;
     plan *p = calloc(1, sizeof *p);
     if (!p) return KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory");
@@ -750,51 +814,129 @@ static kr_status make_plan(kr_context *ctx, state *st, const plan_key *k, plan *
         return s;
     }
     st->queries++;
-    cudnnBackendDescriptor_t cfgs[2 * MAX_CONFIGS];
+    cudnnBackendDescriptor_t cfgs[2 * MAX_CONFIGS + MAX_ENGINES], engs[2 * MAX_CONFIGS + MAX_ENGINES];
     int64_t n1 = 0, n2 = 0;
     heuristics(p->b[BD_GRAPH], CUDNN_HEUR_MODE_INSTANT, cfgs, &n1);
     heuristics(p->b[BD_GRAPH], CUDNN_HEUR_MODE_FALLBACK, cfgs + n1, &n2);
-    int64_t n = n1 + n2, listed = 0;
+    int64_t n12 = n1 + n2, n3 = 0;
+    for (int64_t i = 0; i < n12; i++) engs[i] = NULL;
+    every_engine(p->b[BD_GRAPH], cfgs + n12, engs + n12, &n3);
+    int64_t n = n12 + n3, listed = 0;
     unsigned refuse = NOTE(DOWN_CONVERT_INPUTS) | NOTE(REDUCED_PRECISION_REDUCTION) |
                       (dt == CUDNN_DATA_FLOAT ? NOTE(TENSOR_CORE) : 0);
-    int chosen = -1;
-    for (int pass = 0; pass < 2 && chosen < 0; pass++)
-        for (int64_t i = 0; i < n && chosen < 0; i++) {
+    int chosen = -1, tried = 0, debug = getenv("KREACH_CUDNN_DEBUG") && *getenv("KREACH_CUDNN_DEBUG") == '1';
+    float best = 0;
+    cudaStream_t stream = (cudaStream_t)kr_context_stream(ctx);
+    cudaEvent_t ev[2] = {NULL, NULL};
+    if (cudaEventCreate(&ev[0]) != cudaSuccess || cudaEventCreate(&ev[1]) != cudaSuccess) {
+        (void)cudaGetLastError();
+        s = KR_ERROR(ctx, KR_ERR_CUDA, "%s: cannot create the events that time cuDNN's engines", op);
+    }
+    for (int pass = 0; s == KR_OK && pass < 2 && (pass == 0 || chosen < 0); pass++)
+        for (int64_t i = 0; s == KR_OK && i < n && tried < MAX_TRIED; i++) {
             int64_t index;
             unsigned notes;
-            if (!cfgs[i] || !engine_notes(cfgs[i], &index, &notes) || (notes & refuse)) continue;
+            if (!cfgs[i] || !engine_notes(cfgs[i], &index, &notes)) continue;
+            if (notes & refuse) {
+                if (debug && pass == 0)
+                    fprintf(stderr, "kreach cudnn: %s x %lld: engine %lld notes 0x%x: refused\n", op,
+                            (long long)k->x[0], (long long)index, notes);
+                continue;
+            }
             if (pass == 0) listed++;
-            if (pass == 0 && (notes & NOTE(NONDETERMINISTIC))) continue;
-            if (pass == 1 && !(notes & NOTE(NONDETERMINISTIC))) continue; /* tried in pass 0 */
+            /* deterministic ones in the first pass, the others only when none builds */
+            if ((pass == 0) == ((notes & NOTE(NONDETERMINISTIC)) != 0)) continue;
             cudnnBackendDescriptor_t plan_d = NULL;
             int64_t ws = 0, m = 0;
             if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan_d) !=
                 CUDNN_STATUS_SUCCESS)
                 continue;
             if (cudnnBackendSetAttribute(plan_d, (cudnnBackendAttributeName_t)400, CUDNN_TYPE_HANDLE, 1,
-                                         &st->h) == CUDNN_STATUS_SUCCESS &&
+                                         &st->h) != CUDNN_STATUS_SUCCESS ||
                 cudnnBackendSetAttribute(plan_d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]) == CUDNN_STATUS_SUCCESS &&
-                cudnnBackendFinalize(plan_d) == CUDNN_STATUS_SUCCESS &&
+                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]) != CUDNN_STATUS_SUCCESS ||
+                cudnnBackendFinalize(plan_d) != CUDNN_STATUS_SUCCESS ||
                 cudnnBackendGetAttribute(plan_d, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
-                                         1, &m, &ws) == CUDNN_STATUS_SUCCESS) {
+                                         1, &m, &ws) != CUDNN_STATUS_SUCCESS ||
+                ws < 0) {
+                cudnnBackendDestroyDescriptor(plan_d);
+                continue;
+            }
+            tried++;
+            /* a workspace that does not fit: this engine is not for this device now */
+            kr_status rs = reserve(ctx, st, (size_t)ws);
+            if (rs == KR_ERR_BROKEN) s = rs;
+            float ms = -1;
+            if (rs == KR_OK) {
+                cudnnStatus_t e1 = execute(st, plan_d, x, w, y);
+                /* timed one run at a time: one far slower than the best so far stops at once */
+                float sum = 0, one_ms = 0;
+                int runs = 0;
+                while (e1 == CUDNN_STATUS_SUCCESS && runs < TIMED_RUNS) {
+                    if (cudaEventRecord(ev[0], stream) != cudaSuccess) break;
+                    e1 = execute(st, plan_d, x, w, y);
+                    if (e1 != CUDNN_STATUS_SUCCESS || cudaEventRecord(ev[1], stream) != cudaSuccess ||
+                        cudaEventSynchronize(ev[1]) != cudaSuccess ||
+                        cudaEventElapsedTime(&one_ms, ev[0], ev[1]) != cudaSuccess)
+                        break;
+                    sum += one_ms;
+                    runs++;
+                    if (chosen >= 0 && one_ms > 1.5f * best) break;
+                }
+                if (runs > 0 && e1 == CUDNN_STATUS_SUCCESS) ms = sum / runs;
+                if (ms < 0) {
+                    /* a failure of this engine: a sticky error ends the search */
+                    cudaError_t ce = cudaStreamSynchronize(stream);
+                    if (ce != cudaSuccess && (s = kr_cuda_check(ctx, (int)ce, "a cuDNN engine", __FILE__,
+                                                                __LINE__)) != KR_ERR_BROKEN) {
+                        (void)cudaGetLastError();
+                        s = KR_OK;
+                    }
+                }
+            } else {
+                (void)cudaGetLastError();
+            }
+            if (debug)
+                fprintf(stderr, "kreach cudnn: %s x %lld: engine %lld%s notes 0x%x workspace %lld: %s%.4f ms\n", op,
+                        (long long)k->x[0], (long long)index, i < n1 ? " (heuristics)" : i < n12 ? " (fallback)" : " (every engine)", notes,
+                        (long long)ws, ms < 0 ? "failed " : "", ms);
+            if (ms >= 0 && (chosen < 0 || ms < best)) {
+                if (p->b[BD_PLAN]) cudnnBackendDestroyDescriptor(p->b[BD_PLAN]);
+                if (p->b[BD_CFG]) cudnnBackendDestroyDescriptor(p->b[BD_CFG]);
+                p->b[BD_PLAN] = p->b[BD_CFG] = NULL;
+                best = ms;
                 chosen = (int)i;
                 p->b[BD_PLAN] = plan_d;
                 p->b[BD_CFG] = cfgs[i];
                 cfgs[i] = NULL;
+                if (p->b[BD_ENG]) cudnnBackendDestroyDescriptor(p->b[BD_ENG]);
+                p->b[BD_ENG] = engs[i];
+                engs[i] = NULL;
                 p->engine = index;
                 p->tensor_cores = (notes & NOTE(TENSOR_CORE)) != 0;
-                p->ws = (size_t)(ws > 0 ? ws : 0);
+                p->ws = (size_t)ws;
                 snprintf(p->name, sizeof p->name, "engine %lld%s%s%s", (long long)index,
-                         i < n1 ? " (heuristics)" : " (fallback)",
+                         i < n1 ? " (heuristics)" : i < n12 ? " (fallback)" : " (every engine)",
                          (notes & NOTE(TENSOR_CORE)) ? ", tensor cores" : "",
                          (notes & NOTE(NONDETERMINISTIC)) ? ", nondeterministic" : "");
             } else {
                 cudnnBackendDestroyDescriptor(plan_d);
             }
         }
-    for (int64_t i = 0; i < n; i++)
+    for (int i = 0; i < 2; i++)
+        if (ev[i]) cudaEventDestroy(ev[i]);
+    if (s != KR_OK) {
+        for (int64_t i = 0; i < n; i++) {
+            if (cfgs[i]) cudnnBackendDestroyDescriptor(cfgs[i]);
+            if (engs[i]) cudnnBackendDestroyDescriptor(engs[i]);
+        }
+        plan_free(p);
+        return s;
+    }
+    for (int64_t i = 0; i < n; i++) {
         if (cfgs[i]) cudnnBackendDestroyDescriptor(cfgs[i]);
+        if (engs[i]) cudnnBackendDestroyDescriptor(engs[i]);
+    }
     if (chosen < 0) {
         char sx[96], sw[96];
         s = KR_ERROR(ctx, KR_ERR_CUDNN, "%s: CUDNN_STATUS_NOT_SUPPORTED: no engine of cuDNN's "
@@ -840,7 +982,8 @@ static kr_status reserve(kr_context *ctx, state *st, size_t bytes) {
 }
 
 /* The plan of a key: from the cache (moved to the front), else made and put there. */
-static kr_status get_plan(kr_context *ctx, state *st, const plan_key *k, plan **out, int *cached) {
+static kr_status get_plan(kr_context *ctx, state *st, const plan_key *k, void *x, void *w, void *y,
+                          plan **out, int *cached) {
     plan **link = &st->plans;
     for (plan *p = st->plans; p; link = &p->next, p = p->next)
         if (memcmp(&p->key, k, sizeof *k) == 0) {
@@ -853,7 +996,7 @@ static kr_status get_plan(kr_context *ctx, state *st, const plan_key *k, plan **
             return KR_OK;
         }
     plan *p;
-    kr_status s = make_plan(ctx, st, k, &p);
+    kr_status s = make_plan(ctx, st, k, x, w, y, &p);
     if (s != KR_OK) return s;
     if ((s = reserve(ctx, st, p->ws)) != KR_OK) {
         plan_free(p);
@@ -895,25 +1038,10 @@ kr_status kr_cudnn_conv(kr_context *ctx, const kr_cudnn_conv_desc *d, const kr_t
     if ((s = get_handle(ctx, &st)) != KR_OK) return s;
     plan *p;
     int cached = 0;
-    if ((s = get_plan(ctx, st, &k, &p, &cached)) != KR_OK) return s;
-    /* the variant pack: this call's pointers and the workspace */
+    if ((s = get_plan(ctx, st, &k, kr_tensor_data(x), kr_tensor_data(w), kr_tensor_data(y), &p, &cached)) != KR_OK)
+        return s;
     const float one = 1.0f;
-    int64_t uids[3] = {UID_X, UID_W, UID_Y};
-    void *ptrs[3] = {kr_tensor_data(x), kr_tensor_data(w), kr_tensor_data(y)};
-    void *wsp = st->ws;
-    cudnnBackendDescriptor_t vp = NULL;
-    CUDNN_TRY(ctx, cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp));
-    cudnnStatus_t e = cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
-                                               CUDNN_TYPE_INT64, 3, uids);
-    if (e == CUDNN_STATUS_SUCCESS)
-        e = cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-                                     3, ptrs);
-    if (e == CUDNN_STATUS_SUCCESS)
-        e = cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
-                                     &wsp);
-    if (e == CUDNN_STATUS_SUCCESS) e = cudnnBackendFinalize(vp);
-    if (e == CUDNN_STATUS_SUCCESS) e = cudnnBackendExecute(st->h, p->b[BD_PLAN], vp);
-    cudnnBackendDestroyDescriptor(vp);
+    cudnnStatus_t e = execute(st, p->b[BD_PLAN], kr_tensor_data(x), kr_tensor_data(w), kr_tensor_data(y));
     if (e != CUDNN_STATUS_SUCCESS) return cudnn_fail(ctx, e, "cudnnBackendExecute", __LINE__);
     if (bias)
         CUDNN_TRY(ctx, cudnnAddTensor(st->h, &one, p->bd, kr_tensor_data(bias), &one, p->yd,

@@ -50,7 +50,7 @@ typedef struct {
  * and dilation 0, which are refused: start from this. */
 #define KR_CUDNN_CONV_DESC_DEFAULT { 0, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 1 }
 
-/* What a call ran, for the report. algo_name is "engine N (heuristics|fallback)[, tensor
+/* What a call ran, for the report. algo_name is "engine N (heuristics|fallback|every engine)[, tensor
  * cores][, nondeterministic]" (valid until the next call on the context), math_name "FMA" or
  * "tensor cores" (the engine's numerical notes). */
 typedef struct {
@@ -79,10 +79,11 @@ typedef struct {
  *   notes as using tensor cores: no TF32, whatever NVIDIA_TF32_OVERRIDE says. f16 and bf16
  *   allow tensor cores and accumulate in fp32 (compute type float; no engine that converts the
  *   inputs to another type or reduces in reduced precision).
- * - The engine is chosen through cuDNN's backend API as PyTorch's cuDNN path chooses it: the
- *   engine configurations of cuDNN's heuristics (CUDNN_HEUR_MODE_INSTANT), then its fallback
- *   list, filtered by those numerical notes; the first deterministic one whose execution plan
- *   builds, else the first that builds. The plan (descriptors, engine, workspace size) is
+ * - The engine is chosen through cuDNN's backend API: the configurations of cuDNN's heuristics
+ *   (CUDNN_HEUR_MODE_INSTANT), its fallback list and every engine that supports the graph,
+ *   filtered by those numerical notes (deterministic ones only, unless none builds); the
+ *   fastest of the first 24 whose plan builds, timed on the first call's own tensors (as
+ *   torch.backends.cudnn.benchmark does; y is written). The plan (descriptors, engine, workspace size) is
  *   cached on the context, keyed by the whole descriptor (shapes, dtype, parameters, bias or
  *   not, the pointers' alignment); the context's one workspace grows when a new plan needs more
  *   (after synchronising the stream). A call whose plan is cached queries nothing and

@@ -299,12 +299,14 @@ describe("kreach.cudnn.conv", function()
       assert.is_false(r.etc_readable)
     end
     assert.equals(cudnn.info().path, r.path)
-    -- the same convolution here, unsealed: the same algorithm and the same numbers
+    -- the same convolution here, unsealed: the same numbers (the engine is the fastest of a few
+    -- timed on the first call, so two processes may pick different ones with equal results)
     local x = kreach.empty({ 2, 8, 10, 10 }, "f32"):uniform(-1, 1, seed)
     local w = kreach.empty({ 4, 8, 3, 3 }, "f32"):uniform(-1, 1, seed + 1)
     local y = kreach.empty({ 2, 4, 8, 8 }, "f32")
     local algo = cudnn.conv(x, w, y)
-    assert.equals(algo, r.algo)
+    assert.matches("^engine %d+", r.algo)
+    print(("  engines: sealed %s, here %s"):format(r.algo, algo))
     assert.is_true(rel_l2(r.y, y:to_table()) <= 1e-6)
   end)
 end)
