@@ -37,7 +37,7 @@ static const char **string_list(lua_State *L, int idx, const char *what) {
 }
 
 /* spawn({"prog", "arg", ...}, {env = {"K=V", ...}, watch = false, max_line = bytes,
- * pass_stderr = false}) -> worker, or nil and a message. With pass_stderr the worker writes to
+ * pass_stderr = false, fd3 = descriptor (given to the program as its descriptor 3)}) -> worker, or nil and a message. With pass_stderr the worker writes to
  * this process's standard error as it goes (w:stderr() is then empty). Without env the worker gets this process's environment; with
  * watch its standard input is a pipe that closes when this process dies or frees it. */
 static int l_proc_spawn(lua_State *L) {
@@ -45,11 +45,16 @@ static int l_proc_spawn(lua_State *L) {
     if (luaL_len(L, 1) < 1) return luaL_argerror(L, 1, "argv needs at least the program");
     kr_proc_opts o = {0};
     if (!lua_isnoneornil(L, 2)) {
-        static const char *const known[] = {"env", "watch", "max_line", "pass_stderr", NULL};
+        static const char *const known[] = {"env", "watch", "max_line", "pass_stderr", "fd3", NULL};
         luaL_checktype(L, 2, LUA_TTABLE);
         kr_lua_check_options(L, 2, "spawn", known);
         o.watch = kr_lua_optbool_field(L, 2, "watch", 0);
         o.pass_stderr = kr_lua_optbool_field(L, 2, "pass_stderr", 0);
+        if (lua_getfield(L, 2, "fd3") != LUA_TNIL) {
+            o.fd3 = (int)luaL_checkinteger(L, -1);
+            luaL_argcheck(L, o.fd3 > 2, 2, "fd3 must be a descriptor above 2");
+        }
+        lua_pop(L, 1);
         lua_Integer ml = kr_lua_optint_field(L, 2, "max_line", 0);
         if (ml < 0) return luaL_argerror(L, 2, "max_line must be positive");
         o.max_line = (size_t)ml;

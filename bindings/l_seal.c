@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 /* landlock_abi() -> ABI version (>= 1), or 0 and why Landlock is unavailable */
 static int l_seal_landlock_abi(lua_State *L) {
@@ -18,9 +19,9 @@ static int l_seal_landlock_abi(lua_State *L) {
     return 2;
 }
 
-/* landlock({{path =, access = "read" | "write" | "device"}, ...}) -> ABI, rules skipped (their
- * path does not exist) | nil, message */
-static int l_seal_landlock(lua_State *L) {
+/* The rules of argument 1 ({{path =, access = "read" | "write" | "device" | "exec"}, ...}),
+ * in a userdata left on the stack. */
+static kr_seal_rule *check_rules(lua_State *L, int *count) {
     luaL_checktype(L, 1, LUA_TTABLE);
     int n = (int)luaL_len(L, 1);
     kr_seal_rule *rules = lua_newuserdatauv(L, sizeof *rules * (size_t)(n > 0 ? n : 1), 0);
@@ -34,9 +35,46 @@ static int l_seal_landlock(lua_State *L) {
         if (!strcmp(a, "read")) rules[i].access = KR_SEAL_READ;
         else if (!strcmp(a, "write")) rules[i].access = KR_SEAL_WRITE;
         else if (!strcmp(a, "device")) rules[i].access = KR_SEAL_DEVICE;
+        else if (!strcmp(a, "exec")) rules[i].access = KR_SEAL_EXEC;
         else luaL_argerror(L, 1, lua_pushfstring(L, "unknown access '%s'", a));
         lua_pop(L, 2);
     }
+    *count = n;
+    return rules;
+}
+
+/* ruleset(rules) -> descriptor, rules skipped | nil, message: the Landlock ruleset of the rules
+ * (as landlock takes them), for a program started with it as its descriptor 3 (proc.spawn's
+ * fd3) to apply to itself; close it with close_fd once the program runs */
+static int l_seal_ruleset(lua_State *L) {
+    int n;
+    kr_seal_rule *rules = check_rules(L, &n);
+    char err[512];
+    int skipped = 0;
+    int fd = kr_seal_ruleset(rules, n, &skipped, err, sizeof err);
+    if (fd < 0) {
+        luaL_pushfail(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    lua_pushinteger(L, fd);
+    lua_pushinteger(L, skipped);
+    return 2;
+}
+
+/* close_fd(descriptor): closes a descriptor ruleset returned */
+static int l_seal_close_fd(lua_State *L) {
+    int fd = (int)luaL_checkinteger(L, 1);
+    luaL_argcheck(L, fd > 2, 1, "not a ruleset's descriptor");
+    close(fd);
+    return 0;
+}
+
+/* landlock({{path =, access = "read" | "write" | "device" | "exec"}, ...}) -> ABI, rules skipped (their
+ * path does not exist) | nil, message */
+static int l_seal_landlock(lua_State *L) {
+    int n;
+    kr_seal_rule *rules = check_rules(L, &n);
     char err[512];
     int skipped = 0;
     int abi = kr_seal_landlock(rules, n, &skipped, err, sizeof err);
@@ -142,6 +180,7 @@ static int l_seal_mkdtemp(lua_State *L) {
 int luaopen_kreach_seal(lua_State *L) {
     static const luaL_Reg fns[] = {
         {"landlock_abi", l_seal_landlock_abi}, {"landlock", l_seal_landlock},
+        {"ruleset", l_seal_ruleset},           {"close_fd", l_seal_close_fd},
         {"limit_memory", l_seal_limit_memory}, {"memory_limit", l_seal_memory_limit},
         {"host_memory", l_seal_host_memory},   {"watch_parent", l_seal_watch_parent},
         {"realpath", l_seal_realpath},         {"nvrtc_dir", l_seal_nvrtc_dir},

@@ -70,6 +70,7 @@ kr_proc *kr_proc_start(const kr_proc_opts *o, char *err, size_t errlen) {
     else posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, po[1], 1);
     if (!o->pass_stderr) posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+    if (o->fd3 > 0) posix_spawn_file_actions_adddup2(&fa, o->fd3, 3);
     posix_spawnattr_init(&at);
     /* a group of its own, so that a kill also ends what the worker started */
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |

@@ -24,6 +24,8 @@ typedef struct {
     size_t max_line;         /* the longest line read_line accepts; 0: KR_PROC_MAX_LINE */
     int pass_stderr;         /* standard error is this process's own, written as it comes (not
                                 collected: kr_proc_stderr is then empty) */
+    int fd3;                 /* > 0: this process's descriptor, given to the program as its
+                                descriptor 3 (a Landlock ruleset it applies to itself); 0: none */
 } kr_proc_opts;
 
 /* Starts a worker in a process group of its own (so that a kill reaches everything it

@@ -92,6 +92,7 @@ static uint64_t rights(kr_seal_access a, int is_dir, uint64_t handled) {
     uint64_t r = 0;
     switch (a) {
     case KR_SEAL_READ: r = LL_FS_READ_FILE | LL_FS_READ_DIR; break;
+    case KR_SEAL_EXEC: r = LL_FS_READ_FILE | LL_FS_READ_DIR | LL_FS_EXECUTE; break;
     case KR_SEAL_WRITE:
         r = LL_FS_READ_FILE | LL_FS_READ_DIR | LL_FS_WRITE_FILE | LL_FS_TRUNCATE |
             LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE | LL_FS_MAKE_DIR | LL_FS_MAKE_REG | LL_FS_REFER;
@@ -102,7 +103,7 @@ static uint64_t rights(kr_seal_access a, int is_dir, uint64_t handled) {
     return r & handled;
 }
 
-int kr_seal_landlock(const kr_seal_rule *rules, int n, int *skipped, char *err, size_t errlen) {
+int kr_seal_ruleset(const kr_seal_rule *rules, int n, int *skipped, char *err, size_t errlen) {
     char why[160];
     int abi = kr_seal_landlock_abi(why, sizeof why);
     if (skipped) *skipped = 0;
@@ -154,6 +155,13 @@ int kr_seal_landlock(const kr_seal_rule *rules, int n, int *skipped, char *err, 
             return -1;
         }
     }
+    return rs;
+}
+
+int kr_seal_landlock(const kr_seal_rule *rules, int n, int *skipped, char *err, size_t errlen) {
+    int rs = kr_seal_ruleset(rules, n, skipped, err, errlen);
+    if (rs < 0) return -1;
+    int abi = kr_seal_landlock_abi(NULL, 0);
     /* without no_new_privs an unprivileged process may not restrict itself */
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
         snprintf(err, errlen, "prctl(PR_SET_NO_NEW_PRIVS) failed: %s", strerror(errno));

@@ -15,7 +15,8 @@ int kr_seal_landlock_abi(char *why, size_t whylen);
 typedef enum {
     KR_SEAL_READ = 1,  /* read files, list directories (a file or a directory tree) */
     KR_SEAL_WRITE = 2, /* read, and create, write, truncate, rename and remove beneath */
-    KR_SEAL_DEVICE = 3 /* a device file: open it for reading and writing */
+    KR_SEAL_DEVICE = 3, /* a device file: open it for reading and writing */
+    KR_SEAL_EXEC = 4    /* read, and execute programs and libraries beneath */
 } kr_seal_access;
 
 typedef struct {
@@ -32,6 +33,11 @@ typedef struct {
  * counted in *skipped (when given). Returns the ABI used (>= 1), or -1 with a message in
  * err (then nothing was restricted, except that no_new_privs may be set). */
 int kr_seal_landlock(const kr_seal_rule *rules, int n, int *skipped, char *err, size_t errlen);
+
+/* The ruleset kr_seal_landlock applies, as a file descriptor (close-on-exec) for another
+ * process to apply to itself: a program started with it (kr_proc_opts.fd3) calls
+ * prctl(PR_SET_NO_NEW_PRIVS) and landlock_restrict_self(3, 0). -1 with a message. */
+int kr_seal_ruleset(const kr_seal_rule *rules, int n, int *skipped, char *err, size_t errlen);
 
 /* Sets the soft and hard limits of the data segment to bytes (RLIMIT_DATA: the heap and private
  * writable mappings, which malloc and Lua use; not the address ranges CUDA reserves for device

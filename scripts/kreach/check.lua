@@ -10,6 +10,7 @@ local tensor = require "kreach.core.tensor"
 local nvrtc = require "kreach.core.nvrtc"
 local candidate = require "kreach.candidate"
 local ops = require "kreach.ops"
+local pycandidate = require "kreach.pycandidate"
 local verdict = require "kreach.verdict"
 
 local M = {}
@@ -169,13 +170,24 @@ function Runner:call(vals, label)
   local before = M.hash_inputs(inst, vals, lib)
   sync_or_raise()
   self.phase(label .. ".forward")
-  local ok, err = candidate.call_forward(cand, self.k, args, { steps = self.policy.steps })
-  if not ok then
-    self.ctl.release()
-    error({ verdict = verdict.new("invalid_candidate", err) }, 0)
+  local py_mutated
+  if self.py then
+    -- a KernelBench-format candidate: called in the Python worker (kreach.pycandidate)
+    local ok, r = self.py:check_call(vals, outs, lib)
+    if not ok then
+      free_outputs(outs)
+      error({ verdict = r }, 0)
+    end
+    py_mutated = r
+  else
+    local ok, err = candidate.call_forward(cand, self.k, args, { steps = self.policy.steps })
+    if not ok then
+      self.ctl.release()
+      error({ verdict = verdict.new("invalid_candidate", err) }, 0)
+    end
   end
   local sok, serr = pcall(sync_or_raise)
-  self.ctl.release()
+  if self.ctl then self.ctl.release() end
   if not sok then
     local msg = tostring(serr):gsub("^[^:\n]+%.lua:%d+: ", "")
     error({ verdict = verdict.new("runtime_error", "the candidate's kernels failed: " .. msg) }, 0)
@@ -186,6 +198,7 @@ function Runner:call(vals, label)
   for i, a in ipairs(inst.args) do
     if before[i] and before[i] ~= after[i] then r.mutated[#r.mutated + 1] = a.name end
   end
+  for _, name in ipairs(py_mutated or {}) do r.mutated[#r.mutated + 1] = name end
   for i, o in pairs(outs) do
     local b, f = guard_damage(o)
     r.guards[i] = { b, f }
@@ -336,14 +349,27 @@ function Runner:trial(t)
   return rec, res
 end
 
--- run(inst, path, {policy =, phase =, arch =}) -> result table: { verdict, trials, warnings,
--- policy, compile_ms, kernels }.
+-- run(inst, path, {policy =, phase =, arch =, python =}) -> result table: { verdict, trials,
+-- warnings, policy, compile_ms, kernels }. A KernelBench-format candidate (a .py path) needs
+-- python = { session = a kreach.pytorch session, dirs = its build directories, seal = bool }.
 function M.run(inst, path, opts)
   opts = opts or {}
   local phase = opts.phase or function() end
   local policy = M.policy(opts.policy)
   local result = { problem = inst.problem.name, dtype = inst.dtype, sizes = inst.sizes, candidate = path,
                    trials = {}, warnings = {}, policy = policy }
+  if path:match("%.py$") then
+    if not opts.python then error("check.run: a KernelBench-format candidate needs the Python worker (opts.python)", 2) end
+    phase("load")
+    local t0 = core.now()
+    local py, v = pycandidate.open(opts.python.session, inst, path, opts.python)
+    result.python = { load_s = core.now() - t0, sealed = opts.python.session.sealed or false,
+                      torch = opts.python.session.info.torch }
+    if not py then result.verdict = v; return result end
+    local runner = setmetatable({ inst = inst, py = py, policy = policy, phase = phase,
+                                  lib = inst:ops(ops.get(false)), warnings = result.warnings }, Runner)
+    return M.finish(result, runner)
+  end
   phase("load")
   local ok, cand = pcall(candidate.load, path)
   if not ok then result.verdict = verdict.from_candidate_error(cand); return result end
@@ -355,6 +381,12 @@ function M.run(inst, path, opts)
   local k, ctl = candidate.kit(prog)
   local runner = setmetatable({ inst = inst, cand = cand, k = k, ctl = ctl, policy = policy, phase = phase,
                                 lib = inst:ops(ops.get(false)), warnings = result.warnings }, Runner)
+  return M.finish(result, runner)
+end
+
+-- finish(result, runner) -> result: the trials of a loaded candidate, and the verdict.
+function M.finish(result, runner)
+  local policy = runner.policy
   for t = 1, policy.trials do
     local rec, v = runner:trial(t)
     result.trials[#result.trials + 1] = rec

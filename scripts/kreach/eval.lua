@@ -140,12 +140,6 @@ function M.plan(target, cand_args)
   end
   local items = {}
   for _, c in ipairs(files) do
-    -- KernelBench-format candidates are linted (kreach lint), not yet judged: that takes the
-    -- Python worker (issue 17, part 3). They are said to be skipped, and nothing is stored.
-    if kbcandidate.is_python(c.path) then
-      skipped[#skipped + 1] = { candidate_path = c.path, why = ("%s: a KernelBench-format candidate: kreach lint reads it, but judging it on the GPU needs the Python worker, which kreach does not have yet"):format(c.path) }
-      goto next_file
-    end
     local path
     if single then
       path = single
@@ -165,7 +159,6 @@ function M.plan(target, cand_args)
                             candidate_path = c.path, origin = c.origin, invalid = c.invalid,
                             label = c.path:match("([^/]+)$") or c.path }
     end
-    ::next_file::
   end
   return items, skipped
 end
@@ -191,16 +184,28 @@ function M.evaluate(item, o, ctx)
       ("%s: %s"):format(item.candidate_path, item.invalid)), wall_s = 0 })
   end
   local status = ctx.status or function() end
-  local limits = { timeout_s = o.timeout_s, memory_bytes = o.memory_bytes }
+  local py
+  if kbcandidate.is_python(item.candidate_path) then
+    -- a KernelBench-format candidate: its static lint here, then the Python worker's protocol
+    local lv = kbcandidate.lint(item.candidate_path, problem.load(item.problem_path))
+    if lv then return evaluation.finish(rec, { verdict = lv, wall_s = core.now() - t0 }) end
+    if not o.python then
+      return evaluation.finish(rec, { verdict = verdict.new("skipped", ("a KernelBench-format candidate needs a python3 with CUDA PyTorch: %s"):format(
+        tostring(o.python_note))), wall_s = core.now() - t0 })
+    end
+    py = o.python
+  end
+  local cspec = worker_spec(item, o, { policy = o.policy, python = py })
+  local limits = { timeout_s = o.timeout_s, memory_bytes = o.memory_bytes, timeouts = protocol.timeouts("check", cspec, o.timeout_s) }
   status("correctness")
-  local chk, failed = worker.run(protocol.argv("check", worker_spec(item, o, { policy = o.policy })), limits)
+  local chk, failed = worker.run(protocol.argv("check", cspec), limits)
   if not chk then chk = { verdict = failed, trials = {} } end
   local v = chk.verdict
   local tres
   if v.verdict == "correct" then
     status("timing")
     local spec = worker_spec(item, o, { policy = o.policy, timing = o.timing, measure = o.measure,
-                                        calibration = ctx.calibration, pytorch = o.pytorch })
+                                        calibration = ctx.calibration, pytorch = o.pytorch, python = py })
     local r, tfailed = worker.run(protocol.argv("time", spec), { timeout_s = o.timeout_s, memory_bytes = o.memory_bytes,
                                                                  timeouts = protocol.timeouts("time", spec, o.timeout_s) })
     if not r then
@@ -259,6 +264,15 @@ function M.resolve(o)
   return conf
 end
 
+-- find_python() -> { python =, dirs = } (what a worker needs to run a KernelBench-format
+-- candidate: the interpreter and the directories its seal lets it read), or nil and why not.
+function M.find_python()
+  if not core.has_device() then return nil, "no CUDA device" end
+  local found, why = pytorch.find()
+  if not found then return nil, why .. " (KREACH_PYTHON names a python3 with CUDA PyTorch)" end
+  return { python = found.python, dirs = found.dirs }
+end
+
 -- resolve_pytorch(torch_options, timing) -> { python, torch (its version), compile, cudnn_tf32 }
 -- when PyTorch is timed beside kreach, else nil and the note the command prints once (nil when
 -- --no-torch asked for nothing). torch_options: cli.timing_overrides' third table.
@@ -299,6 +313,14 @@ function M.run(o)
     #skipped > 0 and (" (%d skipped)"):format(#skipped) or ""))
   local eo = { dtype = conf.dtype, sizes = conf.sizes, policy = conf.policy, timing = conf.timing,
                measure = conf.measure, pytorch = conf.pytorch, timeout_s = o.timeout_s, memory_bytes = o.memory_bytes, log = log }
+  -- KernelBench-format candidates run in the Python worker: its interpreter, found once (not
+  -- part of the configuration's hash: where python3 lives does not change a verdict)
+  for _, it in ipairs(items) do
+    if kbcandidate.is_python(it.candidate_path) and eo.python == nil and eo.python_note == nil then
+      eo.python, eo.python_note = M.find_python()
+      if eo.python_note then log("KernelBench-format candidates are skipped: " .. eo.python_note) end
+    end
+  end
   local res = campaign.run{
     db = o.db, command = o.command, config = conf, scope = { target = o.target, candidates = o.candidates },
     items = items, resume = o.resume, reuse = not o.force, log = log, tty = o.tty, out = o.out,

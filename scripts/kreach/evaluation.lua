@@ -40,6 +40,11 @@ M.FIELDS = {
   { name = "verdict", kind = "text", list = true, column = "TEXT NOT NULL", brief = true, csv = true },
   { name = "reason", kind = "text", list = true, column = "TEXT", brief = true, csv = true },
   { name = "detail", kind = "text", column = "TEXT", brief = true },
+  -- KernelBench's own test beside kreach's verdict: "pass" when its allclose (atol = rtol =
+  -- KernelBench's tolerance of the dtype) held for every output of every trial the check
+  -- compared, else "fail"; derived from the check's result (nil when nothing was compared)
+  { name = "kernelbench", kind = "text", list = true, brief = true, csv = "kernelbench_allclose",
+    derive = function(r) return M.kernelbench_verdict(r.check_result) end },
   { name = "baseline_ms", kind = "real", list = true, column = "REAL", brief = true, csv = true,
     from = function(t) return t.baseline and t.baseline.summary.median end },
   { name = "candidate_ms", kind = "real", list = true, column = "REAL", brief = true, csv = true,
@@ -121,6 +126,9 @@ function M.finish(rec, r)
   rec.verdict, rec.reason = v.verdict, v.reason
   rec.detail = type(v.detail) == "table" and json.encode(v.detail) or v.detail
   rec.check_result, rec.timing = r.check, r.timing
+  for _, f in ipairs(M.FIELDS) do
+    if f.derive then rec[f.name] = f.derive(rec) end
+  end
   if type(r.timing) == "table" then
     for _, f in ipairs(M.FIELDS) do
       if f.from then rec[f.name] = f.from(r.timing) end
@@ -208,7 +216,25 @@ function M.decode(row)
       elseif f.kind == "bool" then row[f.name] = v ~= 0 end
     end
   end
+  for _, f in ipairs(M.FIELDS) do
+    if f.derive then row[f.name] = f.derive(row) end
+  end
   return row
+end
+
+-- kernelbench_verdict(check_result) -> "pass", "fail", or nil when no trial compared outputs:
+-- KernelBench's allclose over the trials a check made (kreach.check's trial.kernelbench).
+function M.kernelbench_verdict(chk)
+  if type(chk) ~= "table" or type(chk.trials) ~= "table" then return nil end
+  local seen, pass = false, true
+  for _, t in ipairs(chk.trials) do
+    if type(t) == "table" and type(t.kernelbench) == "table" then
+      seen = true
+      pass = pass and t.kernelbench.pass == true
+    end
+  end
+  if not seen then return nil end
+  return pass and "pass" or "fail"
 end
 
 -- ---- exports ----
@@ -240,6 +266,7 @@ M.REPORT = {
       local v = r.verdict .. (r.reason and r.verdict ~= "correct" and (" (" .. r.reason .. ")") or "")
       return text.clean(v, 256):sub(1, 40)
     end },
+  { "KB", function(r) return r.kernelbench or "-" end, false, optional = true },
   { "base ms", function(r) return fmt_ms(r.baseline_ms) end, true },
   { "cand ms", function(r) return fmt_ms(r.candidate_ms) end, true },
   { "speedup [95% CI]", function(r)

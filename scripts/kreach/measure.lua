@@ -21,6 +21,7 @@ local nvrtc = require "kreach.core.nvrtc"
 local candidate = require "kreach.candidate"
 local check = require "kreach.check"
 local ops = require "kreach.ops"
+local pycandidate = require "kreach.pycandidate"
 local timing = require "kreach.timing"
 local verdict = require "kreach.verdict"
 
@@ -203,8 +204,15 @@ function M.time(inst, opts)
                 warnings = {} }
   local function fail(v) res.verdict = v; return res end
 
-  local cand, prog
-  if opts.candidate then
+  local cand, prog, pyc
+  local is_py = opts.candidate and opts.candidate:match("%.py$") ~= nil
+  if is_py then
+    -- a KernelBench-format candidate, in the Python worker (kreach.pycandidate)
+    if not opts.python then error("measure.time: a KernelBench-format candidate needs the Python worker (opts.python)", 2) end
+    if topts.mode == "graph" then
+      return fail(verdict.new("skipped", "graph mode replays kreach's own CUDA graph, which cannot hold a call into the Python worker: time a KernelBench-format candidate in cold or hot mode"))
+    end
+  elseif opts.candidate then
     phase("load")
     local ok, c = pcall(candidate.load, opts.candidate)
     if not ok then return fail(verdict.from_candidate_error(c)) end
@@ -225,7 +233,8 @@ function M.time(inst, opts)
     res.pytorch_note = "PyTorch is not timed in graph mode (a replay of kreach's graph has no PyTorch call in it)"
     pyt = nil
   end
-  local plan = M.plan_sets(inst, mo, cand ~= nil, core.device().free_memory_bytes, pyt ~= nil)
+  local session = (pyt and pyt.session) or (opts.python and opts.python.session)
+  local plan = M.plan_sets(inst, mo, cand ~= nil or is_py, core.device().free_memory_bytes, session ~= nil)
   res.sets = plan
   if plan.fallback then res.warnings[#res.warnings + 1] = plan.fallback end
   -- every draw takes the next seed: never a correctness trial's (those are seed*7919 + t)
@@ -240,13 +249,14 @@ function M.time(inst, opts)
   local sets = {}
   for k = 1, plan.used do
     local s = { vals = inst:make_args(next_seed()), th = {} }
-    if cand then
+    if cand or is_py then
       s.cvals = {}
       for i = 1, n do s.cvals[i] = s.vals[i] end
       for i, a in ipairs(inst.args) do
         if a.kind == "output" then s.cvals[i] = tensor.empty(a.shape, a.dtype):poison() end
       end
     end
+    s.index = k
     sets[k] = s
   end
   -- the redraws' temporaries, kept from round to round (Instance:redraw): drawn once here, so
@@ -269,9 +279,9 @@ function M.time(inst, opts)
   -- PyTorch's model, and its copies of the sets' inputs (the same values, refreshed with
   -- every redraw); a failure here leaves PyTorch out of the measurement, said once
   local torch_slots = {}
+  local mirrored = false
   if pyt then
     phase("pytorch")
-    local session = pyt.session
     res.pytorch_env = { torch = session.info.torch, cuda = session.info.cuda, cudnn = session.info.cudnn,
                         cudnn_tf32 = session.info.cudnn_tf32, compile = pyt.compile or false }
     local ok, why = session:load("eager", inst)
@@ -290,6 +300,35 @@ function M.time(inst, opts)
       res.pytorch_note = "PyTorch not timed: " .. tostring(why)
       torch_slots = {}
     end
+    mirrored = ok
+    -- a compiled model compiles at its first call: made now, before a candidate's seal
+    for _, ts in ipairs(torch_slots) do
+      if ts.slot == "compiled" and is_py then
+        local r, cwhy = session:call(ts.slot, 1, {})
+        if not r then
+          res.warnings[#res.warnings + 1] = "torch.compile not timed: " .. tostring(cwhy)
+          torch_slots[2] = nil
+        end
+      end
+    end
+  end
+  if is_py then
+    phase("load")
+    local t0 = core.now()
+    local v
+    pyc, v = pycandidate.open(session, inst, opts.candidate, opts.python)
+    if not pyc then free_sets(); return fail(v) end
+    res.python = { load_s = core.now() - t0, sealed = session.sealed or false, torch = session.info.torch }
+    for k = 1, plan.used do
+      if not mirrored then
+        local ok, why = session:mirror(k, inst, sets[k].vals)
+        if not ok then free_sets(); return fail(verdict.new("runtime_error", "cannot share buffers with the Python worker: " .. why)) end
+        session:refresh(k)
+      end
+      -- the candidate's outputs are the set's output buffers in the Python worker
+      for i, t in pairs(session:outputs(k)) do sets[k].cvals[i]:free(); sets[k].cvals[i] = t:poison() end
+    end
+    mirrored = true
   end
 
   local base_pool, cand_pool = timing.pool(), timing.pool()
@@ -308,8 +347,23 @@ function M.time(inst, opts)
       end,
       prepare = function(k) poison_outputs(sets[k].vals) end },
   }
-  local cand_error
-  if cand then
+  local cand_error, cand_verdict
+  if is_py then
+    subjects[2] = {
+      name = "candidate",
+      call = function(k)
+        local r, v = pyc:call(k)
+        if not r then cand_verdict = v; error(v.reason, 0) end
+      end,
+      sample = function(k, so)
+        local r, v = pyc:call(k, { timed = true, flush_bytes = so.flush_bytes })
+        if not r then cand_verdict = v; error(v.reason, 0) end
+        if not r.gated then pyc.ungated = (pyc.ungated or 0) + 1 end
+        return r.ms
+      end,
+      prepare = function(k) poison_outputs(sets[k].cvals) end,
+    }
+  elseif cand then
     local kit, ctl = candidate.kit(prog, { pool = cand_pool })
     subjects[2] = {
       name = "candidate",
@@ -324,7 +378,6 @@ function M.time(inst, opts)
   end
 
   for _, ts in ipairs(torch_slots) do
-    local session = pyt.session
     subjects[#subjects + 1] = {
       name = ts.name, optional = true,
       call = function(k)
@@ -351,6 +404,8 @@ function M.time(inst, opts)
     for i, a in ipairs(inst.args) do
       if s.hashes[i] and s.hashes[i] ~= now[i] then names[#names + 1] = a.name end
     end
+    -- a Python candidate reads (and could change) the Python worker's copies of the inputs
+    if pyc and #names == 0 then names = pyc:mutated(s.index, s.vals, lib) end
     if #names > 0 then
       return verdict.new("incorrect", "input_mutation", found(where, ("the inputs %s changed"):format(table.concat(names, ", "))))
     end
@@ -375,7 +430,7 @@ function M.time(inst, opts)
       for _, k in ipairs(ks) do
         inst:redraw(sets[k].vals, next_seed(), redraw_cache)
         sets[k].hashes = hash_inputs(sets[k])
-        if #torch_slots > 0 then pyt.session:refresh(k) end
+        if mirrored then session:refresh(k) end
       end
     end,
     after_round = function(round, ks)
@@ -425,9 +480,10 @@ function M.time(inst, opts)
     base_pool:free(); cand_pool:free()
     free_sets()
     if type(m) == "table" and m.verdict then return fail(m.verdict) end
+    if cand_verdict then return fail(cand_verdict) end
     if cand_error then return fail(verdict.from_candidate_error(cand_error)) end
     local msg = tostring(m):gsub("^[^:\n]+%.lua:%d+: ", "")
-    if cand then return fail(verdict.new("runtime_error", "during timing: " .. msg)) end
+    if cand or is_py then return fail(verdict.new("runtime_error", "during timing: " .. msg)) end
     error("timing the baseline failed: " .. msg, 0)
   end
   res.timing = m
@@ -489,8 +545,8 @@ function M.time(inst, opts)
     res.ratios = {
       baseline_vs_pytorch = ratio("baseline", "pytorch"),
       baseline_vs_compiled = ratio("baseline", "pytorch_compiled"),
-      speedup_pytorch = cand and ratio("pytorch", "candidate") or nil,
-      speedup_compiled = cand and ratio("pytorch_compiled", "candidate") or nil,
+      speedup_pytorch = (cand or is_py) and ratio("pytorch", "candidate") or nil,
+      speedup_compiled = (cand or is_py) and ratio("pytorch_compiled", "candidate") or nil,
     }
   end
   if not cal then res.warnings[#res.warnings + 1] = "no calibration of this device: no speed-of-light figures (kreach calibrate)" end
@@ -499,7 +555,10 @@ function M.time(inst, opts)
   if why then
     res.warnings[#res.warnings + 1] = "the baseline itself runs faster than the speed-of-light bound (the problem's bytes or flops are overstated?): " .. why
   end
-  if cand then
+  if pyc and pyc.ungated then
+    res.warnings[#res.warnings + 1] = ("candidate: %d calls took longer to queue than the gate held, so their times include some of the host's launch time"):format(pyc.ungated)
+  end
+  if cand or is_py then
     local cwhy = not why and timing.faster_than_light(res.candidate.summary, res.candidate.sol, mo.sol_margin)
     if cwhy and not failure then failure = verdict.new("incorrect", "faster_than_physically_possible", cwhy) end
     res.verdict = failure or verdict.correct()

@@ -18,7 +18,7 @@ M.JOBS = { lint = true, check = true, time = true, calibrate = true }
 local FIELDS = {
   problem = "string", candidate = "string", dtype = "string", sizes = "table", arch = "string",
   policy = "table", timing = "table", measure = "table", calibration = "table", options = "table",
-  pytorch = "table",
+  pytorch = "table", python = "table",
 }
 local REQUIRED = {
   lint = { "problem", "candidate" }, check = { "problem", "candidate" }, time = { "problem" },
@@ -51,7 +51,9 @@ end
 -- for the baseline alone), dtype =, sizes = {name = n}, arch = "sm_90" (lint), policy =
 -- (kreach.check.policy's result), timing = (kreach.timing.options'), measure =
 -- (kreach.measure.options'), calibration = (this device's, for time), options = (calibrate's),
--- pytorch = { python =, compile = bool, cudnn_tf32 = bool } (time: PyTorch timed beside) }.
+-- pytorch = { python =, compile = bool, cudnn_tf32 = bool } (time: PyTorch timed beside),
+-- python = { python =, dirs = } (a KernelBench-format candidate: the interpreter that runs it
+-- and the directories its seal lets it read, kreach.pytorch.find's) }.
 -- Raises on a spec that check refuses: the harness built it.
 function M.argv(job, spec)
   spec = spec or {}
@@ -70,14 +72,20 @@ end
 -- The time limits of a job's phases, from the worker time limit (--timeout) and the spec: a
 -- timing worker's sampling gets ten times its budget and warm-up.
 function M.timeouts(job, spec, timeout_s)
-  if job ~= "time" or not spec.timing then return nil end
+  -- a KernelBench-format candidate: PyTorch's import, the candidate's load_inline builds (load)
+  -- and a Triton kernel's compile at its first call
+  local py = spec.python and {
+    setup = math.max(timeout_s, 300), load = math.max(timeout_s, 960), ["trial1.forward"] = math.max(timeout_s, 660),
+  } or nil
+  if job ~= "time" or not spec.timing then return py end
   local t = spec.timing
   local timing = math.max(timeout_s, 10 * (t.budget_s + 2 * t.warmup_s) + 30)
-  if not spec.pytorch then return { timing = timing } end
+  if not spec.pytorch and not py then return { timing = timing } end
   -- PyTorch's worker imports torch and builds the model (setup, pytorch); a compiled model
   -- compiles at its first call, in the timing phase
-  local compile = spec.pytorch.compile and 600 or 0
-  return { timing = timing + compile + 60, pytorch = math.max(timeout_s, 300), setup = math.max(timeout_s, 300) }
+  local compile = (spec.pytorch and spec.pytorch.compile) and 600 or 0
+  return { timing = timing + compile + (py and 600 or 0) + 60, pytorch = math.max(timeout_s, 300 + compile),
+           setup = math.max(timeout_s, 300), load = py and py.load or nil }
 end
 
 -- ---- the result line ----

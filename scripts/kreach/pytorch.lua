@@ -25,6 +25,8 @@ M.START_TIMEOUT_S = 120
 M.LOAD_TIMEOUT_S = 300
 M.FIRST_CALL_TIMEOUT_S = 600
 M.CALL_TIMEOUT_S = 60
+-- A KernelBench-format candidate's module runs its load_inline builds when it is loaded.
+M.BUILD_TIMEOUT_S = 900
 
 -- The interpreter, for every use of Python in kreach (PyTorch timing, cuDNN search, the lint
 -- of KernelBench candidates): $KREACH_PYTHON (when not empty), else python3 on PATH.
@@ -35,17 +37,22 @@ function M.python()
 end
 
 local PROBE = [[
-import json
+import json, os, site, sys
 try:
     import torch
     ok = torch.cuda.is_available()
+    dirs = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
+            os.path.dirname(os.path.dirname(os.path.realpath(torch.__file__)))]
+    dirs += site.getsitepackages() + [p for p in sys.path if p and os.path.isdir(p)]
     print(json.dumps({"torch": torch.__version__, "cuda": torch.version.cuda, "available": ok,
-                      "device": torch.cuda.get_device_name(0) if ok else None}))
+                      "device": torch.cuda.get_device_name(0) if ok else None,
+                      "dirs": sorted(set(os.path.realpath(d) for d in dirs))}))
 except Exception as ex:
     print(json.dumps({"error": "%s: %s" % (type(ex).__name__, ex)}))
 ]]
 
--- find([python]) -> { python =, torch =, cuda =, device = } when a python3 with CUDA PyTorch is
+-- find([python]) -> { python =, torch =, cuda =, device =, dirs = (the interpreter's prefixes
+-- and package directories, which its seal lets it read and run) } when a python3 with CUDA PyTorch is
 -- there (python, else M.python()), else nil and why (one sentence, for the report's one note).
 function M.find(python)
   local py, from = M.python()
@@ -66,7 +73,7 @@ function M.find(python)
   if not r.available then
     return nil, ("%s (from %s) has PyTorch %s without a CUDA device"):format(py, from, tostring(r.torch))
   end
-  return { python = py, torch = r.torch, cuda = r.cuda, device = r.device }
+  return { python = py, torch = r.torch, cuda = r.cuda, device = r.device, dirs = r.dirs }
 end
 
 -- The worker's source: the embedded file, or the source tree's under $KREACH_LUA_DIR.
@@ -85,13 +92,16 @@ end
 local Session = {}
 Session.__index = Session
 
--- start({python =, cudnn_tf32 = bool}) -> a session, or nil and why. The Python worker gets
--- this process's environment (in a kreach worker, the seal's allow-list) and PyTorch's cuDNN
--- TF32 setting as its argument.
+-- start({python =, cudnn_tf32 = bool, ruleset = descriptor}) -> a session, or nil and why. The
+-- Python worker gets this process's environment (in a kreach worker, the seal's allow-list),
+-- PyTorch's cuDNN TF32 setting as its argument and, with ruleset (kreach.seal.python_ruleset),
+-- that Landlock ruleset as its descriptor 3, which it applies to itself before it runs a
+-- candidate.
 function M.start(o)
   o = o or {}
   local py = o.python or M.python()
-  local w, err = proc.spawn({ py, "-B", "-c", worker_source(), o.cudnn_tf32 and "tf32" or "no-tf32" }, { watch = true })
+  local w, err = proc.spawn({ py, "-B", "-c", worker_source(), o.cudnn_tf32 and "tf32" or "no-tf32" },
+                            { watch = true, fd3 = o.ruleset })
   if not w then return nil, ("cannot start %s: %s"):format(py, tostring(err)) end
   local self = setmetatable({ w = w, python = py, sets = {} }, Session)
   local hello, why = self:read(M.START_TIMEOUT_S)
@@ -120,16 +130,17 @@ function Session:read(timeout_s)
   return r
 end
 
--- request(cmd, timeout_s) -> the reply, or nil and why (an error the Python side reported,
--- or the worker's end).
+-- request(cmd, timeout_s) -> the reply, or nil, why (an error the Python side reported, or the
+-- worker's end), its kind ("build", "cuda", "python"; "worker": the worker ended) and a build's
+-- log.
 function Session:request(cmd, timeout_s)
-  if self.dead then return nil, "the Python worker has ended" end
+  if self.dead then return nil, "the Python worker has ended", "worker" end
   local ok, werr = self.w:write(json.encode(cmd) .. "\n")
-  if not ok then self.dead = true; return nil, "the Python worker is gone: " .. tostring(werr) end
+  if not ok then self.dead = true; return nil, "the Python worker is gone: " .. tostring(werr), "worker" end
   local r, why = self:read(timeout_s)
-  if not r then return nil, why end
+  if not r then return nil, why, "worker" end
   if r.error then
-    return nil, text.clean(r.error .. (r.traceback and ("\n" .. r.traceback) or ""), 2500)
+    return nil, text.clean(r.error .. (r.traceback and ("\n" .. r.traceback) or ""), 2500), r.kind or "python", r.log
   end
   return r
 end
@@ -144,16 +155,12 @@ local function inputs_expr(inst)
   return "[" .. table.concat(names, ", ") .. "]"
 end
 
--- load(slot, inst, {compile = bool}) -> true, or nil and why. Builds the problem's Model in
--- the instance's dtype; its parameters must be the problem's params, in order and shape.
-function Session:load(slot, inst, o)
-  local r, why = self:request({ op = "load", slot = slot, name = inst.problem.name, reference = export.kernelbench(inst),
-                                inputs = inputs_expr(inst), dtype = inst.dtype, compile = o and o.compile or false },
-                              M.LOAD_TIMEOUT_S)
-  if not r then return nil, why end
+-- check_params(inst, got, who) -> true, or nil and why: a model's parameter shapes (the Python
+-- worker's reply) are the problem's params, in order.
+local function check_params(inst, got, who)
   local want = {}
   for _, a in ipairs(inst.args) do if a.kind == "param" then want[#want + 1] = a end end
-  local got = r.params or {}
+  got = got or {}
   local function shapes(list, f)
     local s = {}
     for i, x in ipairs(list) do s[i] = "{" .. table.concat(f(x), ", ") .. "}" end
@@ -164,11 +171,21 @@ function Session:load(slot, inst, o)
     if table.concat(got[i], ",") ~= table.concat(want[i].shape, ",") then same = false end
   end
   if not same then
-    return nil, ("the PyTorch model's parameters (%s) are not the problem's params (%s)"):format(
+    return nil, ("%s's parameters (%s) are not the problem's params (%s)"):format(who,
       #got > 0 and shapes(got, function(x) return x end) or "none",
       #want > 0 and shapes(want, function(a) return a.shape end) or "none")
   end
   return true
+end
+
+-- load(slot, inst, {compile = bool}) -> true, or nil and why. Builds the problem's Model in
+-- the instance's dtype; its parameters must be the problem's params, in order and shape.
+function Session:load(slot, inst, o)
+  local r, why = self:request({ op = "load", slot = slot, name = inst.problem.name, reference = export.kernelbench(inst),
+                                inputs = inputs_expr(inst), dtype = inst.dtype, compile = o and o.compile or false },
+                              M.LOAD_TIMEOUT_S)
+  if not r then return nil, why end
+  return check_params(inst, r.params, "the PyTorch model")
 end
 
 -- mirror(k, inst, vals) -> true, or nil and why: buffers in the Python worker for input set k
@@ -195,6 +212,17 @@ function Session:mirror(k, inst, vals)
   return true
 end
 
+-- rebind(k, vals): set k's buffers take their values from vals from now on (the next refresh).
+function Session:rebind(k, vals) self.sets[k].vals = vals end
+
+-- inputs(k) -> the mapped input and param buffers of set k, by argument index (what a candidate
+-- in the Python worker reads, and could change).
+function Session:inputs(k)
+  local s, out = self.sets[k], {}
+  for i, a in ipairs(s.inst.args) do if a.kind == "input" or a.kind == "param" then out[i] = s.mapped[i] end end
+  return out
+end
+
 -- refresh(k): copies set k's current inputs and params into the Python worker's buffers
 -- (kreach's stream; the caller synchronises before the Python worker reads them).
 function Session:refresh(k)
@@ -211,9 +239,10 @@ function Session:outputs(k)
   return out
 end
 
--- call(slot, k, {timed =, flush_bytes =, copy =}) -> the reply ({ms, host_ms, gated} when
--- timed), or nil and why. kreach's stream is synchronised first, so that every copy into the
--- set's buffers has landed.
+-- call(slot, k, {timed =, flush_bytes =, copy =, poison = 32-bit pattern}) -> the reply ({ms,
+-- host_ms, gated} when timed), or nil, why and the failure's kind ("build", "cuda", "python",
+-- or "worker" when the Python worker ended or broke the protocol). kreach's stream is
+-- synchronised first, so that every copy into the set's buffers has landed.
 function Session:call(slot, k, o)
   core.synchronize()
   o = o or {}
@@ -221,7 +250,24 @@ function Session:call(slot, k, o)
   self.called = self.called or {}
   self.called[slot] = true
   return self:request({ op = "call", slot = slot, set = k, timed = o.timed or false, flush_bytes = o.flush_bytes,
-                        copy = o.copy or false }, first and M.FIRST_CALL_TIMEOUT_S or M.CALL_TIMEOUT_S)
+                        copy = o.copy or false, poison = o.poison }, first and M.FIRST_CALL_TIMEOUT_S or M.CALL_TIMEOUT_S)
+end
+
+-- candidate(slot, inst, o) -> true, or nil, why, kind ("build", "cuda", "python", "worker",
+-- "params") and the build's log. o: source (the candidate's text), name (its file name, for
+-- tracebacks), extensions and triton (the build directories), seal (apply the ruleset first).
+-- Builds the candidate's ModelNew with the problem's get_init_inputs() in the instance's dtype;
+-- its parameters must be the problem's params, in order and shape.
+function Session:candidate(slot, inst, o)
+  local r, why, kind, log = self:request({ op = "candidate", slot = slot, name = o.name, source = o.source,
+                                           reference = export.kernelbench(inst), inputs = inputs_expr(inst),
+                                           dtype = inst.dtype, extensions = o.extensions, triton = o.triton,
+                                           seal = o.seal or false }, M.BUILD_TIMEOUT_S)
+  if not r then return nil, why, kind, log end
+  self.sealed = r.sealed
+  local ok, perr = check_params(inst, r.params, "the candidate's ModelNew")
+  if not ok then return nil, perr, "params" end
+  return true
 end
 
 function Session:close()

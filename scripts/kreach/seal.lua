@@ -305,4 +305,83 @@ function M.apply(o)
   return record
 end
 
+
+-- ---- the Python worker of a KernelBench-format candidate ----
+
+-- The directories a KernelBench-format candidate's builds use, keyed by its source (so that the
+-- same source finds its build again, and no two candidates share one): PyTorch's extension
+-- directory and Triton's cache, under the compile cache. Made when missing. Returns
+-- { extensions =, triton = }, or nil and why.
+function M.python_build_dirs(source_hash)
+  local cache = M.cache_dir()
+  if not cache then return nil, "no compile cache directory (KREACH_CACHE_DIR, XDG_CACHE_HOME or HOME)" end
+  local d = { extensions = cache .. "/torch_extensions/" .. source_hash, triton = cache .. "/triton/" .. source_hash }
+  for _, dir in pairs(d) do
+    local ok, err = mkdirs(dir)
+    if not ok then return nil, ("cannot make %s: %s"):format(dir, tostring(err)) end
+    d[_] = real(dir) or dir
+  end
+  return d
+end
+
+-- Files of /etc that compilers, the dynamic loader and Python read; the rest of /etc is closed.
+M.PYTHON_ETC = { "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd",
+                 "/etc/group", "/etc/nsswitch.conf", "/etc/localtime", "/etc/os-release" }
+
+-- The Landlock rules of the Python worker that runs a KernelBench-format candidate: it reads
+-- and runs the system's programs and libraries (/usr, /bin, /lib, /lib64: the C++ compiler and
+-- ninja of load_inline, the C compiler of Triton's launcher), the CUDA toolkit (nvcc), the
+-- interpreter's own directories (o.dirs: its prefixes and packages, PyTorch's and Triton's
+-- included), a few files of /etc and /sys; it writes only to the worker's private directory
+-- (its HOME and TMPDIR) and the candidate's build directories (o.write); it uses the GPU's
+-- device files. Not reachable: /proc (other processes' environments), /home and /root, the
+-- results database, kreach's compile cache, the network (TCP).
+function M.python_rules(o)
+  local rules, seen = {}, {}
+  local function add(path, access)
+    local r = path and real(path)
+    if r and not seen[r] then
+      seen[r] = true
+      rules[#rules + 1] = { path = r, access = access }
+    end
+  end
+  for _, d in ipairs({ "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64" }) do add(d, "exec") end
+  add(M.toolkit_root(), "exec")
+  for _, d in ipairs(o.dirs or {}) do add(d, "exec") end
+  for _, f in ipairs(cudnn.library_files()) do add(f, "read") end
+  for _, f in ipairs(M.PYTHON_ETC) do add(f, "read") end
+  add("/sys", "read")
+  for p in (os.getenv("KREACH_SEAL_EXTRA_READ") or ""):gmatch("[^:]+") do add(p, "read") end
+  add(os.getenv("KREACH_WORKER_DIR"), "write")
+  for _, d in ipairs(o.write or {}) do add(d, "write") end
+  add("/dev/null", "device")
+  add("/dev/zero", "read")
+  add("/dev/urandom", "read")
+  local ok, iter, st = pcall(lfs.dir, "/dev")
+  if ok then
+    for f in iter, st do
+      if f:match("^nvidia") then add("/dev/" .. f, "device") end
+    end
+  end
+  return rules
+end
+
+-- python_ruleset({dirs =, write =}) -> descriptor (or false when KREACH_UNSEALED=1), and the
+-- seal's record, or nil and why: the ruleset the Python worker applies to itself before it runs
+-- a candidate (kreach.pytorch.start's ruleset). Without Landlock it refuses, as M.apply does
+-- for a candidate, unless KREACH_UNSEALED=1.
+function M.python_ruleset(o)
+  if M.unsealed() then return false, { filesystem = "none", unsealed = "KREACH_UNSEALED=1" } end
+  local abi, why = M.landlock()
+  if abi < 1 then
+    return nil, ("cannot seal the Python worker (%s) and KREACH_UNSEALED=1 is not set"):format(why)
+  end
+  local fd, err = core.ruleset(M.python_rules(o))
+  if not fd then return nil, "cannot make the Python worker's Landlock ruleset: " .. tostring(err) end
+  return fd, { filesystem = "landlock", landlock_abi = abi }
+end
+
+-- close_fd(descriptor): the ruleset's descriptor, once the Python worker has it
+function M.close_fd(fd) core.close_fd(fd) end
+
 return M

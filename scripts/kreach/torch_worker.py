@@ -23,10 +23,28 @@
 #    (flush_bytes, written and read) and the call timed between two CUDA events, after a sleep
 #    kernel that holds the stream while the host queues the call (the gate); with copy, the
 #    outputs are copied into the set's output mirrors. reply {"ms", "host_ms", "gated"}
+#    With poison (a 32-bit pattern), every free block of PyTorch's caching allocator is filled
+#    with it first, after blocks of the outputs' sizes were taken and given back, so that an
+#    output a candidate allocates with torch.empty and leaves partly unwritten shows the
+#    pattern and not the last correct answer.
+#   {"op": "candidate", "slot": s, "source": text, "name": n, "reference": source, "inputs": expr,
+#    "dtype": d, "extensions": dir, "triton": dir, "seal": bool}  a KernelBench-format
+#    candidate: the problem's module gives get_init_inputs(); with seal, this process applies
+#    the Landlock ruleset it was started with (descriptor 3) first; then the candidate's source
+#    runs as a module (its load_inline builds land in the extensions directory, Triton's cache
+#    in the triton one) and ModelNew(*get_init_inputs()) is built in dtype d; reply as load.
 #   {"op": "exit"}
-# Any failure replies {"error": "..."}; a CUDA error is sticky, so the kreach side ends the
-# worker after one.
-import json, os, sys, time, traceback
+# Any failure replies {"error": "...", "kind": k}: k is "build" (an extension or a Triton kernel
+# that does not compile; "log" holds the compiler's output), "cuda" (a CUDA error: sticky, so the
+# kreach side ends the worker after one) or "python" (any other exception).
+import json, linecache, os, sys, time, traceback
+
+import ctypes
+
+# ended with the kreach worker that started it, whatever it is doing (PR_SET_PDEATHSIG, SIGKILL)
+ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
+if os.getppid() == 1:
+    sys.exit(0)
 
 proto_out = os.fdopen(os.dup(1), "w", buffering=1)
 os.dup2(2, 1)  # the model's prints go to standard error
@@ -41,7 +59,6 @@ def reply(obj):
 
 
 try:
-    import ctypes
     import torch
     if not torch.cuda.is_available():
         reply({"error": "PyTorch %s has no CUDA device here (torch.cuda.is_available() is False)" % torch.__version__})
@@ -119,13 +136,26 @@ def calibrate_sleep():
     return state["cycles_per_ms"]
 
 
-def load(c):
-    mod = type(sys)("kreach_problem")
+def module_from(source, name, filename):
+    # its source where inspect finds it (Triton's @jit reads a kernel's source lines, and the
+    # file itself is out of a sealed worker's reach)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    mod = type(sys)(name)
     mod.__dict__["__builtins__"] = __builtins__
-    exec(compile(c["reference"], "<%s>" % c.get("name", "problem"), "exec"), mod.__dict__)
+    mod.__dict__["__file__"] = filename
+    sys.modules[name] = mod  # what dataclasses, pickling and Triton's source lookups expect
+    exec(compile(source, filename, "exec"), mod.__dict__)
+    return mod
+
+
+def load(c, build=None):
+    """The problem's Model, or with build (a function of the problem's module that returns the
+    candidate's), the candidate's ModelNew; built with get_init_inputs()'s arguments."""
+    mod = module_from(c["reference"], "kreach_problem", "<%s>" % c.get("name", "problem"))
     torch.manual_seed(0)
+    init = mod.get_init_inputs()
     with torch.device("cuda"):
-        model = mod.Model(*mod.get_init_inputs())
+        model = build(mod).ModelNew(*init) if build else mod.Model(*init)
     model = model.cuda().to(DT[c["dtype"]]).eval()
     params = list(model.parameters())
     slot = {"module": mod, "model": model, "params": params, "inputs": c["inputs"], "fn": model}
@@ -134,6 +164,50 @@ def load(c):
     slots[c["slot"]] = slot
     torch.cuda.empty_cache()
     return {"params": [list(p.shape) for p in params], "torch": torch.__version__}
+
+
+def seal_self():
+    """Applies the Landlock ruleset on descriptor 3 (made by the kreach worker) to this process."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if libc.syscall(446, 3, 0) != 0:  # landlock_restrict_self(ruleset 3, 0)
+        e = ctypes.get_errno()
+        raise OSError(e, "landlock_restrict_self on descriptor 3 failed: %s" % os.strerror(e))
+    os.close(3)
+    state["sealed"] = True
+
+
+def candidate(c):
+    # the problem's module first (its get_init_inputs), outside the candidate's reach
+    if c.get("extensions"):
+        os.environ["TORCH_EXTENSIONS_DIR"] = c["extensions"]
+    if c.get("triton"):
+        os.environ["TRITON_CACHE_DIR"] = c["triton"]
+    if c.get("seal"):
+        seal_self()
+
+    def build(problem_module):
+        mod = module_from(c["source"], "kreach_candidate", c.get("name", "candidate.py"))
+        if not hasattr(mod, "ModelNew"):
+            raise NameError("the candidate defines no ModelNew")
+        return mod
+    r = load(c, build=build)
+    r["sealed"] = state.get("sealed", False)
+    return r
+
+
+def poison_free(pattern, sizes):
+    """Fills every free block of the caching allocator with a 32-bit pattern, after taking and
+    giving back blocks of the given sizes (so that allocations of those sizes find poison)."""
+    held = [torch.empty(n, dtype=torch.uint8, device="cuda") for n in sizes]
+    del held
+    for seg in torch.cuda.memory_snapshot():
+        for b in seg.get("blocks", []):
+            if b.get("state") == "inactive" and b["size"] >= 4:
+                n = b["size"] // 4
+                t = torch.as_tensor(Raw(b["address"], (n,), "<i4"), device="cuda")
+                t.fill_(pattern)
 
 
 def make_mirrors(c):
@@ -182,6 +256,9 @@ def call(c):
     args = forward_args(slot, s)
     timed = c.get("timed", False)
     res = {}
+    if c.get("poison") is not None:
+        sizes = [t.numel() * t.element_size() for a, t in zip(s["args"], s["tensors"]) if a["kind"] == "output"]
+        poison_free(int(c["poison"]), sizes)
     with torch.no_grad():
         if timed:
             a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -218,7 +295,18 @@ def call(c):
     return res
 
 
-OPS = {"load": load, "mirror": make_mirrors, "call": call}
+OPS = {"load": load, "mirror": make_mirrors, "call": call, "candidate": candidate}
+
+
+def classify(ex):
+    """What kind of failure an exception is (see the commands above), and a build's log."""
+    name, msg = type(ex).__name__, str(ex)
+    if "Error building extension" in msg or name in ("CompilationError", "CalledProcessError") \
+            or type(ex).__module__.startswith("triton.compiler"):
+        return "build", msg
+    if name in ("AcceleratorError", "OutOfMemoryError") or "CUDA error" in msg or "CUDA out of memory" in msg:
+        return "cuda", None
+    return "python", None
 reply({"ok": True, "torch": torch.__version__, "cuda": torch.version.cuda,
        "cudnn": torch.backends.cudnn.version(), "device": torch.cuda.get_device_name(0),
        "cudnn_tf32": torch.backends.cudnn.allow_tf32})
@@ -232,7 +320,11 @@ for line in proto_in:
         break
     try:
         reply(OPS[c["op"]](c))
-    except Exception as ex:
+    except BaseException as ex:  # SystemExit and KeyboardInterrupt from a candidate too
+        kind, log = classify(ex)
         tb = traceback.format_exc(limit=-3)
-        reply({"error": "%s: %s" % (type(ex).__name__, ex), "traceback": tb[-2000:]})
+        r = {"error": "%s: %s" % (type(ex).__name__, str(ex)[:4000]), "traceback": tb[-2000:], "kind": kind}
+        if log:
+            r["log"] = log[-20000:]
+        reply(r)
 proto_out.flush()

@@ -29,14 +29,14 @@ $ D=${TMPDIR:-/tmp}/kreach-results-safety-t.$PPID; sha256sum < $D/r.db | cmp - $
 = r.sum
 ~ ^ +1 +%+19_ReLU
 $ D=${TMPDIR:-/tmp}/kreach-results-safety-t.$PPID; kreach results export --db $D/r.db --format csv
-~ ^1,1,'@SUM%(A1%),19,'%+19_ReLU,"'=HYPERLINK%(""http://x"",""y""%)",c1,f32,invalid_candidate,'%-2%+3,,,%-1%.5,
+~ ^1,1,'@SUM%(A1%),19,'%+19_ReLU,"'=HYPERLINK%(""http://x"",""y""%)",c1,f32,invalid_candidate,'%-2%+3,,,,%-1%.5,
 $ D=${TMPDIR:-/tmp}/kreach-results-safety-t.$PPID; echo old > $D/out.csv; kreach results export --db $D/missing.db --format csv -o $D/out.csv; echo "status $?"; cat $D/out.csv; ls -A $D | grep -c '^\.out' || true
 ~ no such results database
 = status 3
 = old
 = 0
 $ D=${TMPDIR:-/tmp}/kreach-results-safety-t.$PPID; ls -i $D/out.csv > $D/inode; kreach results export --db $D/r.db --format csv -o $D/out.csv && head -1 $D/out.csv && ls -i $D/out.csv | cmp -s - $D/inode || echo replaced; ls -A $D | grep -c '^\.out' || true
-= id,run_id,suite,problem_id,problem,candidate,candidate_hash,dtype,verdict,reason,baseline_ms,candidate_ms,speedup,speedup_lo,speedup_hi,pytorch_ms,pytorch_compiled_ms,speedup_pytorch,speedup_pytorch_lo,speedup_pytorch_hi,speedup_compiled,speedup_compiled_lo,speedup_compiled_hi,baseline_vs_pytorch,sol_fraction,throttled,wall_s,finished_at
+= id,run_id,suite,problem_id,problem,candidate,candidate_hash,dtype,verdict,reason,kernelbench_allclose,baseline_ms,candidate_ms,speedup,speedup_lo,speedup_hi,pytorch_ms,pytorch_compiled_ms,speedup_pytorch,speedup_pytorch_lo,speedup_pytorch_hi,speedup_compiled,speedup_compiled_lo,speedup_compiled_hi,baseline_vs_pytorch,sol_fraction,throttled,wall_s,finished_at
 = replaced
 = 0
 $ D=${TMPDIR:-/tmp}/kreach-results-safety-t.$PPID; kreach results export --db $D/r.db --format csv -o $D/nodir/out.csv

@@ -4,7 +4,9 @@
 local check = require "kreach.check"
 local cli = require "kreach.cli"
 local device = require "kreach.device"
+local ev = require "kreach.eval"
 local errors = require "kreach.errors"
+local evaluation = require "kreach.evaluation"
 local json = require "kreach.json"
 local kbcandidate = require "kreach.kbcandidate"
 local problem = require "kreach.problem"
@@ -56,6 +58,14 @@ local function print_report(res)
     end
   end
   for _, w in ipairs(res.warnings or {}) do io.write("  warning: ", w, "\n") end
+  local kb = evaluation.kernelbench_verdict(res)
+  if kb then
+    io.write(("KernelBench's allclose: %s (every output of every trial within its tolerance of the oracle)\n"):format(kb))
+  end
+  if res.python then
+    io.write(("Python worker: PyTorch %s, loaded in %.1f s, sealed: %s\n"):format(tostring(res.python.torch),
+      res.python.load_s or 0, res.python.seal and res.python.seal.filesystem or "no"))
+  end
   io.write(("verdict: %s%s\n"):format(v.verdict, v.reason and (" (" .. v.reason:gsub("\n", "\n  ") .. ")") or ""))
   if v.detail then io.write("  ", tostring(v.detail):gsub("\n", "\n  "), "\n") end
 end
@@ -80,28 +90,38 @@ return {
   run = function(args)
     local sizes, err = cli.sizes(args.size)
     if not sizes then errors.usage(err) end
-    if kbcandidate.is_python(args.candidate) then
-      errors.usage("%s: a KernelBench-format candidate: `kreach lint` reads it, but judging it on the GPU needs the Python worker, which kreach does not have yet", args.candidate)
-    end
     local inst = problem.load(problem.resolve(args.problem)):instantiate{ dtype = args.dtype, sizes = sizes }
     inst:validate()
+    local function report(res)
+      if args.json then io.write(json.encode(res), "\n") else print_report(res) end
+      return res.verdict.verdict == "correct" and 0 or 1
+    end
+    -- a KernelBench-format candidate: its static lint first (no GPU needed to refuse it)
+    local python
+    if kbcandidate.is_python(args.candidate) then
+      local lv = kbcandidate.lint(args.candidate, inst.problem)
+      if lv then
+        return report({ problem = inst.problem.name, dtype = inst.dtype, candidate = args.candidate, verdict = lv, trials = {} })
+      end
+    end
     device.require()
+    if kbcandidate.is_python(args.candidate) then
+      local why
+      python, why = ev.find_python()
+      if not python then errors.raise(errors.STATUS.load, ("%s: a KernelBench-format candidate runs in a python3 with CUDA PyTorch: %s"):format(args.candidate, why), "python") end
+    end
     local sok, serr = seal.check_available("check")
     if not sok then errors.raise(errors.STATUS.load, serr, "seal") end
     local okp, policy = pcall(check.policy, policy_from(args, inst.dtype))
     if not okp then errors.usage(errors.message(policy)) end
     policy.steps = nil
     local spec = { problem = inst.problem.path, candidate = args.candidate, dtype = inst.dtype, sizes = sizes,
-                   policy = policy }
-    local res, failed = worker.run(protocol.argv("check", spec), { timeout_s = args.timeout, memory_bytes = args.worker_memory })
+                   policy = policy, python = python }
+    local res, failed = worker.run(protocol.argv("check", spec), { timeout_s = args.timeout, memory_bytes = args.worker_memory,
+                                                                   timeouts = protocol.timeouts("check", spec, args.timeout) })
     if not res then
       res = { problem = inst.problem.name, dtype = inst.dtype, candidate = args.candidate, verdict = failed, trials = {} }
     end
-    if args.json then
-      io.write(json.encode(res), "\n")
-    else
-      print_report(res)
-    end
-    return res.verdict.verdict == "correct" and 0 or 1
+    return report(res)
   end,
 }

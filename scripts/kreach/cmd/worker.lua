@@ -14,6 +14,8 @@ local check = require "kreach.check"
 local cudnn = require "kreach.cudnn"
 local measure = require "kreach.measure"
 local problem = require "kreach.problem"
+local pycandidate = require "kreach.pycandidate"
+local verdict = require "kreach.verdict"
 local protocol = require "kreach.protocol"
 local pytorch = require "kreach.pytorch"
 local seal = require "kreach.seal"
@@ -61,9 +63,30 @@ return {
     -- before the seal (the search runs python3 and reads directories a sealed worker may not;
     -- kreach.seal then preloads cuDNN's own libraries)
     if args.job ~= "lint" and inst.problem.category == "convolution" then cudnn.available() end
-    -- PyTorch's worker starts now too, outside the seal (it reads PyTorch's installation)
-    local torch_session, torch_note
-    if args.job == "time" and spec.pytorch then
+    -- PyTorch's worker starts now too, outside the seal (it reads PyTorch's installation). A
+    -- KernelBench-format candidate runs in it: then it gets the Landlock ruleset it applies to
+    -- itself before the candidate's module runs, and the candidate's build directories
+    local torch_session, torch_note, py
+    local is_py = spec.candidate and spec.candidate:match("%.py$") and (args.job == "check" or args.job == "time")
+    if is_py then
+      local function refuse(why)
+        worker.result({ problem = inst.problem.name, dtype = inst.dtype, candidate = spec.candidate, trials = {},
+                        verdict = verdict.new("runtime_error", why) })
+        return 0
+      end
+      if not spec.python then return refuse("a KernelBench-format candidate needs a python3 with CUDA PyTorch (spec.python)") end
+      local source, rerr = pycandidate.read(spec.candidate)
+      if not source then return refuse(rerr) end
+      local dirs, derr = seal.python_build_dirs(pycandidate.key(source))
+      if not dirs then return refuse(derr) end
+      local fd, rec = seal.python_ruleset{ dirs = spec.python.dirs, write = { dirs.extensions, dirs.triton } }
+      if fd == nil then return refuse(rec) end
+      torch_session, torch_note = pytorch.start{ python = spec.python.python, ruleset = fd or nil,
+                                                 cudnn_tf32 = spec.pytorch and spec.pytorch.cudnn_tf32 or false }
+      if fd then seal.close_fd(fd) end
+      if not torch_session then return refuse("cannot start the Python worker: " .. tostring(torch_note)) end
+      py = { session = torch_session, dirs = dirs, seal = fd and true or false, seal_record = rec }
+    elseif args.job == "time" and spec.pytorch then
       torch_session, torch_note = pytorch.start{ python = spec.pytorch.python, cudnn_tf32 = spec.pytorch.cudnn_tf32 }
     end
     if not seal_or_die(args.job, { candidate = spec.candidate, problem = inst.problem.path,
@@ -71,14 +94,17 @@ return {
       return 3
     end
     if args.job == "check" then
-      worker.result(check.run(inst, spec.candidate, { policy = spec.policy, phase = worker.phase }))
+      local res = check.run(inst, spec.candidate, { policy = spec.policy, phase = worker.phase, python = py })
+      if py then res.python = res.python or {}; res.python.seal = py.seal_record; torch_session:close() end
+      worker.result(res)
       return 0
     end
     if args.job == "time" then
       local res = measure.time(inst, {
         candidate = spec.candidate, policy = spec.policy, timing = spec.timing, measure = spec.measure,
-        calibration = spec.calibration, phase = worker.phase, arch = spec.arch,
-        pytorch = torch_session and { session = torch_session, compile = spec.pytorch.compile } or nil })
+        calibration = spec.calibration, phase = worker.phase, arch = spec.arch, python = py,
+        pytorch = torch_session and spec.pytorch and { session = torch_session, compile = spec.pytorch.compile } or nil })
+      if py then res.python = res.python or {}; res.python.seal = py.seal_record end
       if torch_session then torch_session:close() end
       if spec.pytorch and not torch_session then res.pytorch_note = "PyTorch not timed: " .. tostring(torch_note) end
       worker.result(res)

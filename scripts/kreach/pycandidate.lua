@@ -1,0 +1,140 @@
+-- kreach.pycandidate: judging a KernelBench-format candidate (a Python file defining ModelNew)
+-- on the GPU, in the kreach worker (docs/candidates.md, "KernelBench-format candidates"). The
+-- candidate runs in the Python worker (kreach.pytorch), on buffers kreach maps: kreach copies
+-- each call's inputs into them, the Python worker calls ModelNew and copies what it returns
+-- into the output buffers, and kreach's protocol (kreach.check, kreach.measure) judges those
+-- as it judges a Lua candidate's outputs. What differs, and how it is covered:
+--   * the candidate allocates its outputs (torch.empty): before each call every free block of
+--     PyTorch's caching allocator is filled with the output dtype's poison, so an element it
+--     never writes still reads as unwritten;
+--   * it gets the inputs as tensors it could change in place: their buffers are hashed after
+--     the call, against kreach's own copy;
+--   * its load_inline builds and Triton kernels are compiled in directories keyed by its source
+--     (kreach.seal.python_build_dirs), so a second run finds them built; a build that fails is
+--     compile_error with the compiler's errors;
+--   * the Python worker applies a Landlock ruleset before the candidate's module runs
+--     (kreach.seal.python_rules).
+-- Its time is measured inside the Python worker, next to the candidate's own code, as
+-- KernelBench measures it: native code from load_inline shares that process (docs/timing.md).
+local fs = require "kreach.core.fs"
+local util = require "kreach.core.util"
+local text = require "kreach.text"
+local verdict = require "kreach.verdict"
+
+local M = {}
+
+M.MAX_FILE_BYTES = 4 * 1024 * 1024
+M.SLOT = "candidate"
+-- The largest part of a build's log a verdict keeps.
+M.MAX_LOG_BYTES = 6000
+
+-- The poison of an output dtype as the 32-bit word the Python worker fills free memory with
+-- (kreach's poison patterns, runtime/kr_dtype.c, repeated to 32 bits; int32-signed for torch).
+local WORDS = { f32 = 0x7FA5A5A5, bf16 = 0x7FA57FA5, f16 = 0x7D257D25 }
+function M.poison_word(dtype)
+  local w = WORDS[dtype] or 0xA5A5A5A5
+  if w >= 0x80000000 then w = w - 0x100000000 end
+  return w
+end
+
+-- key(source) -> the hash that names a candidate's build directories
+function M.key(source) return util.hash(source) end
+
+-- read(path) -> the candidate's source, or nil and why
+function M.read(path)
+  local body, err = fs.read_regular(path, M.MAX_FILE_BYTES)
+  if not body then return nil, ("%s: %s"):format(path, tostring(err)) end
+  return body
+end
+
+-- build_log(log, dirs) -> the part of a failed build's output worth reading: the lines that
+-- name an error (with the two after each), the build directories shown as <build>; else its end.
+function M.build_log(log, dirs)
+  log = tostring(log or "")
+  for _, d in pairs(dirs or {}) do log = log:gsub(d:gsub("%p", "%%%0"), "<build>") end
+  local lines, keep, picked = {}, 0, {}
+  for l in log:gmatch("[^\n]+") do lines[#lines + 1] = l end
+  for _, l in ipairs(lines) do
+    -- ninja's command lines ("[1/3] nvcc ...") say nothing the error lines do not
+    if l:find("[Ee]rror") and not l:match("^%[%d+/%d+%]") then keep = 3 end
+    if keep > 0 then picked[#picked + 1] = l; keep = keep - 1 end
+  end
+  local out = #picked > 0 and table.concat(picked, "\n") or log:sub(-M.MAX_LOG_BYTES)
+  return text.clean(out, M.MAX_LOG_BYTES)
+end
+
+-- The verdict of a failure the Python worker reported (kreach.pytorch's kinds).
+local function failure(path, why, kind, log, dirs, during)
+  if kind == "build" then
+    return verdict.new("compile_error", ("%s: its build failed while %s:\n%s"):format(path, during, M.build_log(log or why, dirs)))
+  elseif kind == "cuda" then
+    return verdict.new("runtime_error", ("%s: a CUDA error while %s: %s"):format(path, during, why))
+  elseif kind == "worker" then
+    if tostring(why):find("did not answer within", 1, true) then
+      return verdict.new("timeout", ("%s: the Python worker %s"):format(path, tostring(why):gsub("^the Python worker ", "")))
+    end
+    return verdict.new("runtime_error", ("%s: while %s, %s"):format(path, during, why))
+  end
+  return verdict.new("invalid_candidate", ("%s: while %s: %s"):format(path, during, why))
+end
+M.failure = failure
+
+local Runner = {}
+Runner.__index = Runner
+
+-- open(session, inst, path, {dirs = {extensions =, triton =}, seal = bool, set = k}) -> runner,
+-- or nil and a verdict. Builds the candidate in the Python worker (its load_inline builds run
+-- now). Set k (default "check") holds the buffers of the calls check makes.
+function M.open(session, inst, path, o)
+  o = o or {}
+  local source, err = M.read(path)
+  if not source then return nil, verdict.new("invalid_candidate", err) end
+  local ok, why, kind, log = session:candidate(M.SLOT, inst, { source = source, name = path,
+    extensions = o.dirs and o.dirs.extensions, triton = o.dirs and o.dirs.triton, seal = o.seal })
+  if not ok then return nil, failure(path, why, kind, log, o.dirs, "loading it") end
+  local pattern
+  for _, a in ipairs(inst.args) do if a.kind == "output" and not pattern then pattern = M.poison_word(a.dtype) end end
+  return setmetatable({ session = session, inst = inst, path = path, dirs = o.dirs, pattern = pattern,
+                        sealed = session.sealed }, Runner)
+end
+
+-- runner:call(k, {timed =, flush_bytes =}) -> the reply, or nil and a verdict: one call of
+-- ModelNew on set k, free memory poisoned first, its outputs copied into the set's buffers.
+function Runner:call(k, o)
+  o = o or {}
+  local r, why, kind, log = self.session:call(M.SLOT, k, { copy = true, poison = self.pattern, timed = o.timed,
+                                                           flush_bytes = o.flush_bytes })
+  if not r then return nil, failure(self.path, why, kind, log, self.dirs, "calling it") end
+  return r
+end
+
+-- runner:mutated(k, reference, lib) -> the names of the inputs and params whose buffers in set
+-- k no longer hash as reference's tensors do (kreach's own copies of the same values).
+function Runner:mutated(k, reference, lib)
+  local names = {}
+  for i, t in pairs(self.session:inputs(k)) do
+    if lib.hash(t) ~= lib.hash(reference[i]) then names[#names + 1] = self.inst.args[i].name end
+  end
+  table.sort(names)
+  return names
+end
+
+-- runner:check_call(vals, outs, lib) -> true and the mutated inputs' names, or nil and a
+-- verdict: what kreach.check's Runner does for one call: vals' inputs copied into the "check"
+-- set, one call, its outputs copied into outs (kreach.check's fenced outputs).
+function Runner:check_call(vals, outs, lib)
+  local s = self.session
+  if not s.sets.check then
+    local ok, why = s:mirror("check", self.inst, vals)
+    if not ok then return nil, verdict.new("runtime_error", "cannot share buffers with the Python worker: " .. why) end
+  end
+  s:rebind("check", vals)
+  s:refresh("check")
+  local r, v = self:call("check")
+  if not r then return nil, v end
+  local mapped = s:outputs("check")
+  for i, out in pairs(outs) do out.view:copy_from(mapped[i]) end
+  return true, self:mutated("check", vals, lib)
+end
+
+return M
