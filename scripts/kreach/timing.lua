@@ -182,6 +182,7 @@ function Sampler:sample(s, set)
   local o, ev = self.o, self.ev
   -- a subject in another process (PyTorch's worker) times itself, with the same flush
   if s.sample then
+    if s.prepare then s.prepare(set) end
     if o.mode == "cold" and not self.flush_bytes then self.flush_bytes = ctiming.flush(o.flush_factor) end
     return s.sample(set, { flush_bytes = o.mode == "cold" and self.flush_bytes or nil })
   end
