@@ -4,8 +4,8 @@
 -- "KernelBench-format candidates"). The file is parsed by python3's `ast` module, never run:
 -- its syntax, that it defines ModelNew, that ModelNew's constructor takes the problem's
 -- constructor arguments, and that it imports only what KernelBench candidates use and calls no
--- escape hatch (exec, eval, open, __import__, ...). Judging one on the GPU takes the Python
--- worker, which is not built yet (issue 17, part 3).
+-- escape hatch (exec, eval, open, __import__, ...). Judging one on the GPU is kreach.pycandidate's
+-- (in the Python worker); kreach check and eval run this lint first.
 local core = require "kreach.core"
 local fs = require "kreach.core.fs"
 local json = require "kreach.json"
