@@ -378,6 +378,20 @@ function M.summary(rows)
     if ref.key == "baseline" or a.measured > 0 then s.against[ref.key] = a end
   end
   for k, v in pairs(s.against.baseline) do if k ~= "measured" then s[k] = v end end
+  -- KernelBench's own test beside kreach's verdicts: where the two disagree
+  local kb = { compared = 0, pass = 0, rejects_correct = 0, accepts_incorrect = 0 }
+  for _, r in ipairs(rows) do
+    if r.kernelbench then
+      kb.compared = kb.compared + 1
+      if r.kernelbench == "pass" then
+        kb.pass = kb.pass + 1
+        if r.verdict == "incorrect" then kb.accepts_incorrect = kb.accepts_incorrect + 1 end
+      elseif r.verdict == "correct" then
+        kb.rejects_correct = kb.rejects_correct + 1
+      end
+    end
+  end
+  if kb.compared > 0 then s.kernelbench = kb end
   return s
 end
 
@@ -397,6 +411,11 @@ function M.summary_text(s)
         a.median_speedup and ("%.3fx"):format(a.median_speedup) or "-",
         a.geomean_speedup and ("%.3fx"):format(a.geomean_speedup) or "-", table.concat(fp, ", "))
     end
+  end
+  local kb = s.kernelbench
+  if kb then
+    lines[#lines + 1] = ("KernelBench's allclose: passes %d of %d compared; it rejects %d that kreach finds correct and accepts %d that kreach finds incorrect"):format(
+      kb.pass, kb.compared, kb.rejects_correct, kb.accepts_incorrect)
   end
   local vs = {}
   for k, c in pairs(s.by_verdict) do vs[#vs + 1] = ("%s %d"):format(k, c) end

@@ -130,6 +130,24 @@ describe("the summary of a run", function()
     assert.equals(1, s.by_verdict.incorrect)
   end)
 
+  it("sets KernelBench's allclose beside kreach's verdicts, and counts where they disagree", function()
+    local rs = {
+      { problem_id = 19, verdict = "correct", kernelbench = "pass", candidate_path = "a.py" },
+      { problem_id = 63, verdict = "correct", kernelbench = "fail", candidate_path = "b.lua" },  -- TF32's false negative
+      { problem_id = 19, verdict = "incorrect", reason = "incomplete_write", kernelbench = "pass", candidate_path = "c.py" },
+      { problem_id = 19, verdict = "compile_error", candidate_path = "d.py" },                   -- nothing compared
+    }
+    local s = evaluation.summary(rs)
+    assert.same({ compared = 3, pass = 2, rejects_correct = 1, accepts_incorrect = 1 }, s.kernelbench)
+    assert.is_nil(evaluation.summary({ rs[4] }).kernelbench)
+    local out = {}
+    local sink = { write = function(_, ...) for _, x in ipairs({ ... }) do out[#out + 1] = x end end }
+    ev.report(rs, s, sink)
+    local text = table.concat(out)
+    assert.truthy(text:find("KernelBench's allclose: passes 2 of 3 compared; it rejects 1 that kreach finds correct and accepts 1 that kreach finds incorrect", 1, true))
+    assert.truthy(text:find("  KB  ", 1, true))
+  end)
+
   it("has nothing to say about an empty run", function()
     local s = evaluation.summary({})
     assert.equals(0, s.n)
