@@ -20,6 +20,9 @@ $ kreach -e 'local k = require("kreach"); print(k.build{source = "extern \"C\" _
 $ kreach oracle 19
 ? 77
 ~ ^kreach: no CUDA device: 
+$ kreach oracle kernelbench-l1-conv --dtype bf16
+? 77
+~ ^kreach: no CUDA device: 
 $ kreach check 19 tests/candidates/019_relu.lua --size batch_size=4 --size dim=100
 ? 77
 ~ ^kreach: no CUDA device: 

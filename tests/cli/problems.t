@@ -12,7 +12,7 @@ $ kreach list kernelbench-l1 --json
 ~ "pending":[%[{][%]}]
 $ kreach list nosuchsuite
 ? 2
-~ no suite 'nosuchsuite' %(suites: kernelbench%-l1, kernelbench%-l1%-repr%)
+~ no suite 'nosuchsuite' %(suites: kernelbench%-l1, kernelbench%-l1%-conv, kernelbench%-l1%-repr%)
 $ kreach show 12
 ~ ^12_Matmul_with_diagonal_matrices_ %(matmul, problem 12 of kernelbench%-l1%)
 ~ ^  input   A +f32   {4096}

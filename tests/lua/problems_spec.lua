@@ -66,6 +66,14 @@ describe("the KernelBench level-1 problems", function()
     local r = kreach.load_suite("kernelbench-l1-repr")
     assert.same({ 1, 3, 6, 18, 23, 26, 33, 36, 40, 42, 48, 54, 57, 65, 77, 82, 86, 87 }, r.ids)
     assert.same({}, r.pending)
+    -- the convolutions, for the sweeps of their baselines: every one's category is convolution
+    local c = kreach.load_suite("kernelbench-l1-conv")
+    assert.equals(35, #c.files)
+    assert.equals(50, c.ids[1])
+    for i, f in ipairs(c.files) do
+      assert.equals("convolution", problem.load(f).category, f)
+      if i > 1 then assert.equals(52 + i, c.ids[i]) end
+    end
   end)
 
   it("resolve by id, by padded id and by name", function()

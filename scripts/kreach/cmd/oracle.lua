@@ -1,41 +1,99 @@
--- kreach oracle <problem> [--dtype D] [--seed N] [--size name=value ...]: runs the problem's
--- baseline and its f64 oracle once and prints their relative L2 and maximum errors.
+-- kreach oracle <problem|suite> [--dtype D] [--seed N] [--size name=value ...]: runs the
+-- baseline and the f64 oracle of a problem (or of every problem of a suite, one after another)
+-- once and prints their relative L2 and maximum errors, and which implementation the baseline
+-- ran where it can differ (a convolution: cuDNN's engine, or kreach's kernels). For a suite it
+-- ends with how many baselines are within the correctness policy's thresholds of their dtype,
+-- and exits 1 when one is not (or fails to run).
 local kreach = require "kreach"
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
 local oracle = require "kreach.oracle"
+local problem = require "kreach.problem"
+local text = require "kreach.text"
+
+local function backend_text(b)
+  if not b then return nil end
+  if b.backend == "cudnn" then return ("cuDNN %s, %s"):format(tostring(b.version), tostring(b.algo)) end
+  return ("kreach's %s kernels%s"):format(tostring(b.backend), b.why_not_cudnn and (" (not cuDNN: " .. text.clean(b.why_not_cudnn, 200) .. ")") or "")
+end
+
+local function print_one(name, dtype, seed, r)
+  io.write(("%s at %s (seed %d)%s\n"):format(name, dtype, seed, r.backend and (": " .. backend_text(r.backend)) or ""))
+  for _, o in ipairs(r.outputs) do
+    if o.mismatches then
+      io.write(("  %-10s %d of %d elements differ from the oracle\n"):format(o.name, o.mismatches, o.n))
+    else
+      io.write(("  %-10s relative L2 %.3e  max abs %.3e  (max |oracle| %.3e)%s\n"):format(o.name,
+        o.rel_l2, o.max_abs, o.max_ref, o.nonfinite > 0 and ("  %d non-finite"):format(o.nonfinite) or ""))
+    end
+  end
+end
 
 return {
-  summary = "Run a problem's baseline and fp64 oracle; print their errors (needs a GPU).",
+  summary = "Run a problem's (or a suite's) baseline and fp64 oracle; print their errors (needs a GPU).",
   parser = function(p)
-    p:argument("problem", "A problem file, id or name.")
+    p:argument("problem", "A problem file, id or name, or a suite (kreach list).")
     p:option("--seed", "Seed of the inputs.", "1"):convert(cli.nonnegative_integer)
     cli.problem_options(p)
-    p:flag("--json", "Print one JSON object.")
+    p:flag("--json", "Print one JSON object (a suite: one per problem, a line each, then the summary).")
   end,
   run = function(args)
     local sizes, err = cli.sizes(args.size)
     if not sizes then errors.usage(err) end
-    local p = kreach.load_problem(args.problem)
-    local inst = p:instantiate{ dtype = args.dtype, sizes = sizes }
-    inst:validate()
-    kreach.require_device()
-    local r = oracle.check(inst, { seed = args.seed })
-    if args.json then
-      io.write(json.encode({ problem = p.name, dtype = inst.dtype, seed = args.seed,
-        outputs = r.outputs }), "\n")
+    local suite
+    for _, s in ipairs(problem.suites()) do if s == args.problem then suite = problem.load_suite(s) end end
+    if not suite then
+      local p = kreach.load_problem(args.problem)
+      local inst = p:instantiate{ dtype = args.dtype, sizes = sizes }
+      inst:validate()
+      kreach.require_device()
+      local r = oracle.check(inst, { seed = args.seed })
+      if args.json then
+        io.write(json.encode({ problem = p.name, dtype = inst.dtype, seed = args.seed, outputs = r.outputs,
+                               backend = r.backend }), "\n")
+        return 0
+      end
+      print_one(p.name, inst.dtype, args.seed, r)
       return 0
     end
-    io.write(("%s at %s (seed %d)\n"):format(p.name, inst.dtype, args.seed))
-    for _, o in ipairs(r.outputs) do
-      if o.mismatches then
-        io.write(("  %-10s %d of %d elements differ from the oracle\n"):format(o.name, o.mismatches, o.n))
-      else
-        io.write(("  %-10s relative L2 %.3e  max abs %.3e  (max |oracle| %.3e)%s\n"):format(o.name,
-          o.rel_l2, o.max_abs, o.max_ref, o.nonfinite > 0 and ("  %d non-finite"):format(o.nonfinite) or ""))
-      end
+    -- a suite: every problem at its shipped sizes (a --size applies where the problem has it)
+    local insts = {}
+    for i, f in ipairs(suite.files) do
+      local p = problem.load(f)
+      local own = {}
+      for k, v in pairs(sizes) do if p.def.sizes and p.def.sizes[k] ~= nil then own[k] = v end end
+      insts[i] = p:instantiate{ dtype = args.dtype, sizes = own }
+      insts[i]:validate()
     end
-    return 0
+    kreach.require_device()
+    local ok_n, bad = 0, {}
+    for _, inst in ipairs(insts) do
+      local name = inst.problem.name
+      local okc, r = pcall(oracle.check, inst, { seed = args.seed })
+      local good, why
+      if okc then
+        good, why = oracle.within(r, inst.dtype)
+      else
+        good, why = false, "the check failed: " .. errors.message(r)
+      end
+      if good then ok_n = ok_n + 1 else bad[#bad + 1] = ("%s (%s)"):format(name, why) end
+      if args.json then
+        io.write(json.encode({ problem = name, dtype = inst.dtype, seed = args.seed, outputs = okc and r.outputs or nil,
+                               backend = okc and r.backend or nil, within = good, why = why }), "\n")
+      else
+        if okc then print_one(name, inst.dtype, args.seed, r) else io.write(("%s at %s: %s\n"):format(name, inst.dtype, why)) end
+        if okc and not good then io.write("  outside the thresholds: ", why, "\n") end
+      end
+      io.flush()
+    end
+    local summary = ("%d of %d baselines of %s at %s within their thresholds of the fp64 oracle%s"):format(ok_n, #insts,
+      suite.name, insts[1] and insts[1].dtype or args.dtype, #bad > 0 and ("; not: " .. table.concat(bad, "; ")) or "")
+    if args.json then
+      io.write(json.encode({ suite = suite.name, within = ok_n, problems = #insts, outside = bad }), "\n")
+    else
+      io.write(summary, "\n")
+    end
+    return #bad == 0 and 0 or 1
   end,
 }
