@@ -560,8 +560,10 @@ static cudnnStatus_t set_tensor(cudnnTensorDescriptor_t t, cudnnDataType_t dt, i
  * fallback list, then one with default knobs for every engine that supports the graph; filtered
  * as PyTorch filters them with TF32 off (no engine noted TENSOR_CORE at f32, none that
  * down-converts its inputs) and, beyond PyTorch, none that reduces in reduced precision
- * (kreach's baselines accumulate in fp32). Of the first MAX_TRIED whose plan builds
- * (deterministic ones only, unless none builds), the fastest on the call's own tensors is taken
+ * (kreach's baselines accumulate in fp32). Of the first MAX_TRIED whose plan builds (at f16 and
+ * bf16 deterministic ones only, unless none builds; at f32 non-deterministic ones too, as
+ * PyTorch allows them: cuDNN's API log on the H200 shows PyTorch running problem 72's transposed
+ * convolution on engine 25, noted NONDETERMINISTIC), the fastest on the call's own tensors is taken
  * (one run, then up to TIMED_RUNS timed runs; a run far slower than the best so far ends its
  * trial), as torch.backends.cudnn.benchmark does. On the H200 the heuristics' first choice ran
  * the f32 transposed convolutions up to 37x slower than PyTorch (problems 58, 68, 73, 77, 81);
@@ -844,8 +846,11 @@ static kr_status make_plan(kr_context *ctx, state *st, const plan_key *k, void *
                 continue;
             }
             if (pass == 0) listed++;
-            /* deterministic ones in the first pass, the others only when none builds */
-            if ((pass == 0) == ((notes & NOTE(NONDETERMINISTIC)) != 0)) continue;
+            /* at f32 every engine in the first pass, as PyTorch's default (it ran the f32
+             * transposed convolutions on non-deterministic engines); at f16 and bf16 the
+             * deterministic ones, and the others only when none builds */
+            int nondet = (notes & NOTE(NONDETERMINISTIC)) != 0;
+            if (dt == CUDNN_DATA_FLOAT ? pass == 1 : (pass == 0) == nondet) continue;
             cudnnBackendDescriptor_t plan_d = NULL;
             int64_t ws = 0, m = 0;
             if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan_d) !=

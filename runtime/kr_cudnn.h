@@ -81,7 +81,8 @@ typedef struct {
  *   inputs to another type or reduces in reduced precision).
  * - The engine is chosen through cuDNN's backend API: the configurations of cuDNN's heuristics
  *   (CUDNN_HEUR_MODE_INSTANT), its fallback list and every engine that supports the graph,
- *   filtered by those numerical notes (deterministic ones only, unless none builds); the
+ *   filtered by those numerical notes (at f16 and bf16 deterministic ones only, unless none
+ *   builds; at f32 non-deterministic ones too, as PyTorch allows them); the
  *   fastest of the first 24 whose plan builds, timed on the first call's own tensors (as
  *   torch.backends.cudnn.benchmark does; y is written). The plan (descriptors, engine, workspace size) is
  *   cached on the context, keyed by the whole descriptor (shapes, dtype, parameters, bias or
