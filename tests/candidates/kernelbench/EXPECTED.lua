@@ -10,7 +10,6 @@ return {
   { file = "019_relu_load_inline.py", native = "019_relu.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "correct" },
   { file = "019_relu_triton.py", native = "019_relu.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "correct" },
   { file = "019_relu_torch.py", native = "019_relu.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "correct" },
-  { file = "023_softmax_load_inline.py", native = "../../examples/023_softmax_online.lua", problem = 23, sizes = { batch_size = 65, dim = 5003 }, verdict = "correct" },
   -- adversarial
   { file = "023_softmax_zeros.py", native = "adv_zeros.lua", problem = 23, sizes = { batch_size = 65, dim = 5003 }, verdict = "incorrect", reasons = { "wrong_values" } },
   { file = "019_relu_partial.py", native = "adv_partial.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "incorrect", reasons = { "incomplete_write" } },
