@@ -94,6 +94,7 @@ $ KREACH_NO_LANDLOCK=1 kreach info 2>/dev/null; true
 = worker seal:
 ~ ^  filesystem: unavailable %(KREACH_NO_LANDLOCK=1 is set%): candidates are refused unless KREACH_UNSEALED=1$
 $ kreach info --json 2>/dev/null; true
+~ "pytorch":{"available":
 ~ "seal":{
 ~ "landlock_abi":%d+
 ~ "memory_bytes":%d+

@@ -3,6 +3,7 @@
 -- printed first).
 local kreach = require "kreach"
 local cudnn = require "kreach.cudnn"
+local pytorch = require "kreach.pytorch"
 local json = require "kreach.json"
 local seal = require "kreach.seal"
 
@@ -39,6 +40,17 @@ local function cudnn_text(c)
   end
 end
 
+-- PyTorch: what kreach times beside its baselines and the interpreter KernelBench-format
+-- candidates run in (kreach.pytorch.find)
+local function pytorch_text(p)
+  if p.available then
+    io.write(("PyTorch %s (CUDA %s) in %s, on %s: timed beside the baselines; runs KernelBench-format candidates\n"):format(
+      tostring(p.torch), tostring(p.cuda), p.python, tostring(p.device)))
+  else
+    io.write("PyTorch: unavailable (", p.why, "): not timed beside the baselines; KernelBench-format candidates are skipped\n")
+  end
+end
+
 local function text(info)
   local v = info.versions
   io.write(("kreach %s\n"):format(info.kreach))
@@ -70,9 +82,13 @@ return {
     -- cuDNN first: the seal's status names its directory once it is loaded
     local info = { kreach = kreach.version, versions = kreach.versions(), cudnn = cudnn.info() }
     info.seal = seal.status()
+    local found, why = pytorch.find()
+    info.pytorch = found and { available = true, python = found.python, torch = found.torch, cuda = found.cuda,
+                               device = found.device } or { available = false, why = why }
     if not args.json then
       seal_text(info.seal)
       cudnn_text(info.cudnn)
+      pytorch_text(info.pytorch)
     end
     local ok, why = kreach.has_device()
     if not ok then
