@@ -67,6 +67,8 @@ end
 local function failure(path, why, kind, log, dirs, during)
   if kind == "build" then
     return verdict.new("compile_error", ("%s: its build failed while %s:\n%s"):format(path, during, M.build_log(log or why, dirs)))
+  elseif kind == "environment" then
+    return verdict.new("runtime_error", ("%s: the Python worker cannot build it on this machine (not the candidate's fault): %s"):format(path, why))
   elseif kind == "cuda" then
     return verdict.new("runtime_error", ("%s: a CUDA error while %s: %s"):format(path, during, why))
   elseif kind == "worker" then

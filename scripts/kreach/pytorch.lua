@@ -131,7 +131,7 @@ function Session:read(timeout_s)
 end
 
 -- request(cmd, timeout_s) -> the reply, or nil, why (an error the Python side reported, or the
--- worker's end), its kind ("build", "cuda", "python"; "worker": the worker ended) and a build's
+-- worker's end), its kind ("build", "environment", "cuda", "python"; "worker": the worker ended) and a build's
 -- log.
 function Session:request(cmd, timeout_s)
   if self.dead then return nil, "the Python worker has ended", "worker" end

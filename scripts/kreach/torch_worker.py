@@ -35,8 +35,9 @@
 #    in the triton one) and ModelNew(*get_init_inputs()) is built in dtype d; reply as load.
 #   {"op": "exit"}
 # Any failure replies {"error": "...", "kind": k}: k is "build" (an extension or a Triton kernel
-# that does not compile; "log" holds the compiler's output), "cuda" (a CUDA error: sticky, so the
-# kreach side ends the worker after one) or "python" (any other exception).
+# that does not compile; "log" holds the compiler's output), "environment" (this machine cannot
+# build extensions: no ninja, no CUDA toolkit), "cuda" (a CUDA error: sticky, so the kreach side
+# ends the worker after one) or "python" (any other exception).
 import json, linecache, os, sys, time, traceback
 
 import ctypes
@@ -45,6 +46,10 @@ import ctypes
 ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
 if os.getppid() == 1:
     sys.exit(0)
+
+# the interpreter's own bin/ first on PATH: a virtual environment's ninja (load_inline's
+# builds) is found when KREACH_PYTHON names its python3 without the environment being active
+os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
 
 proto_out = os.fdopen(os.dup(1), "w", buffering=1)
 os.dup2(2, 1)  # the model's prints go to standard error
@@ -306,6 +311,8 @@ OPS = {"load": load, "mirror": make_mirrors, "call": call, "candidate": candidat
 def classify(ex):
     """What kind of failure an exception is (see the commands above), and a build's log."""
     name, msg = type(ex).__name__, str(ex)
+    if "Ninja is required" in msg or "CUDA_HOME environment variable is not set" in msg:
+        return "environment", None
     if "Error building extension" in msg or name in ("CompilationError", "CalledProcessError") \
             or type(ex).__module__.startswith("triton.compiler"):
         return "build", msg

@@ -48,6 +48,10 @@ describe("kreach.pycandidate", function()
     assert.equals("invalid_candidate", v.verdict)
     assert.matches("c%.py: while calling it: TypeError", v.reason)
     assert.equals("invalid_candidate", pyc.failure("c.py", "its parameters are not the problem's", "params", nil, {}, "loading it").verdict)
+    -- no ninja here: the machine's fault, not the candidate's
+    local env = pyc.failure("c.py", "RuntimeError: Ninja is required to load C++ extensions", "environment", nil, {}, "loading it")
+    assert.equals("runtime_error", env.verdict)
+    assert.matches("not the candidate's fault", env.reason)
   end)
 end)
 
