@@ -323,3 +323,51 @@ describe("kreach.ops.conv", function()
     end)
   end)
 end)
+
+-- The GPU specs' host reference (tests/lua/support.lua), against convolutions small enough to
+-- work out by hand: it is what the cuDNN and NVRTC convolutions are held to.
+describe("the host reference convolution of the GPU specs", function()
+  local support = require "support"
+  local function conv(c, X, W, B)
+    c.stride = c.stride or { 1 }
+    c.padding = c.padding or { 0 }
+    c.dilation = c.dilation or { 1 }
+    c.groups = c.groups or 1
+    c.y = support.conv_out_shape(c)
+    return support.conv_reference(c, X, W, B), c.y
+  end
+
+  it("gathers for a convolution: stride, padding, dilation, groups and bias", function()
+    assert.same({ 3, 5 }, (conv({ x = { 1, 1, 3 }, w = { 1, 1, 2 } }, { 1, 2, 3 }, { 1, 1 })))
+    local y, shape = conv({ x = { 1, 1, 4 }, w = { 1, 1, 3 }, stride = { 2 }, padding = { 1 } }, { 1, 2, 3, 4 }, { 1, 1, 1 })
+    assert.same({ 1, 1, 2 }, shape)
+    assert.same({ 3, 9 }, y)
+    -- two groups of one channel each
+    assert.same({ 10, 20, 300, 400 }, (conv({ x = { 1, 2, 2 }, w = { 2, 1, 1 }, groups = 2 }, { 1, 2, 3, 4 }, { 10, 100 })))
+    assert.same({ 11, 21, 302, 402 }, (conv({ x = { 1, 2, 2 }, w = { 2, 1, 1 }, groups = 2 }, { 1, 2, 3, 4 }, { 10, 100 }, { 1, 2 })))
+    -- 2-D, dilation 2: the corners of a 3 x 3 input
+    local X = {}
+    for i = 1, 9 do X[i] = i end
+    local y2, s2 = conv({ x = { 1, 1, 3, 3 }, w = { 1, 1, 2, 2 }, stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 2, 2 } },
+      X, { 1, 0, 0, 1 })
+    assert.same({ 1, 1, 1, 1 }, s2)
+    assert.same({ 10 }, y2)
+  end)
+
+  it("scatters for a transposed convolution, with the weight laid out (C_in, C_out / groups, k)", function()
+    local y, shape = conv({ transposed = true, x = { 1, 1, 2 }, w = { 1, 1, 2 } }, { 1, 2 }, { 1, 10 })
+    assert.same({ 1, 1, 3 }, shape)
+    assert.same({ 1, 12, 20 }, y)
+    assert.same({ 1, 10, 2, 20 }, (conv({ transposed = true, x = { 1, 1, 2 }, w = { 1, 1, 2 }, stride = { 2 } }, { 1, 2 }, { 1, 10 })))
+    -- output padding lengthens the output; the extra element only gets the bias
+    local yp, sp = conv({ transposed = true, x = { 1, 1, 2 }, w = { 1, 1, 2 }, stride = { 2 }, output_padding = { 1 } },
+      { 1, 2 }, { 1, 10 }, { 5 })
+    assert.same({ 1, 1, 5 }, sp)
+    assert.same({ 6, 15, 7, 25, 5 }, yp)
+  end)
+
+  it("measures a relative L2 error", function()
+    assert.equals(0, support.rel_l2({ 1, 2 }, { 1, 2 }))
+    assert.near(0.25, support.rel_l2({ 0, 1.5 }, { 0, 2 }), 1e-15)
+  end)
+end)

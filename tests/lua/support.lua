@@ -25,4 +25,144 @@ function M.spit(path, s)
   f:close()
 end
 
+-- ---- convolutions on host arrays, in double (the GPU specs' reference) ----
+
+function M.rel_l2(got, ref)
+  local num, den = 0.0, 0.0
+  for i = 1, #ref do
+    num = num + (got[i] - ref[i]) ^ 2
+    den = den + ref[i] ^ 2
+  end
+  return math.sqrt(num / den)
+end
+
+-- Pads a per-dimension list to 3 spatial dimensions (1-D and 2-D as 3-D with unit dims).
+local function to3(list, nsp, fill)
+  local out = {}
+  for i = 1, 3 - nsp do out[i] = fill end
+  for i = 1, nsp do out[3 - nsp + i] = list[i] end
+  return out
+end
+
+-- conv_reference(c, X, W, B) -> Y: the fp64 reference (the transposed convolution scatters, as
+-- PyTorch defines it; the other gathers). c: { transposed, x = shape, w = shape, y = shape, stride, padding,
+-- dilation, groups } (per-dimension lists of length nsp); X, W, B flat host arrays.
+function M.conv_reference(c, X, W, B)
+  local nsp = #c.x - 2
+  local N, Cin = c.x[1], c.x[2]
+  local Cout = c.y[2]
+  local g = c.groups
+  local xi, wk, yo = to3({ table.unpack(c.x, 3) }, nsp, 1), to3({ table.unpack(c.w, 3) }, nsp, 1),
+    to3({ table.unpack(c.y, 3) }, nsp, 1)
+  local s, p, d = to3(c.stride, nsp, 1), to3(c.padding, nsp, 0), to3(c.dilation, nsp, 1)
+  local cin_g, cout_g = Cin // g, Cout // g
+  local ysz = yo[1] * yo[2] * yo[3]
+  local xsz = xi[1] * xi[2] * xi[3]
+  local ksz = wk[1] * wk[2] * wk[3]
+  local Y = {}
+  for n = 0, N - 1 do
+    for co = 0, Cout - 1 do
+      local b = B and B[co + 1] or 0.0
+      for o = 1, ysz do Y[(n * Cout + co) * ysz + o] = b end
+    end
+  end
+  for n = 0, N - 1 do
+    for gi = 0, g - 1 do
+      for cil = 0, cin_g - 1 do
+        local ci = gi * cin_g + cil
+        for col = 0, cout_g - 1 do
+          local co = gi * cout_g + col
+          -- forward: w[co, cil, k]; transposed: w[ci, col, k]
+          local wbase = c.transposed and (ci * cout_g + col) * ksz or (co * cin_g + cil) * ksz
+          local xbase = (n * Cin + ci) * xsz
+          local ybase = (n * Cout + co) * ysz
+          for kd = 0, wk[1] - 1 do for kh = 0, wk[2] - 1 do for kw = 0, wk[3] - 1 do
+            local wv = W[wbase + (kd * wk[2] + kh) * wk[3] + kw + 1]
+            if not c.transposed then
+              for od = 0, yo[1] - 1 do
+                local id = od * s[1] - p[1] + kd * d[1]
+                if id >= 0 and id < xi[1] then
+                  for oh = 0, yo[2] - 1 do
+                    local ih = oh * s[2] - p[2] + kh * d[2]
+                    if ih >= 0 and ih < xi[2] then
+                      for ow = 0, yo[3] - 1 do
+                        local iw = ow * s[3] - p[3] + kw * d[3]
+                        if iw >= 0 and iw < xi[3] then
+                          local yq = ybase + (od * yo[2] + oh) * yo[3] + ow + 1
+                          Y[yq] = Y[yq] + X[xbase + (id * xi[2] + ih) * xi[3] + iw + 1] * wv
+                        end
+                      end
+                    end
+                  end
+                end
+              end
+            else
+              for id = 0, xi[1] - 1 do
+                local od = id * s[1] - p[1] + kd * d[1]
+                if od >= 0 and od < yo[1] then
+                  for ih = 0, xi[2] - 1 do
+                    local oh = ih * s[2] - p[2] + kh * d[2]
+                    if oh >= 0 and oh < yo[2] then
+                      for iw = 0, xi[3] - 1 do
+                        local ow = iw * s[3] - p[3] + kw * d[3]
+                        if ow >= 0 and ow < yo[3] then
+                          local yq = ybase + (od * yo[2] + oh) * yo[3] + ow + 1
+                          Y[yq] = Y[yq] + X[xbase + (id * xi[2] + ih) * xi[3] + iw + 1] * wv
+                        end
+                      end
+                    end
+                  end
+                end
+              end
+            end
+          end end end
+        end
+      end
+    end
+  end
+  return Y
+end
+
+-- y's shape as PyTorch computes it
+function M.conv_out_shape(c)
+  local nsp = #c.x - 2
+  local y = { c.x[1], c.transposed and c.w[2] * c.groups or c.w[1] }
+  for i = 1, nsp do
+    local k, s, p, d = c.w[2 + i], c.stride[i], c.padding[i], c.dilation[i]
+    if c.transposed then
+      y[2 + i] = (c.x[2 + i] - 1) * s - 2 * p + d * (k - 1) + (c.output_padding and c.output_padding[i] or 0) + 1
+    else
+      y[2 + i] = (c.x[2 + i] + 2 * p - d * (k - 1) - 1) // s + 1
+    end
+  end
+  return y
+end
+
+local CASES = {
+  { name = "conv1d, stride 2, padding 1, dilation 2, 2 groups, bias", x = { 2, 4, 17 }, w = { 6, 2, 3 },
+    stride = { 2 }, padding = { 1 }, dilation = { 2 }, groups = 2, bias = true },
+  { name = "conv2d, asymmetric kernel, stride, padding, dilation, 2 groups, bias", x = { 2, 6, 9, 11 },
+    w = { 4, 3, 3, 2 }, stride = { 2, 1 }, padding = { 1, 0 }, dilation = { 1, 2 }, groups = 2, bias = true },
+  { name = "conv2d depthwise (groups = channels)", x = { 1, 4, 8, 8 }, w = { 4, 1, 3, 3 },
+    stride = { 1, 1 }, padding = { 1, 1 }, dilation = { 1, 1 }, groups = 4 },
+  { name = "conv3d, stride (1,2,1), padding 1, bias", x = { 1, 3, 5, 6, 7 }, w = { 4, 3, 3, 3, 3 },
+    stride = { 1, 2, 1 }, padding = { 1, 1, 1 }, dilation = { 1, 1, 1 }, groups = 1, bias = true },
+  { name = "conv3d, dilation 2, 2 groups", x = { 2, 4, 6, 5, 7 }, w = { 2, 2, 2, 2, 3 },
+    stride = { 1, 1, 2 }, padding = { 0, 1, 1 }, dilation = { 2, 1, 2 }, groups = 2 },
+  { name = "conv_transpose1d, stride 2, padding 1, output padding 1, 2 groups, bias", transposed = true,
+    x = { 2, 4, 7 }, w = { 4, 3, 3 }, stride = { 2 }, padding = { 1 }, dilation = { 1 }, output_padding = { 1 },
+    groups = 2, bias = true },
+  { name = "conv_transpose1d, dilation 3, stride 2", transposed = true, x = { 1, 3, 6 }, w = { 3, 2, 4 },
+    stride = { 2 }, padding = { 2 }, dilation = { 3 }, output_padding = { 0 }, groups = 1 },
+  { name = "conv_transpose2d, stride (2,3), dilation (1,2), output padding (1,2), 2 groups, bias",
+    transposed = true, x = { 2, 4, 5, 4 }, w = { 4, 2, 3, 2 }, stride = { 2, 3 }, padding = { 1, 0 },
+    dilation = { 1, 2 }, output_padding = { 1, 2 }, groups = 2, bias = true },
+  { name = "conv_transpose3d, stride 2, padding 1, output padding 1", transposed = true, x = { 1, 3, 3, 4, 3 },
+    w = { 3, 4, 3, 3, 3 }, stride = { 2, 2, 2 }, padding = { 1, 1, 1 }, dilation = { 1, 1, 1 },
+    output_padding = { 1, 1, 1 }, groups = 1 },
+  { name = "conv_transpose3d, asymmetric kernel, 3 groups, bias", transposed = true, x = { 1, 6, 3, 3, 4 },
+    w = { 6, 1, 2, 3, 1 }, stride = { 1, 2, 2 }, padding = { 0, 1, 0 }, dilation = { 1, 1, 2 },
+    output_padding = { 0, 1, 0 }, groups = 3, bias = true },
+}
+
 return M

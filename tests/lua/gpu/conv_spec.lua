@@ -8,6 +8,7 @@
 local kreach = require "kreach"
 local ops = require "kreach.ops"
 local conv = require "kreach.ops.conv"
+local support = require "support"
 
 local seed = tonumber(os.getenv("KREACH_SEED")) or 20261204
 print(("conv_spec: seed %d"):format(seed))
@@ -111,79 +112,18 @@ local function fenced(shape, dtype)
   return whole:narrow(1, GUARD + 1, numel(shape)):view(shape), whole
 end
 
--- The definition in Lua (double), on host arrays: y[n][co][o] for x (N, C, sp), w as PyTorch
--- lays it out; the transposed convolution scatters (PyTorch's definition), the other gathers.
+-- The definition in Lua (double), on host arrays (tests/lua/support.lua's conv_reference):
+-- y for x (N, C, sp) or unbatched (C, sp), w as PyTorch lays it out, the shapes as
+-- kreach.ops.conv resolves them.
 local function lua_reference(tr, xs, ws, opts, X, Wt, B)
   local g = assert(conv.resolve(xs, ws, opts, tr))
-  local n = g.n
-  local function p3(t, f) local r = {} for i = 1, 3 - n do r[i] = f end for i = 1, n do r[#r + 1] = t[i] end return r end
-  local I, O = p3(g.spatial, 1), p3(g.out, 1)
-  local k, s, p, d = p3(g.k, 1), p3(g.stride, 1), p3(g.pad, 0), p3(g.dilation, 1)
-  local G, Cin_g, Cout_g, C, Co = g.groups, g.Cin_g, g.Cout_g, g.C, g.Co
-  local IT, OT, KK = I[1] * I[2] * I[3], O[1] * O[2] * O[3], k[1] * k[2] * k[3]
-  local Y = {}
-  for nn = 0, g.N - 1 do
-    for co = 0, Co - 1 do
-      for o = 0, OT - 1 do Y[(nn * Co + co) * OT + o + 1] = B and B[co + 1] or 0.0 end
-    end
+  local c = { transposed = tr, x = { g.N, g.C }, y = { g.N, g.Co },
+              w = tr and { g.C, g.Cout_g } or { g.Co, g.Cin_g },
+              stride = g.stride, padding = g.pad, dilation = g.dilation, groups = g.groups }
+  for d = 1, g.n do
+    c.x[#c.x + 1], c.y[#c.y + 1], c.w[#c.w + 1] = g.spatial[d], g.out[d], g.k[d]
   end
-  for nn = 0, g.N - 1 do
-    for gg = 0, G - 1 do
-      for ci = 0, Cin_g - 1 do
-        for co = 0, Cout_g - 1 do
-          for a = 0, k[1] - 1 do
-            for b = 0, k[2] - 1 do
-              for cc = 0, k[3] - 1 do
-                local tap = (a * k[2] + b) * k[3] + cc
-                local wv = tr and Wt[((gg * Cin_g + ci) * Cout_g + co) * KK + tap + 1]
-                              or Wt[((gg * Cout_g + co) * Cin_g + ci) * KK + tap + 1]
-                local xb = (nn * C + gg * Cin_g + ci) * IT
-                local yb = (nn * Co + gg * Cout_g + co) * OT
-                if not tr then
-                  for o1 = 0, O[1] - 1 do
-                    local i1 = o1 * s[1] - p[1] + a * d[1]
-                    if i1 >= 0 and i1 < I[1] then
-                      for o2 = 0, O[2] - 1 do
-                        local i2 = o2 * s[2] - p[2] + b * d[2]
-                        if i2 >= 0 and i2 < I[2] then
-                          for o3 = 0, O[3] - 1 do
-                            local i3 = o3 * s[3] - p[3] + cc * d[3]
-                            if i3 >= 0 and i3 < I[3] then
-                              local yi = yb + (o1 * O[2] + o2) * O[3] + o3 + 1
-                              Y[yi] = Y[yi] + wv * X[xb + (i1 * I[2] + i2) * I[3] + i3 + 1]
-                            end
-                          end
-                        end
-                      end
-                    end
-                  end
-                else
-                  for i1 = 0, I[1] - 1 do
-                    local o1 = i1 * s[1] - p[1] + a * d[1]
-                    if o1 >= 0 and o1 < O[1] then
-                      for i2 = 0, I[2] - 1 do
-                        local o2 = i2 * s[2] - p[2] + b * d[2]
-                        if o2 >= 0 and o2 < O[2] then
-                          for i3 = 0, I[3] - 1 do
-                            local o3 = i3 * s[3] - p[3] + cc * d[3]
-                            if o3 >= 0 and o3 < O[3] then
-                              local yi = yb + (o1 * O[2] + o2) * O[3] + o3 + 1
-                              Y[yi] = Y[yi] + wv * X[xb + (i1 * I[2] + i2) * I[3] + i3 + 1]
-                            end
-                          end
-                        end
-                      end
-                    end
-                  end
-                end
-              end
-            end
-          end
-        end
-      end
-    end
-  end
-  return Y, g.yshape
+  return support.conv_reference(c, X, Wt, B), g.yshape
 end
 
 describe("kreach.ops.conv on the GPU", function()
