@@ -228,17 +228,41 @@ local function real(p)
   return p and p ~= "" and core.realpath(p) or nil
 end
 
--- The Landlock rules of a worker: o.candidate (the file), o.problem (the file), o.loader_cache
--- (NVRTC's builtins could not be loaded ahead: the dynamic loader's cache stays readable).
-function M.rules(o)
+-- A list of Landlock rules and the function that adds one: each path resolved (a path that
+-- does not resolve is left out) and listed once.
+local function rule_list()
   local rules, seen = {}, {}
-  local function add(path, access)
+  return rules, function(path, access)
     local r = real(path)
     if r and not seen[r] then
       seen[r] = true
       rules[#rules + 1] = { path = r, access = access }
     end
   end
+end
+
+-- What every sealed process may read and use of /dev: the null, zero and random devices and
+-- the GPU's device files. Nothing of /proc, not even the worker's own entry
+-- (KREACH_SEAL_EXTRA_READ=/proc/self adds it, should a driver need it after its setup:
+-- Landlock checks the file a path resolves to, so /proc/self/root/... and ../<ppid>/environ
+-- would stay out of reach); the paths of KREACH_SEAL_EXTRA_READ.
+local function add_common(add)
+  for p in (os.getenv("KREACH_SEAL_EXTRA_READ") or ""):gmatch("[^:]+") do add(p, "read") end
+  add("/dev/null", "device")
+  add("/dev/zero", "read")
+  add("/dev/urandom", "read")
+  local ok, iter, st = pcall(lfs.dir, "/dev")
+  if ok then
+    for f in iter, st do
+      if f:match("^nvidia") then add("/dev/" .. f, "device") end
+    end
+  end
+end
+
+-- The Landlock rules of a worker: o.candidate (the file), o.problem (the file), o.loader_cache
+-- (NVRTC's builtins could not be loaded ahead: the dynamic loader's cache stays readable).
+function M.rules(o)
+  local rules, add = rule_list()
   add(M.toolkit_root(), "read")
   add(core.nvrtc_dir(), "read")
   for _, f in ipairs(cudnn.library_files()) do add(f, "read") end
@@ -249,21 +273,9 @@ function M.rules(o)
   add(o.problem, "read")
   add(o.candidate, "read")
   if o.loader_cache then add("/etc/ld.so.cache", "read") end
-  for p in (os.getenv("KREACH_SEAL_EXTRA_READ") or ""):gmatch("[^:]+") do add(p, "read") end
   add(os.getenv("KREACH_WORKER_DIR"), "write")
   add(M.cache_dir(), "write")
-  -- nothing of /proc, not even the worker's own entry (KREACH_SEAL_EXTRA_READ=/proc/self adds
-  -- it, should a driver need it after its setup: Landlock checks the file a path resolves to,
-  -- so /proc/self/root/... and ../<ppid>/environ would stay out of reach)
-  add("/dev/null", "device")
-  add("/dev/zero", "read")
-  add("/dev/urandom", "read")
-  local ok, iter, st = pcall(lfs.dir, "/dev")
-  if ok then
-    for f in iter, st do
-      if f:match("^nvidia") then add("/dev/" .. f, "device") end
-    end
-  end
+  add_common(add)
   return rules
 end
 
@@ -337,32 +349,16 @@ M.PYTHON_ETC = { "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/e
 -- device files. Not reachable: /proc (other processes' environments), /home and /root, the
 -- results database, kreach's compile cache, the network (TCP).
 function M.python_rules(o)
-  local rules, seen = {}, {}
-  local function add(path, access)
-    local r = path and real(path)
-    if r and not seen[r] then
-      seen[r] = true
-      rules[#rules + 1] = { path = r, access = access }
-    end
-  end
+  local rules, add = rule_list()
   for _, d in ipairs({ "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64" }) do add(d, "exec") end
   add(M.toolkit_root(), "exec")
   for _, d in ipairs(o.dirs or {}) do add(d, "exec") end
   for _, f in ipairs(cudnn.library_files()) do add(f, "read") end
   for _, f in ipairs(M.PYTHON_ETC) do add(f, "read") end
   add("/sys", "read")
-  for p in (os.getenv("KREACH_SEAL_EXTRA_READ") or ""):gmatch("[^:]+") do add(p, "read") end
   add(os.getenv("KREACH_WORKER_DIR"), "write")
   for _, d in ipairs(o.write or {}) do add(d, "write") end
-  add("/dev/null", "device")
-  add("/dev/zero", "read")
-  add("/dev/urandom", "read")
-  local ok, iter, st = pcall(lfs.dir, "/dev")
-  if ok then
-    for f in iter, st do
-      if f:match("^nvidia") then add("/dev/" .. f, "device") end
-    end
-  end
+  add_common(add)
   return rules
 end
 
