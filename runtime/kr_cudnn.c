@@ -624,42 +624,31 @@ static cudnnStatus_t backend_graph(cudnnHandle_t h, const plan_key *k, plan *p) 
     BTRY(cudnnBackendSetAttribute(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, nsp, pad));
     BTRY(cudnnBackendSetAttribute(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, nsp, pad));
     BTRY(cudnnBackendFinalize(c));
+    /* the node: a forward convolution, or for conv_transpose(x, w) the data gradient of the
+     * convolution from y to x (dy is x, dx is y); the same attributes under two sets of names */
+    static const struct {
+        cudnnBackendDescriptorType_t type;
+        cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
+    } NODE[2] = {
+        {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA},
+        {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA},
+    };
+    const __typeof__(NODE[0]) *node = &NODE[k->transposed ? 1 : 0];
     float one = 1.0f, zero = 0.0f;
-    cudnnBackendDescriptor_t op;
-    if (!k->transposed) {
-        BTRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
-                                          &p->b[BD_OP]));
-        op = p->b[BD_OP];
-        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
-                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->b[BD_X]));
-        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
-                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->b[BD_W]));
-        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
-                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->b[BD_Y]));
-        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
-                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c));
-        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
-                                      CUDNN_TYPE_FLOAT, 1, &one));
-        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
-                                      CUDNN_TYPE_FLOAT, 1, &zero));
-    } else {
-        /* conv_transpose(x, w) is the data gradient of the convolution from y to x: dy is x */
-        BTRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
-                                          &p->b[BD_OP]));
-        op = p->b[BD_OP];
-        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
-                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->b[BD_X]));
-        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
-                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->b[BD_W]));
-        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
-                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->b[BD_Y]));
-        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
-                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c));
-        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
-                                      CUDNN_TYPE_FLOAT, 1, &one));
-        BTRY(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA,
-                                      CUDNN_TYPE_FLOAT, 1, &zero));
-    }
+    BTRY(cudnnBackendCreateDescriptor(node->type, &p->b[BD_OP]));
+    cudnnBackendDescriptor_t op = p->b[BD_OP];
+    BTRY(cudnnBackendSetAttribute(op, node->x, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->b[BD_X]));
+    BTRY(cudnnBackendSetAttribute(op, node->w, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->b[BD_W]));
+    BTRY(cudnnBackendSetAttribute(op, node->y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->b[BD_Y]));
+    BTRY(cudnnBackendSetAttribute(op, node->conv, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c));
+    BTRY(cudnnBackendSetAttribute(op, node->alpha, CUDNN_TYPE_FLOAT, 1, &one));
+    BTRY(cudnnBackendSetAttribute(op, node->beta, CUDNN_TYPE_FLOAT, 1, &zero));
     BTRY(cudnnBackendFinalize(op));
     BTRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &p->b[BD_GRAPH]));
     BTRY(cudnnBackendSetAttribute(p->b[BD_GRAPH], CUDNN_ATTR_OPERATIONGRAPH_OPS,
