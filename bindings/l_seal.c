@@ -43,24 +43,28 @@ static kr_seal_rule *check_rules(lua_State *L, int *count) {
     return rules;
 }
 
-/* ruleset(rules) -> descriptor, rules skipped | nil, message: the Landlock ruleset of the rules
- * (as landlock takes them), for a program started with it as its descriptor 3 (proc.spawn's
- * fd3) to apply to itself; close it with close_fd once the program runs */
-static int l_seal_ruleset(lua_State *L) {
+/* Applies kr_seal_ruleset or kr_seal_landlock (fn) to the rules of argument 1: its result (a
+ * descriptor or the ABI) and the rules skipped | nil, message. */
+static int with_rules(lua_State *L, int (*fn)(const kr_seal_rule *, int, int *, char *, size_t), int ok_min) {
     int n;
     kr_seal_rule *rules = check_rules(L, &n);
     char err[512];
     int skipped = 0;
-    int fd = kr_seal_ruleset(rules, n, &skipped, err, sizeof err);
-    if (fd < 0) {
+    int r = fn(rules, n, &skipped, err, sizeof err);
+    if (r < ok_min) {
         luaL_pushfail(L);
         lua_pushstring(L, err);
         return 2;
     }
-    lua_pushinteger(L, fd);
+    lua_pushinteger(L, r);
     lua_pushinteger(L, skipped);
     return 2;
 }
+
+/* ruleset(rules) -> descriptor, rules skipped | nil, message: the Landlock ruleset of the rules
+ * (as landlock takes them), for a program started with it as its descriptor 3 (proc.spawn's
+ * fd3) to apply to itself; close it with close_fd once the program runs */
+static int l_seal_ruleset(lua_State *L) { return with_rules(L, kr_seal_ruleset, 0); }
 
 /* close_fd(descriptor): closes a descriptor ruleset returned */
 static int l_seal_close_fd(lua_State *L) {
@@ -72,21 +76,7 @@ static int l_seal_close_fd(lua_State *L) {
 
 /* landlock({{path =, access = "read" | "write" | "device" | "exec"}, ...}) -> ABI, rules skipped (their
  * path does not exist) | nil, message */
-static int l_seal_landlock(lua_State *L) {
-    int n;
-    kr_seal_rule *rules = check_rules(L, &n);
-    char err[512];
-    int skipped = 0;
-    int abi = kr_seal_landlock(rules, n, &skipped, err, sizeof err);
-    if (abi < 1) {
-        luaL_pushfail(L);
-        lua_pushstring(L, err);
-        return 2;
-    }
-    lua_pushinteger(L, abi);
-    lua_pushinteger(L, skipped);
-    return 2;
-}
+static int l_seal_landlock(lua_State *L) { return with_rules(L, kr_seal_landlock, 1); }
 
 /* limit_memory(bytes) -> true | nil, message */
 static int l_seal_limit_memory(lua_State *L) {
