@@ -25,6 +25,18 @@ function M.spit(path, s)
   f:close()
 end
 
+-- json_result(cmd) -> the table of the JSON object a command (a shell line, its standard error
+-- merged) prints last, and its whole output; asserts that there is one (`kreach check --json`).
+function M.json_result(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("a")
+  p:close()
+  local line = out:match("(%b{})%s*$")
+  local ok, res = pcall(require("cjson").decode, line or "")
+  assert(ok and type(res) == "table" and res.verdict, "kreach check printed no result:\n" .. out)
+  return res, out
+end
+
 -- ---- convolutions on host arrays, in double (the GPU specs' reference) ----
 
 function M.rel_l2(got, ref)

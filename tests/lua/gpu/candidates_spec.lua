@@ -3,7 +3,7 @@
 -- repetition with another seed, so other inputs). Every check runs the real protocol in its
 -- own worker process, as a user's would.
 local kreach = require "kreach"
-local cjson = require "cjson"
+local support = require "support"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local dir = here .. "/../../candidates"
@@ -14,12 +14,7 @@ local function check(e, seed)
     dir .. "/" .. e.file, seed) }
   for k, v in pairs(e.sizes or {}) do cmd[#cmd + 1] = ("--size %s=%d"):format(k, v) end
   if e.dtype then cmd[#cmd + 1] = "--dtype " .. e.dtype end
-  local p = io.popen(table.concat(cmd, " ") .. " 2>&1")
-  local out = p:read("a")
-  p:close()
-  local line = out:match("(%b{})%s*$")
-  local ok, res = pcall(cjson.decode, line or "")
-  assert(ok and type(res) == "table" and res.verdict, "kreach check printed no result:\n" .. out)
+  local res = support.json_result(table.concat(cmd, " "))
   return res
 end
 

@@ -4,7 +4,7 @@
 -- python3 with CUDA PyTorch: KREACH_PYTHON or python3; skipped without one). A load_inline
 -- candidate is built once and found built the second time (its time, cold and cached, printed).
 local kreach = require "kreach"
-local cjson = require "cjson"
+local support = require "support"
 local pytorch = require "kreach.pytorch"
 local seal = require "kreach.seal"
 
@@ -24,12 +24,7 @@ local function check(e, file, cache_dir)
     e.problem, dir .. "/" .. file) }
   for k, v in pairs(e.sizes or {}) do cmd[#cmd + 1] = ("--size %s=%d"):format(k, v) end
   local t0 = kreach.now()
-  local p = io.popen(table.concat(cmd, " ") .. " 2>&1")
-  local out = p:read("a")
-  p:close()
-  local line = out:match("(%b{})%s*$")
-  local ok, res = pcall(cjson.decode, line or "")
-  assert(ok and type(res) == "table" and res.verdict, "kreach check printed no result:\n" .. out)
+  local res = support.json_result(table.concat(cmd, " "))
   return res, kreach.now() - t0
 end
 
