@@ -17,13 +17,13 @@
 -- Its time is measured inside the Python worker, next to the candidate's own code, as
 -- KernelBench measures it: native code from load_inline shares that process (docs/timing.md).
 local fs = require "kreach.core.fs"
+local kbcandidate = require "kreach.kbcandidate"
 local util = require "kreach.core.util"
 local text = require "kreach.text"
 local verdict = require "kreach.verdict"
 
 local M = {}
 
-M.MAX_FILE_BYTES = 4 * 1024 * 1024
 M.SLOT = "candidate"
 -- The largest part of a build's log a verdict keeps.
 M.MAX_LOG_BYTES = 6000
@@ -42,7 +42,7 @@ function M.key(source) return util.hash(source) end
 
 -- read(path) -> the candidate's source, or nil and why
 function M.read(path)
-  local body, err = fs.read_regular(path, M.MAX_FILE_BYTES)
+  local body, err = fs.read_regular(path, kbcandidate.MAX_FILE_BYTES)
   if not body then return nil, ("%s: %s"):format(path, tostring(err)) end
   return body
 end
@@ -84,12 +84,14 @@ M.failure = failure
 local Runner = {}
 Runner.__index = Runner
 
--- open(session, inst, path, {dirs = {extensions =, triton =}, seal = bool, set = k}) -> runner,
+-- open(session, inst, path, {source =, dirs = {extensions =, triton =}, seal = bool}) -> runner,
 -- or nil and a verdict. Builds the candidate in the Python worker (its load_inline builds run
--- now). Set k (default "check") holds the buffers of the calls check makes.
+-- now). source: the file's text as read when its build directories were named (read again
+-- when not given), so that what runs is what the directories' key was made from.
 function M.open(session, inst, path, o)
   o = o or {}
-  local source, err = M.read(path)
+  local source, err = o.source, nil
+  if not source then source, err = M.read(path) end
   if not source then return nil, verdict.new("invalid_candidate", err) end
   local ok, why, kind, log = session:candidate(M.SLOT, inst, { source = source, name = path,
     extensions = o.dirs and o.dirs.extensions, triton = o.dirs and o.dirs.triton, seal = o.seal })

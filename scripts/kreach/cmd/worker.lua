@@ -85,7 +85,7 @@ return {
                                                  cudnn_tf32 = spec.pytorch and spec.pytorch.cudnn_tf32 or false }
       if fd then seal.close_fd(fd) end
       if not torch_session then return refuse("cannot start the Python worker: " .. tostring(torch_note)) end
-      py = { session = torch_session, dirs = dirs, seal = fd and true or false, seal_record = rec }
+      py = { session = torch_session, source = source, dirs = dirs, seal = fd and true or false, seal_record = rec }
     elseif args.job == "time" and spec.pytorch then
       torch_session, torch_note = pytorch.start{ python = spec.pytorch.python, cudnn_tf32 = spec.pytorch.cudnn_tf32 }
     end
