@@ -280,6 +280,16 @@ function M.time(inst, opts)
   -- every redraw); a failure here leaves PyTorch out of the measurement, said once
   local torch_slots = {}
   local mirrored = false
+  -- the Python worker's copies of every set, refreshed with kreach's values
+  local function mirror_sets()
+    for k = 1, plan.used do
+      local ok, why = session:mirror(k, inst, sets[k].vals)
+      if not ok then return nil, why end
+      session:refresh(k)
+    end
+    mirrored = true
+    return true
+  end
   if pyt then
     phase("pytorch")
     res.pytorch_env = { torch = session.info.torch, cuda = session.info.cuda, cudnn = session.info.cudnn,
@@ -291,16 +301,11 @@ function M.time(inst, opts)
       if cok then torch_slots[2] = { slot = "compiled", name = "pytorch_compiled" }
       else res.warnings[#res.warnings + 1] = "torch.compile not timed: " .. cwhy end
     end
-    for k = 1, plan.used do
-      if not ok then break end
-      ok, why = session:mirror(k, inst, sets[k].vals)
-      if ok then session:refresh(k) end
-    end
+    if ok then ok, why = mirror_sets() end
     if not ok then
       res.pytorch_note = "PyTorch not timed: " .. tostring(why)
       torch_slots = {}
     end
-    mirrored = ok
     -- a compiled model compiles at its first call: made now, before a candidate's seal
     for _, ts in ipairs(torch_slots) do
       if ts.slot == "compiled" and is_py then
@@ -319,16 +324,14 @@ function M.time(inst, opts)
     pyc, v = pycandidate.open(session, inst, opts.candidate, opts.python)
     if not pyc then free_sets(); return fail(v) end
     res.python = { load_s = core.now() - t0, sealed = session.sealed or false, torch = session.info.torch }
+    if not mirrored then
+      local ok, why = mirror_sets()
+      if not ok then free_sets(); return fail(verdict.new("runtime_error", "cannot share buffers with the Python worker: " .. why)) end
+    end
+    -- the candidate's outputs are the sets' output buffers in the Python worker
     for k = 1, plan.used do
-      if not mirrored then
-        local ok, why = session:mirror(k, inst, sets[k].vals)
-        if not ok then free_sets(); return fail(verdict.new("runtime_error", "cannot share buffers with the Python worker: " .. why)) end
-        session:refresh(k)
-      end
-      -- the candidate's outputs are the set's output buffers in the Python worker
       for i, t in pairs(session:outputs(k)) do sets[k].cvals[i]:free(); sets[k].cvals[i] = t:poison() end
     end
-    mirrored = true
   end
 
   local base_pool, cand_pool = timing.pool(), timing.pool()
