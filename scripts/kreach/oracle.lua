@@ -38,7 +38,7 @@ end
 -- correctness policy's thresholds of its dtype (kreach.check's DEFAULTS.tol: relative L2 and
 -- the worst error over max |oracle|), integer outputs exact.
 function M.within(result, dtype)
-  local tol = check.DEFAULTS.tol[dtype] or check.DEFAULTS.tol.f32
+  local tol = check.thresholds(check.DEFAULTS, dtype, nil)
   for _, o in ipairs(result.outputs) do
     if o.mismatches then
       if o.mismatches > 0 then return false, ("%s: %d of %d elements differ"):format(o.name, o.mismatches, o.n) end
