@@ -21,6 +21,7 @@
 -- kreach.cudnn finds it (the baseline PyTorch itself runs), else the kernels here, planned by
 -- plan() below it; lib.conv_last says which ran.
 local cudnn = require "kreach.cudnn"
+local pool = require "kreach.ops.pool"
 
 -- tensor-core products, in their own string so that a CPU emulation (experiments/conv) can
 -- put its own definition in their place
@@ -953,21 +954,9 @@ end
 M.instantiate = instantiate
 M.DTYPE_CTYPE = { f64 = "double", f32 = "float", f16 = "__half", bf16 = "__nv_bfloat16" }
 
--- The direct kernel's block width TX and outputs per thread V for rows of OW: the most outputs a
--- thread, then the widest block, within 5% of the tightest cover (as kreach.ops.pool).
-local function direct_tile(OW)
-  local tight
-  for _, w in ipairs({ 32, 64, 128, 256, 512, 1024 }) do
-    local cover = (OW + w - 1) // w * w
-    if not tight or cover < tight then tight = cover end
-  end
-  for _, v in ipairs({ 4, 2, 1 }) do
-    for _, tx in ipairs({ 256, 128, 64, 32 }) do
-      local w = tx * v
-      if (OW + w - 1) // w * w <= tight * 1.05 then return tx, v end
-    end
-  end
-end
+-- The direct kernel's block width TX and outputs per thread V for rows of OW: as
+-- kreach.ops.pool tiles its rows.
+local direct_tile = pool.direct_tile
 
 local function pad3(t, fill, n)
   local r = {}

@@ -203,7 +203,8 @@ end
 
 -- The direct kernel's block width TX (a power of two from 32 to 256) and outputs per thread V
 -- for a row of OW outputs: the most outputs per thread, then the widest block, among those that
--- leave at most 5% more idle columns than the tightest cover.
+-- leave at most 5% more idle columns than the tightest cover. (kreach.ops.conv's direct kernel
+-- tiles its rows by it too.)
 local function direct_tile(OW)
   local tight
   for _, w in ipairs({ 32, 64, 128, 256, 512, 1024 }) do
@@ -374,4 +375,5 @@ local function install(lib, K)
   function lib.avg_pool3d(x, y, k, s, p) return pool("avg_pool3d", 3, false, x, y, k, s, p, 1) end
 end
 
-return { install = install, sources = { { name = "pool", source = SRC, instantiate = instantiate } } }
+return { install = install, direct_tile = direct_tile,
+         sources = { { name = "pool", source = SRC, instantiate = instantiate } } }
