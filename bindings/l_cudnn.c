@@ -6,6 +6,7 @@
 #include "kr_cudnn.h"
 
 #include <limits.h>
+#include <string.h>
 
 /* load([path]) -> true, or nil and why. Without a path, dlopen searches for libcudnn.so.9. */
 static int l_cudnn_load(lua_State *L) {
@@ -75,13 +76,14 @@ static void dims_field(lua_State *L, int idx, const char *name, int nsp, int *ou
 }
 
 /* conv(x, w, y [, {transposed=, stride=, padding=, dilation=, groups=, output_padding=,
- * bias=}]) -> algorithm name, workspace bytes, algorithm number, math type, cached
+ * bias=, select=}]) -> algorithm name, workspace bytes, algorithm number, math type, cached
  * y = conv(x, w) (+ bias), or conv_transpose with transposed = true, queued on the harness
  * stream. stride, padding, dilation and output_padding are an integer or one per spatial
- * dimension. */
+ * dimension. select: "pytorch" (the default: PyTorch eager's engine, benchmark off) or
+ * "fastest" (the fastest engine timed, as with benchmark on). */
 static int l_cudnn_conv(lua_State *L) {
     static const char *const known[] = {"transposed", "stride", "padding", "dilation", "groups",
-                                        "output_padding", "bias", NULL};
+                                        "output_padding", "bias", "select", NULL};
     kr_tensor *x = kr_lua_checktensor(L, 1);
     kr_tensor *w = kr_lua_checktensor(L, 2);
     kr_tensor *y = kr_lua_checktensor(L, 3);
@@ -106,6 +108,17 @@ static int l_cudnn_conv(lua_State *L) {
             bias = kr_lua_checktensor(L, lua_gettop(L));
         }
         lua_pop(L, 1); /* the bias stays referenced by the options table */
+        if (lua_getfield(L, 4, "select") != LUA_TNIL) {
+            static const char *const sel[] = {"pytorch", "fastest", NULL};
+            const char *v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+            int i = 0;
+            while (v && sel[i] && strcmp(sel[i], v) != 0) i++;
+            if (!v || !sel[i])
+                return luaL_error(L, "bad option 'select' ('pytorch' or 'fastest' expected, got %s)",
+                                  v ? v : luaL_typename(L, -1));
+            d.select = i == 0 ? KR_CUDNN_SELECT_PYTORCH : KR_CUDNN_SELECT_FASTEST;
+        }
+        lua_pop(L, 1);
     }
     kr_context *ctx = kr_lua_ctx(L);
     kr_cudnn_conv_info info;

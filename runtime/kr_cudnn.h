@@ -44,14 +44,23 @@ typedef struct {
     int dilation[3];       /* >= 1 */
     int output_padding[3]; /* transposed only; each below the stride or the dilation */
     int groups;            /* >= 1; divides the input and output channels */
+    /* How the engine is chosen (docs/scripting.md, "cuDNN"):
+     * KR_CUDNN_SELECT_PYTORCH: as PyTorch eager does with torch.backends.cudnn.benchmark off
+     *   (KernelBench's setting): the first configuration, in the order of cuDNN's heuristics
+     *   then its fallback list, that PyTorch's filters keep and that builds and runs;
+     * KR_CUDNN_SELECT_FASTEST: as with benchmark on: the fastest of those configurations and
+     *   one for every engine that supports the graph, timed on the first call's tensors. */
+    int select;
 } kr_cudnn_conv_desc;
+
+enum { KR_CUDNN_SELECT_PYTORCH = 0, KR_CUDNN_SELECT_FASTEST = 1 };
 
 /* stride 1, padding 0, dilation 1, no output padding, one group. A zeroed descriptor has stride
  * and dilation 0, which are refused: start from this. */
-#define KR_CUDNN_CONV_DESC_DEFAULT { 0, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 1 }
+#define KR_CUDNN_CONV_DESC_DEFAULT { 0, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 1, KR_CUDNN_SELECT_PYTORCH }
 
 /* What a call ran, for the report. algo_name is "engine N (heuristics|fallback|every engine)[, tensor
- * cores][, nondeterministic]" (valid until the next call on the context), math_name "FMA" or
+ * cores][, nondeterministic][, fastest of M timed]" (valid until the next call on the context), math_name "FMA" or
  * "tensor cores" (the engine's numerical notes). */
 typedef struct {
     int algo;               /* the engine's global index */

@@ -17,6 +17,7 @@
 -- system has one. Nothing here falls back silently: callers (the convolutions' baselines) ask
 -- available() and record which baseline ran.
 local core = require "kreach.core.cudnn"
+local errors = require "kreach.errors"
 local proc = require "kreach.core.proc"
 local cseal = require "kreach.core.seal"
 local lfs = require "lfs"
@@ -179,12 +180,15 @@ function M.available()
   return found.ok, found.why
 end
 
--- info() -> { available =, version = "9.19.0", version_number =, path =, found_by =, why = }
+-- info() -> { available =, version = "9.19.0", version_number =, path =, found_by =, why =,
+-- selection = "pytorch"|"fastest" (or selection_error) }
 -- (for kreach info and the evaluation's record); runs the search if it has not run.
 function M.info()
   M.available()
+  local ok, sel = pcall(M.selection)
   return { available = found.ok, version = M.version_string(found.version), version_number = found.version,
-           path = found.path, found_by = found.found_by, why = found.why }
+           path = found.path, found_by = found.found_by, why = found.why,
+           selection = ok and sel or nil, selection_error = not ok and errors.message(sel) or nil }
 end
 
 -- The cached outcome without searching: the path when available() found cuDNN, else nil.
@@ -218,11 +222,38 @@ function M.library_files()
   return out
 end
 
--- Passes through to the mechanism (kreach.core.cudnn): conv(x, w, y, {transposed, stride,
--- padding, dilation, groups, output_padding, bias}) -> algorithm name, workspace bytes,
--- algorithm number, math type, whether the plan was cached; stats(); preload(); version();
--- path().
-M.conv = core.conv
+-- How cuDNN's engine is chosen (runtime/kr_cudnn.c, docs/scripting.md "cuDNN"):
+--   pytorch: the engine PyTorch eager runs with torch.backends.cudnn.benchmark off (its default
+--            and KernelBench's): the first, in cuDNN's heuristics' order, that PyTorch's
+--            filters keep and that runs. kreach's baseline is then PyTorch's own convolution;
+--   fastest: the fastest of every allowed engine, timed on the first call's tensors (as with
+--            benchmark on): a stronger baseline than the one KernelBench measures against.
+M.SELECTIONS = { "pytorch", "fastest" }
+
+-- selection() -> "pytorch" or "fastest": $KREACH_CUDNN_SELECT, else "pytorch". Any other value
+-- is an error naming the variable (never a silent default).
+function M.selection()
+  local v = os.getenv("KREACH_CUDNN_SELECT")
+  if v == nil or v == "" then return "pytorch" end
+  for _, s in ipairs(M.SELECTIONS) do if s == v then return v end end
+  errors.usage("KREACH_CUDNN_SELECT=%s: expected %s", v, table.concat(M.SELECTIONS, " or "))
+end
+
+-- conv(x, w, y, {transposed, stride, padding, dilation, groups, output_padding, bias, select})
+-- -> algorithm name, workspace bytes, algorithm number, math type, whether the plan was cached
+-- (kreach.core.cudnn.conv); select defaults to selection().
+function M.conv(x, w, y, opts)
+  opts = opts or {}
+  if opts.select == nil then
+    local o = {}
+    for k, v in pairs(opts) do o[k] = v end
+    o.select = M.selection()
+    opts = o
+  end
+  return core.conv(x, w, y, opts)
+end
+
+-- Passes through to the mechanism (kreach.core.cudnn): stats(); preload(); version(); path().
 M.stats = core.stats
 M.preload = core.preload
 M.version = core.version

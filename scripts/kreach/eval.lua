@@ -8,6 +8,7 @@ local campaign = require "kreach.campaign"
 local candidate = require "kreach.candidate"
 local check = require "kreach.check"
 local core = require "kreach.core"
+local cudnn = require "kreach.cudnn"
 local errors = require "kreach.errors"
 local evaluation = require "kreach.evaluation"
 local fs = require "kreach.core.fs"
@@ -248,7 +249,7 @@ end
 
 -- resolve(o) -> the configuration every evaluation of the run depends on, its options
 -- resolved once (defaults applied and checked) and sent to the workers as they are:
--- { protocol, dtype, sizes, policy, timing, measure }. A bad option, or a combination no
+-- { protocol, dtype, sizes, policy, timing, measure, pytorch, cudnn_select }. A bad option, or a combination no
 -- option alone shows (a flush factor below 2 in cold mode), is a usage error (exit 2).
 function M.resolve(o)
   local function resolved(fn, over)
@@ -261,6 +262,9 @@ function M.resolve(o)
   local conf = { protocol = M.PROTOCOL, dtype = o.dtype, sizes = o.sizes or {}, policy = policy,
                  timing = resolved(timing.options, o.timing), measure = resolved(measure.options, o.measure) }
   conf.pytorch, conf.pytorch_note = M.resolve_pytorch(o.torch, conf.timing)
+  -- how the convolutions' cuDNN baselines choose their engine (KREACH_CUDNN_SELECT): part of
+  -- what a baseline's time means
+  conf.cudnn_select = cudnn.selection()
   return conf
 end
 

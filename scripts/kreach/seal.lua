@@ -29,7 +29,7 @@ M.ENV_PASS = {
   "CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_MAX_CONNECTIONS", "NVIDIA_TF32_OVERRIDE",
   "CUBLAS_WORKSPACE_CONFIG",
   "KREACH_DEVICE", "KREACH_LUA_DIR", "KREACH_PROBLEMS", "KREACH_UNSEALED", "KREACH_NO_LANDLOCK",
-  "KREACH_SEAL_EXTRA_READ", "KREACH_CUDNN", "KREACH_PYTHON",
+  "KREACH_SEAL_EXTRA_READ", "KREACH_CUDNN", "KREACH_CUDNN_SELECT", "KREACH_CUDNN_DEBUG", "KREACH_PYTHON",
 }
 -- ... and these, which the parent sets: the private directory (also HOME and TMPDIR), the
 -- compile cache, the memory limit, the fd of the parent watch, and the C locale.

@@ -6,11 +6,11 @@ $ D=${TMPDIR:-/tmp}/kreach-eval-t.$PPID; rm -rf $D; mkdir -p $D && kreach calibr
 ~ ^  bf16  GEMM +%d+%.%d TFLOP/s
 ~ ^stored in
 $ kreach eval 19 tests/candidates/019_relu.lua tests/candidates/adv_zeros.lua tests/candidates/adv_warmup.lua --size batch_size=64 --size dim=4099 --budget 0.3 --db ${TMPDIR:-/tmp}/kreach-eval-t.$PPID/r.db
-~ ^019 19_ReLU +019_relu%.lua +correct +[%d.]+ +[%d.]+ +[%d.]+x %[[%d.]+, [%d.]+%]
+~ ^019 19_ReLU +019_relu%.lua +correct +%S+ +[%d.]+ +[%d.]+ +[%d.]+x %[[%d.]+, [%d.]+%]
 ~ ^019 19_ReLU +adv_zeros%.lua +incorrect %(wrong_values%)
 ~ ^019 19_ReLU +adv_warmup%.lua +incorrect %(wrong_values%)
 ~ ^3 evaluated, 1 correct %(33%.3%%%)
-~ ^fast_0 33%.3%%, fast_0%.5
+~ ^against kreach's baseline: wins %d+ .* fast_0 33%.3%%, fast_0%.5
 $ kreach eval 19 tests/candidates/019_relu.lua --size batch_size=64 --size dim=4099 --budget 0.3 --db ${TMPDIR:-/tmp}/kreach-eval-t.$PPID/r.db
 ~ ^019 19_ReLU +019_relu%.lua +correct .* stored$
 $ kreach eval 19 tests/candidates/019_relu.lua --size batch_size=64 --size dim=4099 --budget 0.3 --db ${TMPDIR:-/tmp}/kreach-eval-t.$PPID/r.db --json

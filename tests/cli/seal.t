@@ -93,6 +93,13 @@ $ kreach info 2>/dev/null; true
 $ KREACH_NO_LANDLOCK=1 kreach info 2>/dev/null; true
 = worker seal:
 ~ ^  filesystem: unavailable %(KREACH_NO_LANDLOCK=1 is set%): candidates are refused unless KREACH_UNSEALED=1$
+# how cuDNN's engine is chosen for the convolutions' baselines, and a bad choice named
+$ kreach info --json 2>/dev/null; true
+~ "selection":"pytorch"
+$ KREACH_CUDNN_SELECT=fastest kreach info --json 2>/dev/null; true
+~ "selection":"fastest"
+$ KREACH_CUDNN_SELECT=bogus kreach info --json 2>/dev/null; true
+~ "selection_error":"KREACH_CUDNN_SELECT=bogus: expected pytorch or fastest"
 $ kreach info --json 2>/dev/null; true
 ~ "pytorch":{"available":
 ~ "seal":{

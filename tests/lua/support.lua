@@ -150,31 +150,4 @@ function M.conv_out_shape(c)
   return y
 end
 
-local CASES = {
-  { name = "conv1d, stride 2, padding 1, dilation 2, 2 groups, bias", x = { 2, 4, 17 }, w = { 6, 2, 3 },
-    stride = { 2 }, padding = { 1 }, dilation = { 2 }, groups = 2, bias = true },
-  { name = "conv2d, asymmetric kernel, stride, padding, dilation, 2 groups, bias", x = { 2, 6, 9, 11 },
-    w = { 4, 3, 3, 2 }, stride = { 2, 1 }, padding = { 1, 0 }, dilation = { 1, 2 }, groups = 2, bias = true },
-  { name = "conv2d depthwise (groups = channels)", x = { 1, 4, 8, 8 }, w = { 4, 1, 3, 3 },
-    stride = { 1, 1 }, padding = { 1, 1 }, dilation = { 1, 1 }, groups = 4 },
-  { name = "conv3d, stride (1,2,1), padding 1, bias", x = { 1, 3, 5, 6, 7 }, w = { 4, 3, 3, 3, 3 },
-    stride = { 1, 2, 1 }, padding = { 1, 1, 1 }, dilation = { 1, 1, 1 }, groups = 1, bias = true },
-  { name = "conv3d, dilation 2, 2 groups", x = { 2, 4, 6, 5, 7 }, w = { 2, 2, 2, 2, 3 },
-    stride = { 1, 1, 2 }, padding = { 0, 1, 1 }, dilation = { 2, 1, 2 }, groups = 2 },
-  { name = "conv_transpose1d, stride 2, padding 1, output padding 1, 2 groups, bias", transposed = true,
-    x = { 2, 4, 7 }, w = { 4, 3, 3 }, stride = { 2 }, padding = { 1 }, dilation = { 1 }, output_padding = { 1 },
-    groups = 2, bias = true },
-  { name = "conv_transpose1d, dilation 3, stride 2", transposed = true, x = { 1, 3, 6 }, w = { 3, 2, 4 },
-    stride = { 2 }, padding = { 2 }, dilation = { 3 }, output_padding = { 0 }, groups = 1 },
-  { name = "conv_transpose2d, stride (2,3), dilation (1,2), output padding (1,2), 2 groups, bias",
-    transposed = true, x = { 2, 4, 5, 4 }, w = { 4, 2, 3, 2 }, stride = { 2, 3 }, padding = { 1, 0 },
-    dilation = { 1, 2 }, output_padding = { 1, 2 }, groups = 2, bias = true },
-  { name = "conv_transpose3d, stride 2, padding 1, output padding 1", transposed = true, x = { 1, 3, 3, 4, 3 },
-    w = { 3, 4, 3, 3, 3 }, stride = { 2, 2, 2 }, padding = { 1, 1, 1 }, dilation = { 1, 1, 1 },
-    output_padding = { 1, 1, 1 }, groups = 1 },
-  { name = "conv_transpose3d, asymmetric kernel, 3 groups, bias", transposed = true, x = { 1, 6, 3, 3, 4 },
-    w = { 6, 1, 2, 3, 1 }, stride = { 1, 2, 2 }, padding = { 0, 1, 0 }, dilation = { 1, 1, 2 },
-    output_padding = { 0, 1, 0 }, groups = 3, bias = true },
-}
-
 return M

@@ -35,6 +35,9 @@ end
 local function cudnn_text(c)
   if c.available then
     io.write(("cuDNN %s: %s (found in %s)\n"):format(c.version, c.path, c.found_by))
+    io.write("  engine: ", c.selection == "pytorch" and "PyTorch eager's (the first in cuDNN's heuristics' order that runs, as with cudnn.benchmark off)"
+      or c.selection == "fastest" and "the fastest of the allowed engines, timed (as with cudnn.benchmark on)"
+      or tostring(c.selection_error), c.selection and " (KREACH_CUDNN_SELECT=pytorch|fastest)\n" or "\n")
   else
     io.write("cuDNN: unavailable (", c.why, "); convolutions use kreach's own kernels\n")
   end

@@ -27,6 +27,34 @@ local TOL = { f32 = 1e-5, f16 = 4 * 2 ^ -11, bf16 = 4 * 2 ^ -8 }
 
 local rel_l2, reference, out_shape = support.rel_l2, support.conv_reference, support.conv_out_shape
 
+-- The cases: forward and transposed, 1-D to 3-D, with every parameter off its default somewhere.
+local CASES = {
+  { name = "conv1d, stride 2, padding 1, dilation 2, 2 groups, bias", x = { 2, 4, 17 }, w = { 6, 2, 3 },
+    stride = { 2 }, padding = { 1 }, dilation = { 2 }, groups = 2, bias = true },
+  { name = "conv2d, asymmetric kernel, stride, padding, dilation, 2 groups, bias", x = { 2, 6, 9, 11 },
+    w = { 4, 3, 3, 2 }, stride = { 2, 1 }, padding = { 1, 0 }, dilation = { 1, 2 }, groups = 2, bias = true },
+  { name = "conv2d depthwise (groups = channels)", x = { 1, 4, 8, 8 }, w = { 4, 1, 3, 3 },
+    stride = { 1, 1 }, padding = { 1, 1 }, dilation = { 1, 1 }, groups = 4 },
+  { name = "conv3d, stride (1,2,1), padding 1, bias", x = { 1, 3, 5, 6, 7 }, w = { 4, 3, 3, 3, 3 },
+    stride = { 1, 2, 1 }, padding = { 1, 1, 1 }, dilation = { 1, 1, 1 }, groups = 1, bias = true },
+  { name = "conv3d, dilation 2, 2 groups", x = { 2, 4, 6, 5, 7 }, w = { 2, 2, 2, 2, 3 },
+    stride = { 1, 1, 2 }, padding = { 0, 1, 1 }, dilation = { 2, 1, 2 }, groups = 2 },
+  { name = "conv_transpose1d, stride 2, padding 1, output padding 1, 2 groups, bias", transposed = true,
+    x = { 2, 4, 7 }, w = { 4, 3, 3 }, stride = { 2 }, padding = { 1 }, dilation = { 1 }, output_padding = { 1 },
+    groups = 2, bias = true },
+  { name = "conv_transpose1d, dilation 3, stride 2", transposed = true, x = { 1, 3, 6 }, w = { 3, 2, 4 },
+    stride = { 2 }, padding = { 2 }, dilation = { 3 }, output_padding = { 0 }, groups = 1 },
+  { name = "conv_transpose2d, stride (2,3), dilation (1,2), output padding (1,2), 2 groups, bias",
+    transposed = true, x = { 2, 4, 5, 4 }, w = { 4, 2, 3, 2 }, stride = { 2, 3 }, padding = { 1, 0 },
+    dilation = { 1, 2 }, output_padding = { 1, 2 }, groups = 2, bias = true },
+  { name = "conv_transpose3d, stride 2, padding 1, output padding 1", transposed = true, x = { 1, 3, 3, 4, 3 },
+    w = { 3, 4, 3, 3, 3 }, stride = { 2, 2, 2 }, padding = { 1, 1, 1 }, dilation = { 1, 1, 1 },
+    output_padding = { 1, 1, 1 }, groups = 1 },
+  { name = "conv_transpose3d, asymmetric kernel, 3 groups, bias", transposed = true, x = { 1, 6, 3, 3, 4 },
+    w = { 6, 1, 2, 3, 1 }, stride = { 1, 2, 2 }, padding = { 0, 1, 0 }, dilation = { 1, 1, 2 },
+    output_padding = { 0, 1, 0 }, groups = 3, bias = true },
+}
+
 local function run_case(c, dtype, s)
   c.y = out_shape(c)
   local x = kreach.empty(c.x, dtype):uniform(-1, 1, s)
@@ -113,6 +141,40 @@ describe("kreach.cudnn.conv", function()
     assert.equals(after.heuristic_queries + 1, cudnn.stats().heuristic_queries)
   end)
 
+  -- select: PyTorch's engine (the first that runs, in the heuristics' order; the default) or the
+  -- fastest of every allowed engine, timed. Both are plans of their own and agree with the
+  -- reference; the timed one is never slower than the first by more than noise.
+  it_dnn("chooses PyTorch's engine by default and the fastest when asked", function()
+    local c = { name = "select", transposed = true, x = { 4, 16, 12, 12 }, w = { 16, 8, 3, 3 }, stride = { 2, 2 },
+      padding = { 1, 1 }, dilation = { 1, 1 }, groups = 2, output_padding = { 1, 1 } }
+    c.y = out_shape(c)
+    local x = kreach.empty(c.x, "f32"):uniform(-1, 1, seed)
+    local w = kreach.empty(c.w, "f32"):uniform(-1, 1, seed + 1)
+    local ref = reference(c, x:to_table(), w:to_table())
+    local o = { transposed = true, stride = 2, padding = 1, groups = 2, output_padding = 1 }
+    local names = {}
+    for _, sel in ipairs({ "default", "pytorch", "fastest" }) do
+      local y = kreach.empty(c.y, "f32"):poison()
+      o.select = sel ~= "default" and sel or nil
+      local q0 = cudnn.stats().heuristic_queries
+      local algo, _, _, _, cached = cudnn.conv(x, w, y, o)
+      names[sel] = algo
+      print(("  select %-8s %s%s"):format(sel, algo, cached and " (cached)" or ""))
+      assert.equals(0, y:count_poisoned())
+      assert.is_true(rel_l2(y:to_table(), ref) <= TOL.f32)
+      -- the default is "pytorch": the same plan, found in the cache
+      assert.equals(sel == "pytorch", cached)
+      assert.equals(sel == "pytorch" and q0 or q0 + 1, cudnn.stats().heuristic_queries)
+    end
+    assert.matches("^engine %d+ %(%a[%a ]*%)", names.pytorch)
+    assert.is_nil(names.pytorch:find("fastest", 1, true))
+    assert.matches(", fastest of %d+ timed$", names.fastest)
+    local ok, err = pcall(cudnn.conv, x, w, kreach.empty(c.y, "f32"), { transposed = true, stride = 2, padding = 1,
+      groups = 2, output_padding = 1, select = "quickest" })
+    assert.is_false(ok)
+    assert.matches("bad option 'select' %('pytorch' or 'fastest' expected, got quickest%)", err)
+  end)
+
   it_dnn("checks shapes, dtypes and parameters before any device work", function()
     local x = kreach.empty({ 1, 4, 8, 8 }, "f32"):uniform(-1, 1, seed)
     local w = kreach.empty({ 6, 4, 3, 3 }, "f32"):uniform(-1, 1, seed)
@@ -165,8 +227,7 @@ describe("kreach.cudnn.conv", function()
       assert.is_false(r.etc_readable)
     end
     assert.equals(cudnn.info().path, r.path)
-    -- the same convolution here, unsealed: the same numbers (the engine is the fastest of a few
-    -- timed on the first call, so two processes may pick different ones with equal results)
+    -- the same convolution here, unsealed: the same numbers
     local x = kreach.empty({ 2, 8, 10, 10 }, "f32"):uniform(-1, 1, seed)
     local w = kreach.empty({ 4, 8, 3, 3 }, "f32"):uniform(-1, 1, seed + 1)
     local y = kreach.empty({ 2, 4, 8, 8 }, "f32")
