@@ -232,6 +232,32 @@ describe("kreach.ops.conv", function()
     end)
   end)
 
+  -- PyTorch eager runs its own depthwise kernels, not cuDNN, at f32 and bf16: of KernelBench's
+  -- convolutions exactly 82 to 85 and 86's first (depthwise) half; there kreach's cuDNN
+  -- baseline takes the fastest engine instead of the heuristics' first (docs/scripting.md)
+  it("knows where PyTorch does not call cuDNN (depthwise at f32 and bf16)", function()
+    local native = {}
+    for _, p in ipairs(PROBLEMS) do
+      local opts = split(p)
+      local g = assert(conv.resolve(p[3], p[4], opts, p[2]))
+      for _, dt in ipairs({ "f32", "bf16", "f16" }) do
+        local n = conv.pytorch_depthwise_native(g, p[2], dt)
+        assert.equal(dt ~= "f16" and n, n)
+        if dt == "f32" and n then native[#native + 1] = p[1] end
+      end
+    end
+    assert.same({ 82, 83, 84, 85, 86 }, native)
+    -- a 1-D depthwise convolution too (PyTorch views it as 2-D); a channel multiplier of 2; not
+    -- a grouped one with groups < channels, nor a transposed one
+    local function native_of(x, w, o, tr) return conv.pytorch_depthwise_native(assert(conv.resolve(x, w, o, tr)), tr, "f32") end
+    assert.is_true(native_of({ 2, 4, 9 }, { 4, 1, 3 }, { groups = 4 }, false))
+    assert.is_true(native_of({ 2, 4, 9, 9 }, { 8, 1, 3, 3 }, { groups = 4 }, false))
+    assert.is_false(native_of({ 2, 4, 9, 9 }, { 4, 2, 3, 3 }, { groups = 2 }, false))
+    assert.is_false(native_of({ 2, 4, 9, 9 }, { 4, 1, 3, 3 }, { groups = 4 }, true))
+    assert.is_true(native_of({ 4, 9, 9 }, { 4, 1, 3, 3 }, { groups = 4 }, false)) -- unbatched, as PyTorch batches it
+    assert.equal("fastest", conv.cudnn_select(assert(conv.resolve({ 2, 4, 9, 9 }, { 4, 1, 3, 3 }, { groups = 4 })), false, "f32"))
+  end)
+
   describe("plans", function()
     local function plan_of(p, dt)
       local opts, bshape = split(p)

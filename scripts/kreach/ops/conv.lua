@@ -873,7 +873,8 @@ local function cudnn_run(g, transposed, x, w, y, bias)
   end
   local chunk = math.min(g.N, math.max(1, INT32_MAX // math.max(per_x, per_y)))
   local o = { transposed = transposed, stride = g.stride, padding = g.pad, dilation = g.dilation,
-              groups = g.groups, bias = bias, output_padding = transposed and g.output_padding or nil }
+              groups = g.groups, bias = bias, output_padding = transposed and g.output_padding or nil,
+              select = M.cudnn_select(g, transposed, x.dtype) }
   local algo
   for s = 1, g.N, chunk do
     local n = math.min(chunk, g.N - s + 1)
@@ -890,6 +891,25 @@ local function cudnn_run(g, transposed, x, w, y, bias)
     algo = r
   end
   return true, algo
+end
+
+-- PyTorch eager does not call cuDNN for a depthwise convolution (not transposed, 1-D to 3-D, a
+-- 1-D one viewed as 2-D; groups = input channels > 1, output channels a multiple of them) at f32 or bf16: aten's
+-- _select_conv_backend sends it to its own CudaDepthwise2d/3d kernels (cuDNN takes depthwise
+-- convolutions there only at f16, under conditions on the shape). There is then no engine of
+-- PyTorch's to copy, and the first in cuDNN's heuristics' order can be far from PyTorch's
+-- kernel (problem 83 at f32 on the H200: 4.4 times slower): the fastest engine, timed, runs.
+function M.pytorch_depthwise_native(g, transposed, dtype)
+  return not transposed and g.groups > 1 and g.groups == g.C
+    and g.Co % g.C == 0 and dtype ~= "f16"
+end
+
+-- The engine selection for one cuDNN call: kreach.cudnn.selection() ("pytorch" unless
+-- KREACH_CUDNN_SELECT says otherwise), except "fastest" where PyTorch runs its own kernel.
+function M.cudnn_select(g, transposed, dtype)
+  local sel = cudnn.selection()
+  if sel == "pytorch" and M.pytorch_depthwise_native(g, transposed, dtype) then return "fastest" end
+  return sel
 end
 
 -- Whether cuDNN can take this call as PyTorch states it (else the NVRTC kernels do): batched,
