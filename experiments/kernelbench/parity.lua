@@ -1,9 +1,10 @@
 -- kreach baseline against PyTorch eager, measured in the same run (kreach bench with PyTorch
 -- timed beside, docs/timing.md): a markdown parity table from one or more results databases.
 --   kreach experiments/kernelbench/parity.lua DB... [--category convolution]
--- Per problem and dtype (the newest baseline record of each): kreach's baseline ms, PyTorch
--- eager ms, their ratio with its 95% interval (below 1: kreach's baseline is faster), and the
--- baseline's backend where it can differ (cuDNN or kreach's kernels); then, per dtype and for
+-- Per problem and dtype (one baseline record of each: from the last database that has one, the
+-- newest there): kreach's baseline ms, PyTorch eager ms, their ratio with its 95% interval
+-- (below 1: kreach's baseline is faster), and the baseline's backend where it can differ (cuDNN
+-- and the engine it ran, or kreach's kernels); then, per dtype and for
 -- the convolutions alone, the geometric mean and the problems above 1.5 and below 0.9.
 local stats = require "kreach.stats"
 local store = require "kreach.store"
@@ -21,12 +22,14 @@ for id = 54, 87 do CONV[id] = true end
 CONV[50] = true
 
 local rows = {}
-for _, path in ipairs(dbs) do
+for di, path in ipairs(dbs) do
   local db = assert(store.open(path, { readonly = true }))
   for _, r in ipairs(db:evaluations{}) do
     if r.verdict == "baseline" and r.pytorch_ms then
       local k = r.dtype .. ":" .. r.problem_id
-      if not rows[k] or rows[k].id < r.id then rows[k] = r end
+      r.db_index = di
+      -- ids are per database: a later database wins, then the newer record within one
+      if not rows[k] or rows[k].db_index < di or rows[k].id < r.id then rows[k] = r end
     end
   end
   db:close()
@@ -48,7 +51,7 @@ for _, r in ipairs(list) do
   local be = t.baseline_backend
   print(("| %d | %s | %s | %.4f | %.4f | %.3f [%.3f, %.3f] | %s |"):format(r.problem_id, r.problem_name, r.dtype,
     r.baseline_ms, r.pytorch_ms, r.baseline_vs_pytorch, q.lo or 0 / 0, q.hi or 0 / 0,
-    be and (be.backend .. (be.version and (" " .. be.version) or "")) or "kreach"))
+    be and (be.backend .. (be.version and (" " .. be.version) or "") .. (be.algo and (", " .. be.algo) or "")) or "kreach"))
   for _, g in ipairs({ r.dtype, r.dtype .. " convolutions" }) do
     if g == r.dtype or CONV[r.problem_id] then
       by[g] = by[g] or { ratios = {}, far = {}, low = {} }
