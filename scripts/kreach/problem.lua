@@ -387,15 +387,15 @@ local function arg_seed(seed, i) return seed * 1000003 + i * 7919 end
 -- scratch(slot, shape, dtype), ones the caller keeps from one draw to the next (Instance:redraw
 -- during timing, where an allocation and a free of a large buffer would slow the next timed
 -- call by remapping memory: 17% on problem 48's 8 GiB inputs on the H200).
-local function tensors(kreach, scratch)
+local function tensors(scratch)
   if scratch then return scratch, function() end end
   return function(_, shape, dtype) return tensor.empty(shape, dtype) end, function(t) t:free() end
 end
 
 -- Draws one input: in f32 from its generator, transformed in f32, then rounded to its dtype
 -- (integer and bool inputs are drawn directly).
-local function draw(kreach, lib, a, seed, scratch)
-  local new, drop = tensors(kreach, scratch)
+local function draw(lib, a, seed, scratch)
+  local new, drop = tensors(scratch)
   local d = a.dist
   if d.gen == "randint" or d.gen == "bool" then
     local t = new("out", a.shape, a.dtype)
@@ -448,8 +448,8 @@ function M.init_rule(a)
   return rule
 end
 
-local function init_param(kreach, a, seed, scratch)
-  local new, drop = tensors(kreach, scratch)
+local function init_param(a, seed, scratch)
+  local new, drop = tensors(scratch)
   local t = new("out", a.shape, a.dtype)
   local name, args = parse_call(M.init_rule(a), "param '" .. a.name .. "'", INITS, "init rule")
   if name == "ones" then t:fill(1)
@@ -531,8 +531,8 @@ function Instance:make_args(seed, opts)
         end
       end
       drawn[i] = drawn[i] or d.text
-      vals[i] = draw(kreach, lib, spec, arg_seed(seed, i))
-    elseif a.kind == "param" then vals[i] = init_param(kreach, a, arg_seed(seed, i))
+      vals[i] = draw(lib, spec, arg_seed(seed, i))
+    elseif a.kind == "param" then vals[i] = init_param(a, arg_seed(seed, i))
     elseif a.kind == "scalar" then vals[i] = a.value
     else vals[i] = tensor.empty(a.shape, a.dtype):poison()
     end
@@ -559,8 +559,8 @@ function Instance:redraw(vals, seed, cache)
       end
     end
     local t
-    if a.kind == "input" then t = draw(kreach, lib, a, arg_seed(seed, i), scratch)
-    elseif a.kind == "param" then t = init_param(kreach, a, arg_seed(seed, i), scratch)
+    if a.kind == "input" then t = draw(lib, a, arg_seed(seed, i), scratch)
+    elseif a.kind == "param" then t = init_param(a, arg_seed(seed, i), scratch)
     end
     if t then
       vals[i]:copy_from(t)
