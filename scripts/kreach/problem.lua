@@ -673,7 +673,9 @@ function M.load(path, opts)
 end
 
 -- Suites: problems/<...>/suites/<name>.lua returns { name =, description =, dir =, ids = {...},
--- pending = {...} } (ids listed upstream whose port arrives later).
+-- pending = {...}, bare_ids = } (pending: ids listed upstream whose port arrives later;
+-- bare_ids = false: a bare number does not name this suite's problems, `<suite>/<id>` does,
+-- for a suite whose ids repeat KernelBench's, as dlrm-bench's 1 to 12).
 function M.find_suite(name)
   for _, root in ipairs(M.roots()) do
     for sub in lfs.dir(root) do
@@ -710,6 +712,9 @@ function M.load_suite(name)
   if type(s) ~= "table" or type(s.ids) ~= "table" or type(s.dir) ~= "string" then
     errors.load("%s: a suite returns { name =, description =, dir =, ids = {...} }", path)
   end
+  if s.bare_ids ~= nil and type(s.bare_ids) ~= "boolean" then
+    errors.load("%s: bare_ids is a boolean (false: its problems are named <suite>/<id> or by name), not %s", path, type(s.bare_ids))
+  end
   local dir = root .. "/" .. s.dir
   if not dir_exists(dir) then
     errors.load("%s: dir '%s' is not a directory (%s; dir is relative to %s)", path, s.dir, dir, root)
@@ -725,14 +730,29 @@ function M.load_suite(name)
     list[#list + 1] = files[id]
   end
   return { name = s.name or name, description = s.description, path = path, files = list,
-           ids = s.ids, pending = s.pending or {} }
+           ids = s.ids, pending = s.pending or {}, bare_ids = s.bare_ids ~= false }
 end
 
--- Resolves what a user typed: a path, a suite's problem by id ("19", "019"), or by name
--- ("19_ReLU"). Searches the suite `suite` (default: every suite).
+-- Resolves what a user typed: a path, a suite's problem by id ("19", "019"), by suite and id
+-- ("dlrm-bench/3", "kernelbench-l1/19") or by name ("19_ReLU"). Searches the suite `suite`
+-- (default: every suite; a bare id only the suites whose ids are bare, not dlrm-bench's).
 function M.resolve(what, suite)
   local mode = lfs.attributes(what, "mode")
   if mode == "file" then return what end
+  -- <suite>/<id or name>, where <suite> is a suite and no such file exists
+  local sname, rest = what:match("^([%w_%-]+)/([^/]+)$")
+  if sname and not mode and M.find_suite(sname) then
+    local s = M.load_suite(sname)
+    local id = tonumber(rest)
+    for i, f in ipairs(s.files) do
+      local base = f:match("([^/]+)%.lua$")
+      if (id and s.ids[i] == id) or base == rest or base:gsub("^0+(%d)", "%1") == rest then return f end
+    end
+    for _, pid in ipairs(s.pending) do
+      if id == pid then errors.usage("problem %s of %s is not ported yet (kreach list %s)", rest, sname, sname) end
+    end
+    errors.usage("no problem '%s' in the suite %s (kreach list %s)", rest, sname, sname)
+  end
   -- what looks like a path (ids and names have no '/' and no '.lua') is a file that cannot be
   -- loaded (status 3), not a name to search the suites for
   if what:find("/", 1, true) or what:match("%.lua$") then
@@ -753,7 +773,7 @@ function M.resolve(what, suite)
       for i, f in ipairs(s.files) do
         local base = f:match("([^/]+)%.lua$")
         local plain = base:gsub("^0+(%d)", "%1")
-        if (id and s.ids[i] == id) or base == what or plain == what then return f end
+        if (id and s.bare_ids and s.ids[i] == id) or base == what or plain == what then return f end
       end
     end
   end

@@ -2,7 +2,8 @@
 $ kreach list
 ~ ^kernelbench%-l1 +100 problems  KernelBench level 1
 ~ ^kernelbench%-l1%-repr +18 problems  KernelBench level 1
-! to come
+~ ^dlrm%-bench +%d+ problems
+! ^kernelbench.*to come
 $ kreach list kernelbench-l1
 ~ ^  19  19_ReLU +activation +12%.885  4096x393216$
 ~ ^  73  73_conv_transposed_3D_asymmetric_input_square_kernel__strided_padded__grouped +convolution
@@ -12,7 +13,18 @@ $ kreach list kernelbench-l1 --json
 ~ "pending":[%[{][%]}]
 $ kreach list nosuchsuite
 ? 2
-~ no suite 'nosuchsuite' %(suites: kernelbench%-l1, kernelbench%-l1%-conv, kernelbench%-l1%-repr%)
+~ no suite 'nosuchsuite' %(suites: dlrm%-bench, kernelbench%-l1, kernelbench%-l1%-conv, kernelbench%-l1%-repr%)
+# a suite's problem as <suite>/<id>; dlrm-bench's ids are not bare (3 is KernelBench's 3)
+$ kreach show kernelbench-l1/19
+~ ^19_ReLU %(activation, problem 19 of kernelbench%-l1%)
+$ kreach show 3
+~ ^3_Batched_matrix_multiplication %(matmul, problem 3 of kernelbench%-l1%)
+$ kreach show kernelbench-l1/101
+? 2
+= kreach show: no problem '101' in the suite kernelbench-l1 (kreach list kernelbench-l1)
+$ kreach show nosuite/3
+? 3
+~ nosuite/3: cannot read the problem: no such file
 $ kreach show 12
 ~ ^12_Matmul_with_diagonal_matrices_ %(matmul, problem 12 of kernelbench%-l1%)
 ~ ^  input   A +f32   {4096}
