@@ -6,9 +6,9 @@
 -- --sweep runs every compiled tile configuration of the GEMMs (conv.CONFIGS) on every case,
 -- instead of the ones conv.TILES picks.
 --
--- The kernels' source is compiled as C++ by g++ (-std=c++20) with a small emulation of CUDA: a
--- block's threads are std::threads meeting at a std::barrier for __syncthreads, __shared__
--- variables are statics (one block runs at a time), and mma.sync m16n8k16 is computed from the
+-- The kernels' source is compiled as C++ by g++ (-std=c++20) with kreach.emulate's emulation of
+-- CUDA (a block's threads are std::threads meeting at a std::barrier for __syncthreads,
+-- __shared__ variables are statics, one block at a time), and mma.sync m16n8k16 is computed from the
 -- fragment layout of the PTX ISA ("Matrix Fragments for mma.m16n8k16 with floating point
 -- type"), gathering the warp's fragments at a barrier. The launches are the ones
 -- kreach.ops.conv plans for each case; the reference is the definition (the transposed one
@@ -16,6 +16,7 @@
 -- Prints one line per case and exits 1 when any case is off. Needs g++ and the CUDA headers.
 local conv = require "kreach.ops.conv"
 local cuda = require "kreach.ops.cuda"
+local emu = require "kreach.emulate"
 
 local args = { ... }
 local n_random, seed, keep, sweep = 40, 7, nil, false
@@ -28,42 +29,6 @@ while i <= #args do
   else error("unknown argument " .. args[i]) end
 end
 
-local HEADER = [==[
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-#include <vector_types.h>
-#include <vector_functions.h>
-#include <barrier>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <functional>
-#include <thread>
-#include <vector>
-#undef __global__
-#undef __device__
-#undef __host__
-#undef __forceinline__
-#undef __shared__
-#undef __align__
-#undef __launch_bounds__
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __launch_bounds__(...)
-#define __shared__ static
-#define __align__(n) __attribute__((aligned(n)))
-#define __restrict__ __restrict
-struct Dim3E { unsigned x, y, z; };
-thread_local Dim3E threadIdx, blockIdx;
-Dim3E blockDim, gridDim;
-static std::barrier<> *g_bar;
-inline void __syncthreads() { g_bar->arrive_and_wait(); }
-inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
-inline double __longlong_as_double(long long i) { double f; memcpy(&f, &i, 8); return f; }
-]==]
 
 local MMA_EMU = [==[
 template <typename T> inline float emu_h2f(unsigned short b);
@@ -103,27 +68,6 @@ template <typename T> struct Mma {
 local DRIVER = [==[
 template <typename T> inline double emu_d(T v) { return (double)ld(v); }
 template <typename T> inline T emu_t(double v) { return st<T>((typename Acc<T>::type)v); }
-
-static void emu_launch(Dim3E grid, Dim3E block, const std::function<void()> &kernel) {
-  gridDim = grid; blockDim = block;
-  const unsigned nt = block.x * block.y * block.z;
-  std::barrier<> bar(nt);
-  g_bar = &bar;
-  std::vector<std::thread> ts;
-  for (unsigned t = 0; t < nt; t++) {
-    ts.emplace_back([&, t] {
-      threadIdx = { t % block.x, (t / block.x) % block.y, t / (block.x * block.y) };
-      for (unsigned bz = 0; bz < grid.z; bz++)
-        for (unsigned by = 0; by < grid.y; by++)
-          for (unsigned bx = 0; bx < grid.x; bx++) {
-            blockIdx = { bx, by, bz };
-            kernel();
-            bar.arrive_and_wait();
-          }
-    });
-  }
-  for (auto &th : ts) th.join();
-}
 
 static unsigned long long g_rng = 88172645463325252ull;
 static double emu_uniform() {
@@ -319,7 +263,7 @@ if sweep then
   for _, cfg in ipairs(conv.CONFIGS.mma) do RUNS[#RUNS + 1] = { "bf16", "mma", cfg } end
   for _, cfg in ipairs(conv.CONFIGS.mma) do RUNS[#RUNS + 1] = { "f16", "mma", cfg } end
 end
-local src = { HEADER, cuda, MMA_EMU, conv.body_source, DRIVER }
+local src = { emu.HEADER, cuda, MMA_EMU, conv.body_source, emu.LAUNCH, DRIVER }
 local list = {}
 local id = 0
 for ci, c in ipairs(cases) do
@@ -342,20 +286,16 @@ for _, l in ipairs(list) do main[#main + 1] = ("  printf(\"%%d %%.3e\\n\", %d, c
 main[#main + 1] = "  return 0;\n}"
 src[#src + 1] = table.concat(main, "\n")
 
-local dir = keep or os.tmpname() .. ".d"
-os.execute("mkdir -p " .. dir)
-local f = assert(io.open(dir .. "/emu.cpp", "w"))
-f:write(table.concat(src, "\n"))
-f:close()
-local cuda_home = os.getenv("CUDA_HOME") or "/usr/local/cuda"
-local cmd = ("g++ -std=c++20 -O1 -w -pthread -I%s/include %s/emu.cpp -o %s/emu"):format(cuda_home, dir, dir)
-print("compiling: " .. cmd)
-assert(os.execute(cmd), "g++ failed")
-local p = assert(io.popen(dir .. "/emu"))
+print(("compiling and running %d runs (g++, kreach.emulate)"):format(#list))
+local out, ran = emu.run(src, { keep = keep })
+if not ran then
+  io.stderr:write(out, "\n")
+  error("the emulation did not compile or run", 0)
+end
 local bad = 0
 local by_id = {}
 for _, l in ipairs(list) do by_id[l.id] = l end
-for line in p:lines() do
+for line in out:gmatch("[^\n]+") do
   local i, e = line:match("^(%d+) (%S+)$")
   local l = by_id[tonumber(i)]
   local err = tonumber(e)
@@ -368,7 +308,5 @@ for line in p:lines() do
     table.concat(c.d, ","), c.transposed and (" op={" .. table.concat(c.op, ",") .. "}") or "",
     c.bias and " bias" or "", err < 0 and "unwritten outputs" or ("%.2e"):format(err)))
 end
-p:close()
-if not keep then os.execute("rm -rf " .. dir) end
 print(("%d runs, %d off"):format(#list, bad))
 os.exit(bad == 0 and 0 or 1)

@@ -30,16 +30,17 @@ local loss = require "kreach.ops.loss"
 local attention = require "kreach.ops.attention"
 local compare = require "kreach.ops.compare"
 local conv = require "kreach.ops.conv"
+local embedding = require "kreach.ops.embedding"
 local FAMILY = { elementwise = elementwise, matmul = matmul, reduce = reduce, norm = norm,
                  pool = pool, scan = scan, loss = loss, attention = attention, compare = compare,
-                 conv = conv }
+                 conv = conv, embedding = embedding }
 
 local M = {}
 
 -- the families, in the order they are installed (a family is a module kreach.ops.<name>,
 -- required above)
 M.families = { "elementwise", "matmul", "reduce", "norm", "pool", "scan", "loss", "attention",
-               "compare", "conv" }
+               "compare", "conv", "embedding" }
 
 M.OPTIONS = { "-std=c++17" }
 

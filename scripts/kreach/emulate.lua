@@ -1,0 +1,141 @@
+-- kreach.emulate: runs kreach's CUDA kernels on the CPU, without a GPU, so that their indexing
+-- can be tested where there is no device (CI). The kernels' source is compiled as C++ by g++
+-- (-std=c++20) with a small emulation of CUDA:
+--   - a block's threads are std::threads; __syncthreads is a std::barrier of the block, and
+--     blocks run one after another (__shared__ variables are statics);
+--   - a warp's lanes meet at a barrier of their own for the warp shuffles (__shfl_xor_sync,
+--     __shfl_up_sync, __shfl_down_sync, __shfl_sync), through a per-warp exchange array of
+--     doubles, which holds every float, double and 32-bit integer value exactly. Every lane of
+--     a warp must take part in a shuffle (the full mask), as the kernels here do;
+--   - atomics are not emulated.
+-- Families add what else they need (experiments/conv/emulate.lua adds mma.sync).
+--
+--   local emu = require "kreach.emulate"
+--   local out, ok = emu.run{ emu.HEADER, cuda_prelude, kernel_source, emu.LAUNCH, driver_main }
+--
+-- The driver calls emu_launch({gx, gy, gz}, {bx, by, bz}, [&] { kernel(args...); }).
+local M = {}
+
+M.HEADER = [==[
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <vector_types.h>
+#include <vector_functions.h>
+#include <barrier>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __forceinline__
+#undef __shared__
+#undef __align__
+#undef __launch_bounds__
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+#define __restrict__ __restrict
+struct Dim3E { unsigned x, y, z; };
+thread_local Dim3E threadIdx, blockIdx;
+Dim3E blockDim, gridDim;
+static std::barrier<> *g_bar;
+static std::vector<std::unique_ptr<std::barrier<>>> g_warp_bar;
+static double g_xchg[32][32]; /* [warp][lane]: a block has at most 1024 threads */
+inline void __syncthreads() { g_bar->arrive_and_wait(); }
+inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+inline double __longlong_as_double(long long i) { double f; memcpy(&f, &i, 8); return f; }
+inline unsigned emu_tid() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+/* v from lane src_lane(lane) of this warp; every lane of the warp calls it */
+template <typename A, typename F> inline A emu_shfl(A v, F src_lane) {
+  const unsigned t = emu_tid(), w = t / 32, lane = t % 32;
+  g_xchg[w][lane] = (double)v;
+  g_warp_bar[w]->arrive_and_wait();
+  const int s = src_lane((int)lane);
+  const A r = (A)g_xchg[w][(s >= 0 && s < 32) ? s : lane];
+  g_warp_bar[w]->arrive_and_wait();
+  return r;
+}
+template <typename A> inline A __shfl_xor_sync(unsigned, A v, int m) { return emu_shfl(v, [m](int l) { return l ^ m; }); }
+template <typename A> inline A __shfl_up_sync(unsigned, A v, unsigned d) {
+  return emu_shfl(v, [d](int l) { return l - (int)d >= 0 ? l - (int)d : l; });
+}
+template <typename A> inline A __shfl_down_sync(unsigned, A v, unsigned d) {
+  return emu_shfl(v, [d](int l) { return l + (int)d < 32 ? l + (int)d : l; });
+}
+template <typename A> inline A __shfl_sync(unsigned, A v, int s) { return emu_shfl(v, [s](int) { return s & 31; }); }
+]==]
+
+M.LAUNCH = [==[
+static void emu_launch(Dim3E grid, Dim3E block, const std::function<void()> &kernel) {
+  gridDim = grid; blockDim = block;
+  const unsigned nt = block.x * block.y * block.z;
+  std::barrier<> bar(nt);
+  g_bar = &bar;
+  g_warp_bar.clear();
+  for (unsigned w = 0; w * 32 < nt; w++)
+    g_warp_bar.emplace_back(new std::barrier<>(nt - w * 32 < 32 ? nt - w * 32 : 32));
+  std::vector<std::thread> ts;
+  for (unsigned t = 0; t < nt; t++) {
+    ts.emplace_back([&, t] {
+      threadIdx = { t % block.x, (t / block.x) % block.y, t / (block.x * block.y) };
+      for (unsigned bz = 0; bz < grid.z; bz++)
+        for (unsigned by = 0; by < grid.y; by++)
+          for (unsigned bx = 0; bx < grid.x; bx++) {
+            blockIdx = { bx, by, bz };
+            kernel();
+            bar.arrive_and_wait();
+          }
+    });
+  }
+  for (auto &th : ts) th.join();
+}
+]==]
+
+local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+-- run(parts [, opts]) -> the program's output, true when it compiled and exited 0 (else false
+-- and why, with the output). parts: the C++ source in pieces, concatenated. opts.keep: a
+-- directory to keep the source and binary in (default: a temporary one, removed).
+-- opts.cuda_home: the toolkit whose headers are used (default $CUDA_HOME or /usr/local/cuda).
+function M.run(parts, opts)
+  opts = opts or {}
+  local dir = opts.keep
+  if dir then
+    os.execute("mkdir -p " .. quote(dir))
+  else
+    local p = io.popen("mktemp -d 2>/dev/null")
+    dir = p:read("l")
+    p:close()
+    if not dir or dir == "" then return "mktemp -d failed", false end
+  end
+  local f = assert(io.open(dir .. "/emu.cpp", "w"))
+  f:write(table.concat(parts, "\n"))
+  f:close()
+  local cuda_home = opts.cuda_home or os.getenv("CUDA_HOME") or "/usr/local/cuda"
+  local cc = io.popen(("g++ -std=c++20 -O1 -w -pthread -I%s/include %s -o %s 2>&1"):format(
+    quote(cuda_home), quote(dir .. "/emu.cpp"), quote(dir .. "/emu")))
+  local cout = cc:read("a")
+  local cok = cc:close()
+  local out, ok = cout, false
+  if cok then
+    local p = io.popen(quote(dir .. "/emu") .. " 2>&1")
+    out = p:read("a")
+    ok = p:close() and true or false
+  else
+    out = "g++ failed:\n" .. cout
+  end
+  if not opts.keep then os.execute("rm -rf " .. quote(dir)) end
+  return out, ok
+end
+
+return M

@@ -1,0 +1,204 @@
+-- kreach.ops.embedding: embedding bags, torch.nn.functional.embedding_bag (mode "sum" or
+-- "mean", per_sample_weights with "sum"), the lookups of a recommender's sparse features
+-- (DLRM-Bench, problems/dlrm-bench).
+--
+-- out[b, col : col + D] = reduce over j in [offsets[b], offsets[b + 1]) of w_j * weight[indices[j], :]
+-- with w_j = per_sample_weights[j] or 1, the sum or its mean over the bag (an empty bag gives
+-- zeros, as PyTorch's). Without offsets every bag is one index (torch.nn.functional.embedding).
+--
+-- One warp a bag. A row of D elements is G lanes wide (16-byte packs when D and the pointers
+-- allow, else single elements; G the power of two that covers the row, at most 32), so a warp
+-- gathers 32 / G rows of the bag at once; the groups' partial sums meet by shuffles at the end
+-- and the first group writes. Sums accumulate in fp32 (fp64 for the f64 oracle), in an order
+-- that is not PyTorch's sequential one: the tolerance of a bag of n rows is that of an n-term
+-- fp32 sum. Indices are read as they are: the problems draw them inside each table (an index
+-- outside [0, rows) is the caller's error, as it is PyTorch's).
+
+local SRC = [==[
+#define EB_THREADS 256
+
+template <typename T, int V> struct Vec { T v[V]; };
+
+/* V elements of T from p (16-byte aligned when V > 1), as the accumulator type */
+template <typename T, int V> __device__ __forceinline__ void eb_load(const T *p, typename Acc<T>::type *a) {
+  if (V > 1) {
+    Pack<T> pk = *reinterpret_cast<const Pack<T> *>(p);
+#pragma unroll
+    for (int e = 0; e < V; e++) a[e] = ld(pk.v[e]);
+  } else {
+    a[0] = ld(p[0]);
+  }
+}
+template <typename T, int V> __device__ __forceinline__ void eb_store(T *p, const typename Acc<T>::type *a) {
+  if (V > 1) {
+    Pack<T> pk;
+#pragma unroll
+    for (int e = 0; e < V; e++) pk.v[e] = st<T>(a[e]);
+    *reinterpret_cast<Pack<T> *>(p) = pk;
+  } else {
+    p[0] = st<T>(a[0]);
+  }
+}
+
+/* MEAN: divide by the bag's size. WEIGHTED: scale row j by psw[j]. OFFSETS: bag b is
+ * indices[offsets[b] .. offsets[b + 1]), else indices[b] alone. V: elements a lane loads at once
+ * (Pack<T>::N, or 1). out rows are ldo elements apart; the bag's D columns start at col. */
+template <typename T, int V, bool MEAN, bool WEIGHTED, bool OFFSETS>
+__global__ void __launch_bounds__(EB_THREADS)
+embedding_bag(const T *__restrict__ weight, const i64 *__restrict__ indices,
+              const i64 *__restrict__ offsets, const T *__restrict__ psw, T *__restrict__ out,
+              i64 bags, i64 D, i64 ldo, i64 col, int G) {
+  typedef typename Acc<T>::type A;
+  const int lane = threadIdx.x & 31;
+  const int groups = 32 / G, grp = lane / G, sub = lane % G;
+  const i64 npk = D / V;
+  const i64 warps = (i64)gridDim.x * (EB_THREADS / 32);
+  for (i64 b = (i64)blockIdx.x * (EB_THREADS / 32) + (threadIdx.x >> 5); b < bags; b += warps) {
+    const i64 s = OFFSETS ? offsets[b] : b, e = OFFSETS ? offsets[b + 1] : b + 1;
+    for (i64 p0 = 0; p0 < npk; p0 += G) {
+      const i64 p = p0 + sub;
+      const bool active = p < npk;
+      A acc[V];
+#pragma unroll
+      for (int k = 0; k < V; k++) acc[k] = (A)0;
+      for (i64 j = s + grp; j < e; j += groups) {
+        const i64 row = indices[j];
+        const A wj = WEIGHTED ? ld(psw[j]) : (A)1;
+        if (active) {
+          A v[V];
+          eb_load<T, V>(weight + row * D + p * V, v);
+#pragma unroll
+          for (int k = 0; k < V; k++) acc[k] += WEIGHTED ? wj * v[k] : v[k];
+        }
+      }
+      /* the groups' partial sums: lanes sub, sub + G, sub + 2G, ... */
+      for (int o = G; o < 32; o <<= 1) {
+#pragma unroll
+        for (int k = 0; k < V; k++) acc[k] += __shfl_xor_sync(0xffffffffu, acc[k], o);
+      }
+      if (grp == 0 && active) {
+        if (MEAN) {
+          const i64 n = e - s;
+#pragma unroll
+          for (int k = 0; k < V; k++) acc[k] = n > 0 ? acc[k] / (A)n : (A)0;
+        }
+        eb_store<T, V>(out + b * ldo + col + p * V, acc);
+      }
+    }
+  }
+}
+]==]
+
+local THREADS = 256
+local WARPS = THREADS // 32
+
+local function b(v) return v and "true" or "false" end
+
+local function kernel_name(T, V, mean, weighted, offsets)
+  return ("embedding_bag<%s, %d, %s, %s, %s>"):format(T, V, b(mean), b(weighted), b(offsets))
+end
+
+-- elements in a 16-byte pack of each dtype (cuda.lua's Pack<T>::N)
+local PACK = { f64 = 2, f32 = 4, f16 = 8, bf16 = 8 }
+
+local function instantiate(T, dtype)
+  local inst = {}
+  for _, V in ipairs({ PACK[dtype] or 1, 1 }) do
+    for _, mean in ipairs({ false, true }) do
+      for _, weighted in ipairs({ false, true }) do
+        if not (mean and weighted) then
+          for _, offsets in ipairs({ true, false }) do inst[#inst + 1] = kernel_name(T, V, mean, weighted, offsets) end
+        end
+      end
+    end
+  end
+  return inst
+end
+
+-- The lanes a row spans: the smallest power of two covering its packs, at most 32.
+local function lanes(npk)
+  local g = 1
+  while g < npk and g < 32 do g = g * 2 end
+  return g
+end
+
+local M = {}
+M.lanes = lanes
+M.PACK = PACK
+M.THREADS = THREADS
+
+-- plan{ dtype, D, ldo, col, aligned, mode, weighted, offsets, bags } -> the launch of one call:
+-- { kernel = name, grid, block, V, G }. aligned: weight and out are 16-byte aligned.
+function M.plan(o)
+  local V = PACK[o.dtype] or 1
+  if o.D % V ~= 0 or o.ldo % V ~= 0 or o.col % V ~= 0 or not o.aligned then V = 1 end
+  return { kernel = kernel_name(o.ctype, V, o.mode == "mean", o.weighted, o.offsets), V = V, G = lanes(o.D // V),
+           grid = math.min((o.bags + WARPS - 1) // WARPS, 1 << 20), block = THREADS }
+end
+
+local MODES = { sum = true, mean = true }
+
+local function install(lib, K)
+  local OP = "embedding_bag"
+  -- embedding_bag(weight, indices, offsets, out [, opts]): out = embedding_bag(indices, weight,
+  -- offsets, mode = opts.mode or "sum", per_sample_weights = opts.per_sample_weights), written
+  -- into out[:, opts.col : opts.col + D] (col default 0; out is [bags, W] with W >= col + D).
+  -- weight [rows, D] floating; indices 1-D i64; offsets 1-D i64 of bags + 1 entries (CSR,
+  -- offsets[1] = 0 and the last = #indices, as include_last_offset = True), or nil for one index
+  -- a bag. The offsets are trusted to be non-decreasing and the indices to be rows of weight:
+  -- the problems draw them so.
+  function lib.embedding_bag(weight, indices, offsets, out, opts)
+    opts = opts or {}
+    for k in pairs(opts) do
+      if k ~= "mode" and k ~= "per_sample_weights" and k ~= "col" then K.fail(OP, "unknown option '%s'", tostring(k)) end
+    end
+    local mode = opts.mode or "sum"
+    if not MODES[mode] then K.fail(OP, "mode '%s': 'sum' or 'mean'", tostring(mode)) end
+    K.check_float(OP, weight, "weight")
+    if weight:dim() ~= 2 then K.fail(OP, "weight is %s, a 2-D [rows, D] table is needed", K.shape_str(weight.shape)) end
+    K.check_tensor(OP, indices, "indices")
+    K.check_dtype(OP, indices, "i64", "indices")
+    if indices:dim() ~= 1 then K.fail(OP, "indices is %s, 1-D is needed", K.shape_str(indices.shape)) end
+    local n = indices:size(1)
+    local bags = n
+    if offsets ~= nil then
+      K.check_tensor(OP, offsets, "offsets")
+      K.check_dtype(OP, offsets, "i64", "offsets")
+      if offsets:dim() ~= 1 or offsets:size(1) < 1 then
+        K.fail(OP, "offsets is %s, 1-D with bags + 1 entries is needed", K.shape_str(offsets.shape))
+      end
+      bags = offsets:size(1) - 1
+    end
+    local psw = opts.per_sample_weights
+    if psw ~= nil then
+      if mode ~= "sum" then K.fail(OP, "per_sample_weights needs mode 'sum' (PyTorch's rule), not '%s'", mode) end
+      K.check_tensor(OP, psw, "per_sample_weights")
+      K.check_shape(OP, psw, { n }, "per_sample_weights")
+      K.check_dtype(OP, psw, weight.dtype, "per_sample_weights")
+    end
+    K.check_tensor(OP, out, "out")
+    K.check_dtype(OP, out, weight.dtype, "out")
+    local D = weight:size(2)
+    local col = opts.col or 0
+    if math.type(col) ~= "integer" or col < 0 then K.fail(OP, "col is %s, a non-negative integer is needed", tostring(col)) end
+    if out:dim() ~= 2 or out:size(1) ~= bags or out:size(2) < col + D then
+      K.fail(OP, "out is %s, expected [%d, >= %d] (%d bags, columns %d to %d)", K.shape_str(out.shape), bags, col + D,
+        bags, col, col + D - 1)
+    end
+    if not K.writes(out) then return out end
+    if bags == 0 or D == 0 then return out end
+    local ldo = out:size(2)
+    local pl = M.plan{ dtype = weight.dtype, ctype = K.ctype[weight.dtype], D = D, ldo = ldo, col = col,
+                       aligned = K.aligned(weight, 16) and K.aligned(out, 16), mode = mode, weighted = psw ~= nil,
+                       offsets = offsets ~= nil, bags = bags }
+    local k = K.program("embedding", SRC, weight.dtype, instantiate)[pl.kernel]
+    k{ grid = pl.grid, block = pl.block }(weight, indices, offsets or indices, psw or weight, out, bags, D, ldo, col, pl.G)
+    return out
+  end
+end
+
+M.install = install
+M.sources = { { name = "embedding", source = SRC, instantiate = instantiate } }
+M.SOURCE = SRC
+M.kernel_name = kernel_name
+return M

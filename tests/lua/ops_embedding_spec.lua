@@ -1,0 +1,154 @@
+-- kreach.ops.embedding without a GPU: the operator's checks on shape-only tensors, and its CUDA
+-- kernel run on the CPU (kreach.emulate: g++, a thread a CUDA thread, warp shuffles at a
+-- barrier) on random bags against the definition computed here: sum, mean and weighted bags,
+-- empty bags, one index a bag (no offsets), rows of 1 to 260 elements in packs or single
+-- elements, into a column range of a wider output whose other columns must stay untouched.
+-- Random: the seed is printed; KREACH_SEED=N repeats a run.
+local ops = require "kreach.ops"
+local meta = require "kreach.meta"
+local emb = require "kreach.ops.embedding"
+local cuda = require "kreach.ops.cuda"
+local emu = require "kreach.emulate"
+
+local seed = tonumber(os.getenv("KREACH_SEED")) or os.time() % 100000
+print(("ops_embedding_spec: seed %d (KREACH_SEED=%d repeats it)"):format(seed, seed))
+
+describe("kreach.ops.embedding", function()
+  local lib = ops.get(true)
+  local function m(shape, dtype) return meta.new(shape, dtype) end
+
+  it("checks its arguments on shape-only tensors and records the write", function()
+    local w, idx, off = m({ 100, 16 }, "f32"), m({ 30 }, "i64"), m({ 9 }, "i64")
+    local out = m({ 8, 40 }, "f32")
+    lib.embedding_bag(w, idx, off, out, { col = 24 })
+    assert.is_true(out:written())
+    local function err(...)
+      local ok, e = pcall(lib.embedding_bag, ...)
+      assert.is_false(ok)
+      return tostring(e)
+    end
+    assert.matches("indices is f32, expected i64", err(w, m({ 30 }, "f32"), off, out))
+    assert.matches("weight is {100, 16, 2}, a 2%-D", err(m({ 100, 16, 2 }, "f32"), idx, off, out))
+    assert.matches("out is {8, 39}, expected %[8, >= 40%]", err(w, idx, off, m({ 8, 39 }, "f32"), { col = 24 }))
+    assert.matches("out is {7, 16}, expected %[8, >= 16%]", err(w, idx, off, m({ 7, 16 }, "f32")))
+    assert.matches("per_sample_weights needs mode 'sum'", err(w, idx, off, out, { mode = "mean", per_sample_weights = m({ 30 }, "f32") }))
+    assert.matches("per_sample_weights is {29}, expected {30}", err(w, idx, off, out, { per_sample_weights = m({ 29 }, "f32") }))
+    assert.matches("mode 'max': 'sum' or 'mean'", err(w, idx, off, out, { mode = "max" }))
+    assert.matches("unknown option 'columns'", err(w, idx, off, out, { columns = 2 }))
+    assert.matches("out is bf16, expected f32", err(w, idx, off, m({ 8, 16 }, "bf16")))
+    -- one index a bag without offsets: as many bags as indices
+    local o2 = m({ 30, 16 }, "f32")
+    lib.embedding_bag(w, idx, nil, o2)
+    assert.is_true(o2:written())
+  end)
+
+  it("spans a row with the fewest lanes that cover its packs", function()
+    assert.same({ 1, 1, 2, 4, 4, 32, 32 }, { emb.lanes(0), emb.lanes(1), emb.lanes(2), emb.lanes(3), emb.lanes(4), emb.lanes(32), emb.lanes(65) })
+    local p = emb.plan{ dtype = "f32", ctype = "float", D = 16, ldo = 16, col = 0, aligned = true, mode = "sum", bags = 9 }
+    assert.equals(4, p.V)
+    assert.equals(4, p.G)
+    assert.equals(2, p.grid)
+    -- a column offset that breaks the packs: single elements
+    p = emb.plan{ dtype = "f32", ctype = "float", D = 16, ldo = 40, col = 2, aligned = true, mode = "sum", bags = 9 }
+    assert.equals(1, p.V)
+    assert.equals(16, p.G)
+  end)
+
+  it("computes embedding bags as PyTorch defines them (its kernel, emulated on the CPU)", function()
+    local rng = seed
+    local function rand(n) -- 1..n, a 64-bit LCG
+      rng = (rng * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
+      return (rng >> 33) % n + 1
+    end
+    local Ds = { 1, 3, 4, 8, 16, 24, 64, 100, 128, 136, 260 }
+    local dtypes = { "f64", "f32", "bf16", "f16" }
+    local CT = { f64 = "double", f32 = "float", bf16 = "__nv_bfloat16", f16 = "__half" }
+    local cases, src = {}, { emu.HEADER, cuda, emb.SOURCE, emu.LAUNCH, [[
+template <typename T> static std::vector<T> emu_vec(const double *v, size_t n) {
+  std::vector<T> r(n); for (size_t i = 0; i < n; i++) r[i] = st<T>((typename Acc<T>::type)v[i]); return r; }
+template <typename T> static double emu_d(T v) { return (double)ld(v); }
+]] }
+    local function list(t) return "{" .. (#t > 0 and table.concat(t, ",") or "0") .. "}" end
+    for c = 1, 28 do
+      local dt = dtypes[(c - 1) % #dtypes + 1]
+      local D = Ds[rand(#Ds)]
+      local rows = rand(40)
+      local bags = rand(20) - 1
+      local mode = ({ "sum", "mean", "weighted" })[rand(3)]
+      local has_off = c % 5 ~= 0
+      local col = rand(3) == 1 and rand(5) - 1 or 0
+      local extra = rand(3) - 1
+      local ldo = col + D + extra
+      local W, idx, off, psw = {}, {}, { 0 }, {}
+      for i = 1, rows * D do W[i] = (rand(129) - 65) / 32 end -- exact at every dtype
+      if has_off then
+        for _ = 1, bags do
+          local len = rand(4) == 1 and 0 or rand(13) - 1
+          for _ = 1, len do idx[#idx + 1] = rand(rows) - 1 end
+          off[#off + 1] = #idx
+        end
+      else
+        for _ = 1, bags do idx[#idx + 1] = rand(rows) - 1 end
+      end
+      for i = 1, #idx do psw[i] = (rand(65) - 33) / 16 end
+      -- the definition, in double, from the (exact) values
+      local ref = {}
+      for b = 0, bags - 1 do
+        local s, e = has_off and off[b + 1] or b, has_off and off[b + 2] or b + 1
+        for d = 0, D - 1 do
+          local acc = 0.0
+          for j = s, e - 1 do acc = acc + (mode == "weighted" and psw[j + 1] or 1) * W[idx[j + 1] * D + d + 1] end
+          if mode == "mean" then acc = e > s and acc / (e - s) or 0.0 end
+          ref[b * ldo + col + d + 1] = acc
+        end
+      end
+      local pl = emb.plan{ dtype = dt, ctype = CT[dt], D = D, ldo = ldo, col = col, aligned = true,
+                           mode = mode == "mean" and "mean" or "sum", weighted = mode == "weighted",
+                           offsets = has_off, bags = bags }
+      cases[c] = { dt = dt, D = D, rows = rows, bags = bags, mode = mode, off = has_off, col = col, ldo = ldo, V = pl.V, G = pl.G }
+      local refl = {}
+      for i = 1, bags * ldo do refl[i] = ref[i] and ("%.17g"):format(ref[i]) or "NAN" end
+      src[#src + 1] = ([[
+static void case_%d() {
+  typedef %s T;
+  static const double W[] = %s, PSW[] = %s, REF[] = %s;
+  static const long long IDX[] = %s, OFF[] = %s;
+  const long long bags = %d, D = %d, ldo = %d, col = %d, n = %d;
+  auto w = emu_vec<T>(W, %d); auto psw = emu_vec<T>(PSW, n > 0 ? n : 1);
+  std::vector<T> out((size_t)(bags * ldo > 0 ? bags * ldo : 1), st<T>((typename Acc<T>::type)-1024));
+  emu_launch({%d, 1, 1}, {%d, 1, 1}, [&] { %s(w.data(), IDX, OFF, psw.data(), out.data(), bags, D, ldo, col, %d); });
+  double err = 0, mag = 0; long long clobbered = 0;
+  for (long long i = 0; i < bags * ldo; i++) {
+    const double got = emu_d(out[i]);
+    if (std::isnan(REF[i])) { if (got != -1024.0) clobbered++; continue; }
+    err = std::fmax(err, std::fabs(got - REF[i])); mag = std::fmax(mag, std::fabs(REF[i]));
+  }
+  printf("%d %%.3e %%.3e %%lld\n", err, mag, clobbered);
+}
+]]):format(c, CT[dt], list(#W > 0 and W or { 0 }), list(#psw > 0 and psw or { 0 }), list(#refl > 0 and refl or { 0 }),
+        list(#idx > 0 and idx or { 0 }), list(off), bags, D, ldo, col, #idx, #W, math.max(pl.grid, 1), pl.block,
+        pl.kernel, pl.G, c)
+    end
+    local main = { "int main() {" }
+    for c = 1, #cases do main[#main + 1] = ("  case_%d(); fflush(stdout);"):format(c) end
+    main[#main + 1] = "  return 0;\n}"
+    src[#src + 1] = table.concat(main, "\n")
+    local out, ok = emu.run(src)
+    assert(ok, out)
+    -- exact sums and products of the drawn values at f32 and f64; one rounding of the result
+    -- (and the mean's division) at the 16-bit dtypes
+    local REL = { f64 = 1e-15, f32 = 1e-6, bf16 = 2 ^ -8, f16 = 2 ^ -11 }
+    local seen = 0
+    for line in out:gmatch("[^\n]+") do
+      local c, err, mag, clob = line:match("^(%d+) (%S+) (%S+) (%d+)$")
+      assert(c, "unexpected output: " .. line)
+      local k = cases[tonumber(c)]
+      local what = ("case %s (seed %d): %s D=%d rows=%d bags=%d %s%s col=%d ldo=%d V=%d G=%d"):format(c, seed, k.dt, k.D,
+        k.rows, k.bags, k.mode, k.off and "" or " (no offsets)", k.col, k.ldo, k.V, k.G)
+      assert.equals(0, tonumber(clob), what .. ": wrote outside its columns")
+      assert.is_true(tonumber(err) <= REL[k.dt] * math.max(tonumber(mag), 1), ("%s: error %s against max %s"):format(what, err, mag))
+      seen = seen + 1
+    end
+    assert.equals(#cases, seen, out)
+  end)
+end)
