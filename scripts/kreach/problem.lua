@@ -23,11 +23,13 @@ local CATEGORIES = { matmul = true, activation = true, elementwise = true, norma
   pooling = true, reduction = true, scan = true, loss = true, attention = true,
   convolution = true, embedding = true, other = true }
 -- the input domains a problem may declare (used to draw extra test inputs)
+-- "rows": indices into a table's rows, drawn uniformly (randint(0, n)) by default and from
+-- Zipf-like laws (zipf(n, alpha), heavy-tailed as real Criteo ids) in the other trials
 M.DOMAINS = { real = true, positive = true, nonnegative = true, unit = true,
   probabilities = true, indices = true, mask = true, sign = true, symmetric = true,
-  upper_triangular = true, lower_triangular = true }
+  upper_triangular = true, lower_triangular = true, rows = true }
 local DTYPES = { f32 = true, bf16 = true, f16 = true }
-local GENERATORS = { uniform = 2, normal = 2, randint = 2, sign = 0, bool = 0 }
+local GENERATORS = { uniform = 2, normal = 2, randint = 2, sign = 0, bool = 0, zipf = 2 }
 local TRANSFORMS = { symmetric = 0, triu = 0, tril = 0, scale_rand = 0, softmax = 0 }
 local INITS = { ones = 0, zeros = 0, uniform = 2, kaiming_uniform = 1 }
 
@@ -83,7 +85,8 @@ local function suggest(word, known)
   return best and (" (did you mean '%s'?)"):format(best) or ""
 end
 
--- ---- distributions: "uniform", "uniform(-1, 1)", "randint(0, 4096)", "uniform | triu" ----
+-- ---- distributions: "uniform", "uniform(-1, 1)", "randint(0, 4096)", "uniform | triu",
+-- "zipf(1000, 1.1)" (rows of a 1000-row table, Zipf-like: kreach.ops.embedding's zipf_rows) ----
 
 local function parse_call(s, where, table_of, what)
   local name, argstr = s:match("^%s*([%a_][%w_]*)%s*(.-)%s*$")
@@ -122,6 +125,12 @@ function M.parse_dist(s, where)
   if gen == "uniform" and #args == 0 then d.args = { 0, 1 } end
   if gen == "normal" and #args == 0 then d.args = { 0, 1 } end
   if gen == "randint" and #args == 0 then problem_error(where, "randint needs (lo, hi)") end
+  if gen == "zipf" then
+    if #args == 0 then problem_error(where, "zipf needs (rows, alpha)") end
+    if math.type(args[1]) ~= "integer" or args[1] < 1 or not (args[2] > 0) then
+      problem_error(where, "distribution '%s' needs a whole number of rows >= 1 and alpha > 0", s)
+    end
+  end
   if (gen == "uniform" or gen == "randint") and not (d.args[1] < d.args[2]) then
     problem_error(where, "distribution '%s' needs lo < hi", s)
   end
@@ -210,9 +219,18 @@ local function check_arg(a, i, where0, sizes, names)
     if not ok then problem_error(where, "unknown dtype '%s'", tostring(a.dtype)) end
   end
   if a.kind == "input" then
-    M.parse_dist(a.dist or "uniform", where .. ": dist")
+    local d = M.parse_dist(a.dist or "uniform", where .. ": dist")
     if a.domain ~= nil and not M.DOMAINS[a.domain] then
       problem_error(where, "unknown domain '%s'%s", tostring(a.domain), suggest(tostring(a.domain), M.DOMAINS))
+    end
+    if d.gen == "zipf" and a.dtype ~= "i64" then
+      problem_error(where, "zipf draws rows as i64; the dtype is %s", tostring(a.dtype or "the problem's"))
+    end
+    if a.domain == "rows" then
+      if a.dtype ~= "i64" then problem_error(where, "the domain 'rows' is of i64 indices; the dtype is %s", tostring(a.dtype or "the problem's")) end
+      if not ((d.gen == "randint" and d.args[1] == 0) or d.gen == "zipf") then
+        problem_error(where, "the domain 'rows' needs the distribution randint(0, rows) or zipf(rows, alpha), not '%s'", d.text)
+      end
     end
   elseif a.kind == "param" then
     if a.init == nil then problem_error(where, "a parameter needs an init rule ('ones', 'zeros', 'uniform(lo, hi)', 'kaiming_uniform(fan_in)', 'kaiming_uniform')") end
@@ -402,6 +420,14 @@ local function draw(lib, a, seed, scratch)
     if d.gen == "bool" then t:randint(0, 2, seed) else t:randint(math.tointeger(d.args[1]), math.tointeger(d.args[2]), seed) end
     return t
   end
+  if d.gen == "zipf" then
+    local t = new("out", a.shape, a.dtype)
+    local u = new("u", a.shape, "f64")
+    u:uniform(0, 1, seed)
+    lib.zipf_rows(u, t, math.tointeger(d.args[1]), d.args[2])
+    drop(u)
+    return t
+  end
   local x = new("x", a.shape, "f32")
   if d.gen == "uniform" then x:uniform(d.args[1], d.args[2], seed)
   elseif d.gen == "normal" then x:normal(d.args[1], d.args[2], seed)
@@ -484,9 +510,16 @@ local function fmt(x) return ("%.4g"):format(x) end
 -- chosen by its domain; nil where the domain has no other distribution (indices, masks,
 -- signs) or where none is declared. The input's transforms (triu, symmetric, softmax, ...)
 -- are kept, so the structure the domain promises holds.
-function M.other_generator(domain, variant, seed, i)
+function M.other_generator(domain, variant, seed, i, dist)
   local u1, u2, u3 = unit_hash(seed, 3 * i + 1), unit_hash(seed, 3 * i + 2), unit_hash(seed, 3 * i + 3)
   local shifted = variant == "shifted"
+  if domain == "rows" then
+    -- the rows of randint(0, n): Zipf-like, alpha in [1.05, 1.1) or, shifted, [1.15, 1.2)
+    if dist and dist.gen == "randint" and dist.args[1] == 0 then
+      return "zipf", { math.tointeger(dist.args[2]), (shifted and 1.15 or 1.05) + 0.05 * u1 }
+    end
+    return nil
+  end
   if domain == "real" or domain == "symmetric" or domain == "upper_triangular"
       or domain == "lower_triangular" or domain == "probabilities" then
     if shifted then
@@ -521,8 +554,8 @@ function Instance:make_args(seed, opts)
     if a.kind == "input" then
       local spec = a
       local d = a.dist
-      if variant ~= "default" and d.gen ~= "randint" and d.gen ~= "bool" and d.gen ~= "sign" then
-        local gen, gargs = M.other_generator(a.domain, variant, seed, i)
+      if variant ~= "default" and ((d.gen ~= "randint" and d.gen ~= "bool" and d.gen ~= "sign") or a.domain == "rows") then
+        local gen, gargs = M.other_generator(a.domain, variant, seed, i, d)
         if gen then
           spec = setmetatable({ dist = { gen = gen, args = gargs, transforms = d.transforms } }, { __index = a })
           local parts = { ("%s(%s, %s)"):format(gen, fmt(gargs[1]), fmt(gargs[2])) }

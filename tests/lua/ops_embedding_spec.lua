@@ -54,6 +54,68 @@ describe("kreach.ops.embedding", function()
     assert.equals(16, p.G)
   end)
 
+  it("draws Zipf-like rows as experiments/workloads/dlrm.py does (its kernel, emulated on the CPU)", function()
+    -- the definition, here in Lua's doubles (the same C library's pow, exp and log)
+    local P = emb.HASH_PRIME
+    local function zipf(u, n, alpha)
+      local x
+      if math.abs(alpha - 1.0) < 1e-9 then x = math.exp(u * math.log(n + 1.0))
+      else
+        local a = 1.0 - alpha
+        x = (1.0 + u * ((n + 1.0) ^ a - 1.0)) ^ (1.0 / a)
+      end
+      local r = math.floor(x) - 1
+      r = r < 0 and 0 or r >= n and n - 1 or r
+      return (r * P) % n
+    end
+    local us, cases = {}, { { 1000, 1.05 }, { 10000000, 1.2 }, { 3, 1.1 }, { 26, 1.0 }, { 1, 1.1 } }
+    local state = seed
+    for i = 1, 2000 do
+      state = (state * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
+      us[i] = (state >> 11) / 2 ^ 52 -- [0, 1)
+    end
+    us[1], us[2] = 0.0, 1.0 - 2 ^ -53
+    local ul = {}
+    for i, u in ipairs(us) do ul[i] = ("%.17g"):format(u) end
+    local src = { emu.HEADER, cuda, emb.SOURCE, emu.LAUNCH, "static const double U[] = {" .. table.concat(ul, ",") .. "};",
+      "int main() {", ("  std::vector<long long> out(%d);"):format(#us) }
+    for ci, c in ipairs(cases) do
+      src[#src + 1] = ("  emu_launch({%d, 1, 1}, {%d, 1, 1}, [&] { zipf_rows<double>(U, out.data(), %d, %d, %.17g); });"):format(
+        (#us + emb.THREADS - 1) // emb.THREADS, emb.THREADS, #us, c[1], c[2])
+      src[#src + 1] = ("  for (size_t i = 0; i < out.size(); i++) printf(\"%d %%lld\\n\", out[i]);"):format(ci)
+    end
+    src[#src + 1] = "  return 0;\n}"
+    local out, ok = emu.run(src)
+    assert(ok, out)
+    local got = {}
+    for line in out:gmatch("[^\n]+") do
+      local c, v = line:match("^(%d+) (%-?%d+)$")
+      local t = got[tonumber(c)] or {}
+      got[tonumber(c)] = t
+      t[#t + 1] = tonumber(v)
+    end
+    for ci, c in ipairs(cases) do
+      local n, alpha = c[1], c[2]
+      local counts, top = {}, 0
+      assert.equals(#us, #got[ci])
+      for i, u in ipairs(us) do
+        local want = zipf(u, n, alpha)
+        assert.is_true(got[ci][i] >= 0 and got[ci][i] < n)
+        assert.equals(want, got[ci][i], ("n %d alpha %g u %.17g (seed %d)"):format(n, alpha, u, seed))
+        counts[want] = (counts[want] or 0) + 1
+        top = math.max(top, counts[want])
+      end
+      -- heavy-tailed: the hottest row of a 1000-row table takes far more than 1/1000 of them
+      if n == 1000 then assert.is_true(top > 0.05 * #us, ("hottest row %d of %d draws"):format(top, #us)) end
+    end
+    -- the spreading is a bijection of the ranks
+    local seen = {}
+    for r = 0, 96 do seen[(r * P) % 97] = true end
+    local k = 0
+    for _ in pairs(seen) do k = k + 1 end
+    assert.equals(97, k)
+  end)
+
   it("computes embedding bags as PyTorch defines them (its kernel, emulated on the CPU)", function()
     local rng = seed
     local function rand(n) -- 1..n, a 64-bit LCG

@@ -153,11 +153,34 @@ return kreach.problem{
 
   it("with an unknown dtype, distribution or domain names the argument", function()
     assert.matches("input 'x': unknown dtype 'f8'", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dtype = "f8" })')))
-    assert.matches("input 'x': dist: unknown distribution 'gauss' %(known: bool, normal, randint, sign, uniform%)",
+    assert.matches("input 'x': dist: unknown distribution 'gauss' %(known: bool, normal, randint, sign, uniform, zipf%)",
       load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dist = "gauss" })')))
     assert.matches("unknown transform 'sorted'", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dist = "uniform | sorted" })')))
     assert.matches("unknown domain 'reals' %(did you mean 'real'%?%)", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { domain = "reals" })')))
     assert.matches("input 'x': unknown option 'dsit' %(did you mean 'dist'%?%)", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dsit = "uniform" })')))
+  end)
+
+  it("with rows (Zipf or the domain 'rows') that are not i64 indices of a table names the argument", function()
+    local function with(opts) return load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, ' .. opts .. ')')) end
+    assert.matches("input 'x': zipf draws rows as i64; the dtype is f32", with('{ dtype = "f32", dist = "zipf(100, 1.1)" }'))
+    assert.matches("input 'x': dist: distribution 'zipf%(100.5, 1.1%)' needs a whole number of rows >= 1 and alpha > 0",
+      with('{ dtype = "i64", dist = "zipf(100.5, 1.1)" }'))
+    assert.matches("zipf needs %(rows, alpha%)", with('{ dtype = "i64", dist = "zipf" }'))
+    assert.matches("input 'x': the domain 'rows' is of i64 indices; the dtype is the problem's", with('{ domain = "rows" }'))
+    assert.matches("input 'x': the domain 'rows' needs the distribution randint%(0, rows%) or zipf%(rows, alpha%), not 'randint%(1, 9%)'",
+      with('{ dtype = "i64", dist = "randint(1, 9)", domain = "rows" }'))
+  end)
+
+  it("draws the other trials' rows from Zipf-like laws (randint(0, n) in the domain 'rows')", function()
+    local d = problem.parse_dist("randint(0, 1000)")
+    local g1, a1 = problem.other_generator("rows", "centred", 1, 1, d)
+    local g2, a2 = problem.other_generator("rows", "shifted", 1, 1, d)
+    assert.equals("zipf", g1)
+    assert.equals("zipf", g2)
+    assert.equals(1000, a1[1])
+    assert.is_true(a1[2] >= 1.05 and a1[2] < 1.1)
+    assert.is_true(a2[2] >= 1.15 and a2[2] < 1.2)
+    assert.is_nil((problem.other_generator("indices", "shifted", 1, 1, d)))
   end)
 
   it("with a shape naming an unknown size names it", function()

@@ -1,6 +1,7 @@
 -- kreach.ops.embedding: embedding bags, torch.nn.functional.embedding_bag (mode "sum" or
 -- "mean", per_sample_weights with "sum"), the lookups of a recommender's sparse features
--- (DLRM-Bench, problems/dlrm-bench).
+-- (DLRM-Bench, problems/dlrm-bench); and zipf_rows, the heavy-tailed rows its problems' index
+-- inputs are also drawn from.
 --
 -- out[b, col : col + D] = reduce over j in [offsets[b], offsets[b + 1]) of w_j * weight[indices[j], :]
 -- with w_j = per_sample_weights[j] or 1, the sum or its mean over the bag (an empty bag gives
@@ -87,6 +88,27 @@ embedding_bag(const T *__restrict__ weight, const i64 *__restrict__ indices,
     }
   }
 }
+
+/* Zipf-like rows (experiments/workloads/dlrm.py's make_indices): from u in [0, 1), the inverse CDF
+ * of p(x) ~ x^-alpha on [1, n + 1), floored to a rank (0 the most frequent), then spread over the
+ * table by the bijection rank -> rank * 2654435761 mod n (a prime above every table's size), so
+ * the hot rows are not the first ones. T is unused (the family compiles per dtype). */
+template <typename T>
+__global__ void __launch_bounds__(EB_THREADS)
+zipf_rows(const double *__restrict__ u, i64 *__restrict__ out, i64 count, i64 n, double alpha) {
+  for (i64 i = (i64)blockIdx.x * EB_THREADS + threadIdx.x; i < count; i += (i64)gridDim.x * EB_THREADS) {
+    double x;
+    if (fabs(alpha - 1.0) < 1e-9) {
+      x = exp(u[i] * log(n + 1.0));
+    } else {
+      const double a = 1.0 - alpha;
+      x = pow(1.0 + u[i] * (pow(n + 1.0, a) - 1.0), 1.0 / a);
+    }
+    i64 r = (i64)floor(x) - 1;
+    r = r < 0 ? 0 : r >= n ? n - 1 : r;
+    out[i] = (i64)(((unsigned long long)r * 2654435761ull) % (unsigned long long)n);
+  }
+}
 ]==]
 
 local THREADS = 256
@@ -102,7 +124,7 @@ end
 local PACK = { f64 = 2, f32 = 4, f16 = 8, bf16 = 8 }
 
 local function instantiate(T, dtype)
-  local inst = {}
+  local inst = { ("zipf_rows<%s>"):format(T) }
   for _, V in ipairs({ PACK[dtype] or 1, 1 }) do
     for _, mean in ipairs({ false, true }) do
       for _, weighted in ipairs({ false, true }) do
@@ -195,8 +217,32 @@ local function install(lib, K)
     k{ grid = pl.grid, block = pl.block }(weight, indices, offsets or indices, psw or weight, out, bags, D, ldo, col, pl.G)
     return out
   end
+
+  -- zipf_rows(u, out, n, alpha): out (i64) = Zipf-like rows of a table of n rows from u (f64,
+  -- U[0, 1), the same shape): rank floor(x) - 1 for x the power law's inverse CDF at u, spread by
+  -- rank * 2654435761 mod n (experiments/workloads/dlrm.py's generator, as real Criteo ids are
+  -- heavy-tailed). alpha > 0; 1 is the log-uniform limit.
+  function lib.zipf_rows(u, out, n, alpha)
+    local op = "zipf_rows"
+    K.check_tensor(op, u, "u")
+    K.check_dtype(op, u, "f64", "u")
+    K.check_tensor(op, out, "out")
+    K.check_dtype(op, out, "i64", "out")
+    K.check_shape(op, out, u.shape, "out")
+    if math.type(n) ~= "integer" or n < 1 or n >= M.HASH_PRIME then
+      K.fail(op, "n is %s, an integer in [1, %d) is needed", tostring(n), M.HASH_PRIME)
+    end
+    if type(alpha) ~= "number" or not (alpha > 0) then K.fail(op, "alpha is %s, a positive number is needed", tostring(alpha)) end
+    if not K.writes(out) then return out end
+    local count = u:numel()
+    if count == 0 then return out end
+    local k = K.program("embedding", SRC, "f64", instantiate)["zipf_rows<double>"]
+    k{ grid = math.min(K.blocks(count, THREADS, 1), 1 << 20), block = THREADS }(u, out, count, n, alpha + 0.0)
+    return out
+  end
 end
 
+M.HASH_PRIME = 2654435761
 M.install = install
 M.sources = { { name = "embedding", source = SRC, instantiate = instantiate } }
 M.SOURCE = SRC
