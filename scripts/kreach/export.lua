@@ -42,6 +42,13 @@ local function draw_expr(a, shape, problem_dtype)
     e = ("torch.randint(0, 2, %s).bool()"):format(shape)
   elseif d.gen == "sign" then
     e = ("(torch.randint(0, 2, %s).float() * 2 - 1)"):format(shape)
+  elseif d.gen == "zipf" then
+    -- kreach.ops.embedding's zipf_rows (experiments/workloads/dlrm.py's make_indices)
+    local n, alpha = math.tointeger(d.args[1]), d.args[2]
+    local x = math.abs(alpha - 1) < 1e-9 and ("torch.exp(u * math.log(%d + 1.0))"):format(n)
+      or ("(1.0 + u * ((%d + 1.0) ** %s - 1.0)) ** (1.0 / %s)"):format(n, py_num(1 - alpha), py_num(1 - alpha))
+    e = ("(lambda u: ((%s).floor().long() - 1).clamp(0, %d) * 2654435761 %% %d)(torch.rand(%s, dtype=torch.float64))"):format(
+      x, n - 1, n, shape)
   end
   for _, t in ipairs(d.transforms) do
     if t == "symmetric" then e = ("((lambda m: (m + m.T) / 2)(%s))"):format(e)
@@ -52,7 +59,7 @@ local function draw_expr(a, shape, problem_dtype)
     end
   end
   local dt = a.dtype
-  if (d.gen == "randint" and dt ~= "i64") or (d.gen ~= "randint" and d.gen ~= "bool" and dt ~= "f32") then
+  if (d.gen == "randint" and dt ~= "i64") or (d.gen ~= "randint" and d.gen ~= "bool" and d.gen ~= "zipf" and dt ~= "f32") then
     e = ("%s.to(%s)"):format(e, TORCH_DTYPE[dt])
   end
   return e

@@ -1,0 +1,93 @@
+-- DLRM-Bench's problems without a GPU: each loads and validates (its reference run on
+-- shape-only tensors) at every dtype, its index inputs are rows of the table they index, and its
+-- KernelBench export runs under Debian's PyTorch on the CPU with the declared output, which for
+-- the lookups is checked against a gather written here.
+local kreach = require "kreach"
+local problem = require "kreach.problem"
+local export = require "kreach.export"
+local support = require "support"
+
+local PYTHON = os.getenv("KREACH_PYTHON") or "/usr/bin/python3"
+
+local suite = problem.load_suite("dlrm-bench")
+
+local function have_torch()
+  local f = io.popen(("%q -c 'import torch' 2>&1; echo rc=$?"):format(PYTHON))
+  local out = f:read("a")
+  f:close()
+  return out:match("rc=0") ~= nil
+end
+
+describe("the dlrm-bench suite", function()
+  it("names its problems dlrm-bench/N, not by bare ids (KernelBench's)", function()
+    assert.is_false(suite.bare_ids)
+    for i, id in ipairs(suite.ids) do
+      assert.equals(suite.files[i], problem.resolve("dlrm-bench/" .. id))
+      assert.are_not.equal(suite.files[i], problem.resolve(tostring(id)))
+    end
+    -- the ported and the pending ones are the twelve, once each
+    local all = {}
+    for _, id in ipairs(suite.ids) do all[#all + 1] = id end
+    for _, id in ipairs(suite.pending) do all[#all + 1] = id end
+    table.sort(all)
+    assert.same({ 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 }, all)
+  end)
+
+  for i, path in ipairs(suite.files) do
+    local p = problem.load(path)
+    describe(p.name, function()
+      it("validates at f32, bf16 and f16 and belongs to the suite", function()
+        assert.equals("dlrm-bench", p.suite)
+        assert.equals(suite.ids[i], p.id)
+        for _, dt in ipairs({ "f32", "bf16", "f16" }) do p:instantiate{ dtype = dt }:validate() end
+      end)
+
+      it("draws the indices of each table among its rows", function()
+        local inst = p:instantiate{ dtype = "f32" }
+        local tables = {}
+        for _, a in ipairs(inst.args) do
+          local t = a.name:match("^table_(%d+)$")
+          if t then tables[t] = a.shape[1] end
+        end
+        local n = 0
+        for _, a in ipairs(inst.args) do
+          local t = a.name:match("^idx_(%d+)$")
+          if t then
+            assert.equals("rows", a.domain)
+            assert.equals("randint", a.dist.gen)
+            assert.equals(0, a.dist.args[1])
+            assert.equals(tables[t], a.dist.args[2], a.name)
+            n = n + 1
+          end
+        end
+        assert.is_true(n > 0)
+      end)
+    end)
+  end
+
+  it("1: its export runs under PyTorch (CPU) and equals a gather of the tables", function()
+    if not have_torch() then
+      pending("no PyTorch for " .. PYTHON .. " (Debian's python3-torch)")
+      return
+    end
+    local p = kreach.load_problem("dlrm-bench/1")
+    local inst = p:instantiate{ dtype = "f32", sizes = { batch_size = 8 } }
+    local dir = support.tmpdir()
+    local py = dir .. "/m.py"
+    support.spit(py, export.kernelbench(inst))
+    local f = io.popen(([[%q - 2>&1 <<'EOF'
+import importlib.util, torch
+spec = importlib.util.spec_from_file_location("m", %q); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+torch.manual_seed(1)
+model = m.Model(*m.get_init_inputs())
+idx = m.get_inputs()
+y = model(*idx)
+ws = [e.weight for e in model.emb]
+want = torch.cat([w[i] for w, i in zip(ws, idx)], dim=1)
+print("shape", list(y.shape), y.dtype, "params", len(list(model.parameters())), "equal", bool(torch.equal(y, want)))
+EOF]]):format(PYTHON, py))
+    local out = f:read("a")
+    f:close()
+    assert.matches("shape %[8, 416%] torch%.float32 params 26 equal True", out)
+  end)
+end)
