@@ -42,6 +42,11 @@ local function draw_expr(a, shape, problem_dtype)
     e = ("torch.randint(0, 2, %s).bool()"):format(shape)
   elseif d.gen == "sign" then
     e = ("(torch.randint(0, 2, %s).float() * 2 - 1)"):format(shape)
+  elseif d.gen == "bags" then
+    -- kreach.problem.bag_offsets: the lengths lo..hi in turn, shuffled, as CSR offsets from 0
+    local lo, hi = math.tointeger(d.args[1]), math.tointeger(d.args[2])
+    e = ("(lambda L: torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(L[torch.randperm(L.numel())], 0)]))(torch.arange(%d) %% %d + %d)"):format(
+      a.shape[1] - 1, hi - lo + 1, lo)
   elseif d.gen == "zipf" then
     -- kreach.ops.embedding's zipf_rows (experiments/workloads/dlrm.py's make_indices)
     local n, alpha = math.tointeger(d.args[1]), d.args[2]
@@ -59,7 +64,7 @@ local function draw_expr(a, shape, problem_dtype)
     end
   end
   local dt = a.dtype
-  if (d.gen == "randint" and dt ~= "i64") or (d.gen ~= "randint" and d.gen ~= "bool" and d.gen ~= "zipf" and dt ~= "f32") then
+  if (d.gen == "randint" and dt ~= "i64") or (d.gen ~= "randint" and d.gen ~= "bool" and d.gen ~= "zipf" and d.gen ~= "bags" and dt ~= "f32") then
     e = ("%s.to(%s)"):format(e, TORCH_DTYPE[dt])
   end
   return e

@@ -71,6 +71,8 @@ kreach.output = problem.output         -- output(name, shape, {dtype=})
 -- PyTorch's output extents, for problems to size their outputs: conv_out_len(d, k, stride,
 -- pad, dilation), conv_transpose_out_len(d, k, stride, pad, dilation, output_padding)
 kreach.conv_out_len = conv.out_len
+-- The index count of n embedding bags whose lengths are lo..hi (an input drawn from "bags(lo, hi)").
+kreach.bags_total = problem.bags_total
 kreach.conv_transpose_out_len = conv.transposed_out_len
 
 -- load_problem(path_or_id, {sizes =, dtype =}) -> a problem; :instantiate() uses these options

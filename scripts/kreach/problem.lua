@@ -29,7 +29,7 @@ M.DOMAINS = { real = true, positive = true, nonnegative = true, unit = true,
   probabilities = true, indices = true, mask = true, sign = true, symmetric = true,
   upper_triangular = true, lower_triangular = true, rows = true }
 local DTYPES = { f32 = true, bf16 = true, f16 = true }
-local GENERATORS = { uniform = 2, normal = 2, randint = 2, sign = 0, bool = 0, zipf = 2 }
+local GENERATORS = { uniform = 2, normal = 2, randint = 2, sign = 0, bool = 0, zipf = 2, bags = 2 }
 local TRANSFORMS = { symmetric = 0, triu = 0, tril = 0, scale_rand = 0, softmax = 0 }
 local INITS = { ones = 0, zeros = 0, uniform = 2, kaiming_uniform = 1 }
 
@@ -86,7 +86,8 @@ local function suggest(word, known)
 end
 
 -- ---- distributions: "uniform", "uniform(-1, 1)", "randint(0, 4096)", "uniform | triu",
--- "zipf(1000, 1.1)" (rows of a 1000-row table, Zipf-like: kreach.ops.embedding's zipf_rows) ----
+-- "zipf(1000, 1.1)" (rows of a 1000-row table, Zipf-like: kreach.ops.embedding's zipf_rows),
+-- "bags(1, 100)" (the CSR offsets of embedding bags whose lengths are lo..hi, M.bag_offsets) ----
 
 local function parse_call(s, where, table_of, what)
   local name, argstr = s:match("^%s*([%a_][%w_]*)%s*(.-)%s*$")
@@ -115,6 +116,16 @@ local function parse_call(s, where, table_of, what)
   return name, args
 end
 
+-- An input's distribution at some sizes: its text, or what its function(sizes) returns (a
+-- distribution whose numbers follow the sizes, as "randint(0, rows)").
+local function dist_text(a, sizes, where)
+  if type(a.dist) ~= "function" then return a.dist or "uniform" end
+  local ok, r = pcall(a.dist, sizes)
+  if not ok then problem_error(where, "the dist function failed: %s", tostring(r)) end
+  if type(r) ~= "string" then problem_error(where, "the dist function returned %s, not a distribution's text", type(r)) end
+  return r
+end
+
 function M.parse_dist(s, where)
   where = where or "dist"
   if type(s) ~= "string" then problem_error(where, "a distribution is a string, got %s", type(s)) end
@@ -125,6 +136,12 @@ function M.parse_dist(s, where)
   if gen == "uniform" and #args == 0 then d.args = { 0, 1 } end
   if gen == "normal" and #args == 0 then d.args = { 0, 1 } end
   if gen == "randint" and #args == 0 then problem_error(where, "randint needs (lo, hi)") end
+  if gen == "bags" then
+    if #args == 0 then problem_error(where, "bags needs (lo, hi), the range of the bags' lengths") end
+    if math.type(args[1]) ~= "integer" or math.type(args[2]) ~= "integer" or args[1] < 0 or args[2] < args[1] then
+      problem_error(where, "distribution '%s' needs whole lengths 0 <= lo <= hi", s)
+    end
+  end
   if gen == "zipf" then
     if #args == 0 then problem_error(where, "zipf needs (rows, alpha)") end
     if math.type(args[1]) ~= "integer" or args[1] < 1 or not (args[2] > 0) then
@@ -219,9 +236,13 @@ local function check_arg(a, i, where0, sizes, names)
     if not ok then problem_error(where, "unknown dtype '%s'", tostring(a.dtype)) end
   end
   if a.kind == "input" then
-    local d = M.parse_dist(a.dist or "uniform", where .. ": dist")
+    local d = M.parse_dist(dist_text(a, sizes, where .. ": dist"), where .. ": dist")
     if a.domain ~= nil and not M.DOMAINS[a.domain] then
       problem_error(where, "unknown domain '%s'%s", tostring(a.domain), suggest(tostring(a.domain), M.DOMAINS))
+    end
+    if d.gen == "bags" then
+      if a.dtype ~= "i64" then problem_error(where, "bags draws offsets as i64; the dtype is %s", tostring(a.dtype or "the problem's")) end
+      if type(a.shape) == "table" and #a.shape ~= 1 then problem_error(where, "bags draws a 1-D [bags + 1] tensor of offsets") end
     end
     if d.gen == "zipf" and a.dtype ~= "i64" then
       problem_error(where, "zipf draws rows as i64; the dtype is %s", tostring(a.dtype or "the problem's"))
@@ -337,7 +358,7 @@ function Problem:instantiate(opts)
       r.nbytes = n * dsize(r.dtype)
       bytes = bytes + r.nbytes
       if a.kind == "input" then
-        r.dist = M.parse_dist(a.dist or "uniform", w)
+        r.dist = M.parse_dist(dist_text(a, sizes, w), w)
         r.domain = a.domain or (def.domain and def.domain[a.name])
       elseif a.kind == "param" then
         r.init = a.init
@@ -420,6 +441,16 @@ local function draw(lib, a, seed, scratch)
     if d.gen == "bool" then t:randint(0, 2, seed) else t:randint(math.tointeger(d.args[1]), math.tointeger(d.args[2]), seed) end
     return t
   end
+  if d.gen == "bags" then
+    -- drawn on the host (a shuffle of a fixed multiset of lengths), copied over
+    local host = tensor.from_table(M.bag_offsets(a.shape[1] - 1, math.tointeger(d.args[1]), math.tointeger(d.args[2]), seed),
+      { shape = a.shape, dtype = a.dtype })
+    if not scratch then return host end
+    local t = new("out", a.shape, a.dtype)
+    t:copy_from(host)
+    host:free()
+    return t
+  end
   if d.gen == "zipf" then
     local t = new("out", a.shape, a.dtype)
     local u = new("u", a.shape, "f64")
@@ -496,7 +527,32 @@ end
 
 -- A number in [0, 1) from a seed and a salt (splitmix64), so that the other distributions are
 -- a function of the trial's seed alone.
-local function unit_hash(seed, salt)
+local unit_hash
+
+-- The CSR offsets of n embedding bags (n + 1 values from 0) whose lengths are the multiset
+-- lo, lo + 1, ..., hi, lo, ... (n of them, in turn), shuffled by `seed`: the lengths are spread
+-- uniformly over lo..hi and their total, M.bags_total(n, lo, hi), is the same for every seed, so
+-- the indices they index have one shape.
+function M.bag_offsets(n, lo, hi, seed)
+  local len = {}
+  for i = 1, n do len[i] = lo + (i - 1) % (hi - lo + 1) end
+  for i = n, 2, -1 do
+    local j = math.floor(unit_hash(seed, i) * i) + 1
+    len[i], len[j] = len[j], len[i]
+  end
+  local off = { 0 }
+  for i = 1, n do off[i + 1] = off[i] + len[i] end
+  return off
+end
+
+-- The total length of n bags of lengths lo..hi in turn (M.bag_offsets): a problem's index count.
+function M.bags_total(n, lo, hi)
+  local k = hi - lo + 1
+  local full, rest = n // k, n % k
+  return full * (lo + hi) * k // 2 + rest * lo + rest * (rest - 1) // 2
+end
+
+function unit_hash(seed, salt)
   local z = (seed * 0x9E3779B97F4A7C15 + salt * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
   z = ((z ~ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
   z = ((z ~ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
