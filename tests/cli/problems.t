@@ -73,3 +73,8 @@ $ kreach lint 19 tests/candidates/bad_hang.lua --timeout 2
 ~ phase 'forward' ran past its limit of 2 s
 $ kreach help
 ! worker
+# the example candidates pass the lint of their problems (a dry run of forward, and NVRTC for sm_90)
+$ for f in examples/*.lua; do id=$(basename $f | sed 's/^0*\([0-9]*\)_.*/\1/'); kreach lint $id $f || exit 1; done
+~ 026_gelu_float4%.lua: ok %(dry run: 
+$ kreach lint dlrm-bench/1 examples/dlrm-bench/01_embedding_onehot_fused.lua
+~ 01_embedding_onehot_fused%.lua: ok %(dry run: 1 launch of gather26; compiled for sm_90%)
