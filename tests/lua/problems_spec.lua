@@ -153,7 +153,7 @@ return kreach.problem{
 
   it("with an unknown dtype, distribution or domain names the argument", function()
     assert.matches("input 'x': unknown dtype 'f8'", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dtype = "f8" })')))
-    assert.matches("input 'x': dist: unknown distribution 'gauss' %(known: bool, normal, randint, sign, uniform, zipf%)",
+    assert.matches("input 'x': dist: unknown distribution 'gauss' %(known: bags, bool, normal, randint, sign, uniform, zipf%)",
       load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dist = "gauss" })')))
     assert.matches("unknown transform 'sorted'", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dist = "uniform | sorted" })')))
     assert.matches("unknown domain 'reals' %(did you mean 'real'%?%)", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { domain = "reals" })')))
@@ -169,6 +169,35 @@ return kreach.problem{
     assert.matches("input 'x': the domain 'rows' is of i64 indices; the dtype is the problem's", with('{ domain = "rows" }'))
     assert.matches("input 'x': the domain 'rows' needs the distribution randint%(0, rows%) or zipf%(rows, alpha%), not 'randint%(1, 9%)'",
       with('{ dtype = "i64", dist = "randint(1, 9)", domain = "rows" }'))
+  end)
+
+  it("draws CSR bags whose lengths are the multiset lo..hi in turn, shuffled, of a fixed total", function()
+    for _, c in ipairs({ { 2048, 1, 100 }, { 8192, 12, 27 }, { 7, 0, 3 }, { 1, 5, 5 }, { 0, 1, 9 } }) do
+      local n, lo, hi = c[1], c[2], c[3]
+      local a, b = problem.bag_offsets(n, lo, hi, 1), problem.bag_offsets(n, lo, hi, 2)
+      assert.equals(n + 1, #a)
+      assert.equals(0, a[1])
+      assert.equals(problem.bags_total(n, lo, hi), a[n + 1])
+      assert.equals(a[n + 1], b[n + 1])
+      local la, want = {}, {}
+      for i = 1, n do
+        la[i] = a[i + 1] - a[i]
+        want[i] = lo + (i - 1) % (hi - lo + 1)
+      end
+      table.sort(la)
+      table.sort(want)
+      assert.same(want, la)
+      if n > 100 then
+        local same = true
+        for i = 1, n + 1 do same = same and a[i] == b[i] end
+        assert.is_false(same, "two seeds gave the same bags")
+      end
+    end
+    assert.equals(102176, problem.bags_total(2048, 1, 100))
+    local function with(opts) return load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, ' .. opts .. ')')) end
+    assert.matches("bags draws offsets as i64", with('{ dist = "bags(1, 10)" }'))
+    assert.matches("distribution 'bags%(5, 2%)' needs whole lengths 0 <= lo <= hi", with('{ dtype = "i64", dist = "bags(5, 2)" }'))
+    assert.matches("bags needs %(lo, hi%)", with('{ dtype = "i64", dist = "bags" }'))
   end)
 
   it("draws the other trials' rows from Zipf-like laws (randint(0, n) in the domain 'rows')", function()
