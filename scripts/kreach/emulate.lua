@@ -7,6 +7,8 @@
 --     __shfl_up_sync, __shfl_down_sync, __shfl_sync), through a per-warp exchange array of
 --     doubles, which holds every float, double and 32-bit integer value exactly. Every lane of
 --     a warp must take part in a shuffle (the full mask), as the kernels here do;
+--   - dynamic shared memory (extern __shared__) is one static buffer: pass the source through
+--     M.source;
 --   - atomics are not emulated.
 -- Families add what else they need (experiments/conv/emulate.lua adds mma.sync).
 --
@@ -51,6 +53,7 @@ Dim3E blockDim, gridDim;
 static std::barrier<> *g_bar;
 static std::vector<std::unique_ptr<std::barrier<>>> g_warp_bar;
 static double g_xchg[32][32]; /* [warp][lane]: a block has at most 1024 threads */
+alignas(16) static unsigned char g_dyn_smem[228 * 1024]; /* dynamic shared memory (M.source) */
 inline void __syncthreads() { g_bar->arrive_and_wait(); }
 inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 inline double __longlong_as_double(long long i) { double f; memcpy(&f, &i, 8); return f; }
@@ -102,6 +105,15 @@ static void emu_launch(Dim3E grid, Dim3E block, const std::function<void()> &ker
 ]==]
 
 local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+-- source(cuda_source) -> the kernel source as the emulation compiles it: each dynamic shared
+-- array (`extern __shared__ T name[];`) becomes a pointer to the emulation's one buffer (the
+-- blocks run one at a time, so they can share it).
+function M.source(src)
+  return (src:gsub("extern%s+__shared__%s+([%w_ ]-)%s*([%w_]+)%s*%[%s*%]%s*;", function(t, name)
+    return ("%s *%s = reinterpret_cast<%s *>(g_dyn_smem);"):format(t, name, t)
+  end))
+end
 
 -- run(parts [, opts]) -> the program's output, true when it compiled and exited 0 (else false
 -- and why, with the output). parts: the C++ source in pieces, concatenated. opts.keep: a

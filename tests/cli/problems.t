@@ -78,3 +78,5 @@ $ for f in examples/*.lua; do id=$(basename $f | sed 's/^0*\([0-9]*\)_.*/\1/'); 
 ~ 026_gelu_float4%.lua: ok %(dry run: 
 $ kreach lint dlrm-bench/1 examples/dlrm-bench/01_embedding_onehot_fused.lua
 ~ 01_embedding_onehot_fused%.lua: ok %(dry run: 1 launch of gather26; compiled for sm_90%)
+$ kreach lint dlrm-bench/7 examples/dlrm-bench/07_dot_interaction_warp.lua
+~ 07_dot_interaction_warp%.lua: ok %(dry run: 1 launch of dot_warp; compiled for sm_90%)

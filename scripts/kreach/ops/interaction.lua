@@ -1,0 +1,98 @@
+-- kreach.ops.interaction: DLRM's "dot" feature interaction (facebookresearch/dlrm's
+-- interact_features): the dense feature x [B, D] and the F - 1 embeddings emb [B, F - 1, D]
+-- stacked as T = [x; emb] [B, F, D], their pairwise dot products Z = T T^T, and the output
+-- out = [x, Z[i, j] for i > j in row-major order (dlrm's li, lj)]: [B, D + F (F - 1) / 2].
+--
+-- One block a sample: T is staged in shared memory (F rows of D, padded by one element so that
+-- the threads of a warp, each on another pair, read different banks; at most 48 KB), each thread computes
+-- whole dot products (a pair at a time, accumulating in fp32, fp64 for the oracle, in the order
+-- of d), and the block copies x into the first D columns. A 27 x 128 sample (DLRM on Criteo
+-- Terabyte) is 351 dots of 128 terms.
+local SRC = [==[
+#define DI_THREADS 256
+
+template <typename T>
+__global__ void __launch_bounds__(DI_THREADS)
+dot_interaction(const T *__restrict__ x, const T *__restrict__ emb, T *__restrict__ out, i64 B, int F, int D) {
+  typedef typename Acc<T>::type A;
+  extern __shared__ unsigned char di_smem[];
+  A *t = reinterpret_cast<A *>(di_smem); /* F rows of D, D + 1 apart (no bank conflicts between rows) */
+  const int LD = D + 1;
+  const i64 ldo = (i64)D + (i64)F * (F - 1) / 2;
+  const int pairs = F * (F - 1) / 2;
+  for (i64 b = blockIdx.x; b < B; b += gridDim.x) {
+    __syncthreads(); /* the previous sample's dots are done with t */
+    for (int e = threadIdx.x; e < F * D; e += DI_THREADS) {
+      const int f = e / D, d = e % D;
+      const T v = f == 0 ? x[b * D + d] : emb[(b * (F - 1) + (f - 1)) * D + d];
+      t[f * LD + d] = ld(v);
+      if (f == 0) out[b * ldo + d] = v;
+    }
+    __syncthreads();
+    for (int p = threadIdx.x; p < pairs; p += DI_THREADS) {
+      /* p -> (i, j), i > j: row i starts at i (i - 1) / 2 */
+      int i = (int)((1.0 + sqrt(1.0 + 8.0 * p)) / 2.0);
+      while (i * (i - 1) / 2 > p) i--;
+      while ((i + 1) * i / 2 <= p) i++;
+      const int j = p - i * (i - 1) / 2;
+      A s = (A)0;
+      for (int d = 0; d < D; d++) s += t[i * LD + d] * t[j * LD + d];
+      out[b * ldo + D + p] = st<T>(s);
+    }
+  }
+}
+]==]
+
+local THREADS = 256
+
+local function instantiate(T) return { ("dot_interaction<%s>"):format(T) } end
+
+local M = {}
+M.SOURCE = SRC
+M.THREADS = THREADS
+-- the largest shared memory a block asks for without opting in
+M.MAX_SHARED = 48 * 1024
+
+local ACC_BYTES = { f64 = 8, f32 = 4, f16 = 4, bf16 = 4 }
+
+-- plan(dtype, B, F, D) -> { kernel, grid, block, shared } or nil and why (a sample too large
+-- for shared memory)
+function M.plan(dtype, ctype, B, F, D)
+  local shared = F * (D + 1) * ACC_BYTES[dtype]
+  if shared > M.MAX_SHARED then
+    return nil, ("a sample of %d x %d is %d bytes of shared memory at %s (at most %d)"):format(F, D, shared, dtype, M.MAX_SHARED)
+  end
+  return { kernel = ("dot_interaction<%s>"):format(ctype), grid = math.max(1, math.min(B, 1 << 20)), block = THREADS,
+           shared = shared }
+end
+
+local function install(lib, K)
+  local OP = "dot_interaction"
+  -- dot_interaction(x, emb, out): x [B, D], emb [B, F - 1, D], out [B, D + F (F - 1) / 2], one
+  -- floating dtype: out = cat([x, (T T^T)[:, li, lj]], 1) with T = cat([x[:, None], emb], 1).
+  function lib.dot_interaction(x, emb, out)
+    K.check_float(OP, x, "x")
+    K.check_tensor(OP, emb, "emb")
+    K.check_tensor(OP, out, "out")
+    if x:dim() ~= 2 then K.fail(OP, "x is %s, [B, D] is needed", K.shape_str(x.shape)) end
+    local B, D = x:size(1), x:size(2)
+    if emb:dim() ~= 3 or emb:size(1) ~= B or emb:size(3) ~= D then
+      K.fail(OP, "emb is %s, expected [%d, F - 1, %d]", K.shape_str(emb.shape), B, D)
+    end
+    local F = emb:size(2) + 1
+    K.check_dtype(OP, emb, x.dtype, "emb")
+    K.check_shape(OP, out, { B, D + F * (F - 1) // 2 }, "out")
+    K.check_dtype(OP, out, x.dtype, "out")
+    local pl, why = M.plan(x.dtype, K.ctype[x.dtype], B, F, D)
+    if not pl then K.fail(OP, "%s", why) end
+    if not K.writes(out) then return out end
+    if B == 0 then return out end
+    local k = K.program("interaction", SRC, x.dtype, instantiate)[pl.kernel]
+    k{ grid = pl.grid, block = pl.block, shared = pl.shared }(x, emb, out, B, F, D)
+    return out
+  end
+end
+
+M.install = install
+M.sources = { { name = "interaction", source = SRC, instantiate = instantiate } }
+return M
