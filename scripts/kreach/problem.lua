@@ -31,7 +31,7 @@ M.DOMAINS = { real = true, positive = true, nonnegative = true, unit = true,
 local DTYPES = { f32 = true, bf16 = true, f16 = true }
 local GENERATORS = { uniform = 2, normal = 2, randint = 2, sign = 0, bool = 0, zipf = 2, bags = 2 }
 local TRANSFORMS = { symmetric = 0, triu = 0, tril = 0, scale_rand = 0, softmax = 0 }
-local INITS = { ones = 0, zeros = 0, uniform = 2, kaiming_uniform = 1 }
+local INITS = { ones = 0, zeros = 0, uniform = 2, normal = 2, kaiming_uniform = 1 }
 
 -- ---- errors: every message names the problem (and, through load, its file) and the field ----
 
@@ -254,7 +254,7 @@ local function check_arg(a, i, where0, sizes, names)
       end
     end
   elseif a.kind == "param" then
-    if a.init == nil then problem_error(where, "a parameter needs an init rule ('ones', 'zeros', 'uniform(lo, hi)', 'kaiming_uniform(fan_in)', 'kaiming_uniform')") end
+    if a.init == nil then problem_error(where, "a parameter needs an init rule ('ones', 'zeros', 'uniform(lo, hi)', 'normal(mean, std)', 'kaiming_uniform(fan_in)', 'kaiming_uniform')") end
     if type(a.init) == "string" then parse_call(a.init, where .. ": init", INITS, "init rule") end
   elseif a.kind == "scalar" then
     if type(a.value) ~= "number" and type(a.value) ~= "boolean" then
@@ -513,6 +513,10 @@ local function init_param(a, seed, scratch)
   elseif name == "zeros" then t:fill(0)
   elseif name == "uniform" then
     local x = new("x", a.shape, "f32"):uniform(args[1], args[2], seed)
+    t:copy_from(x); drop(x)
+  elseif name == "normal" then
+    -- normal(mean, std), as dlrm initialises its MLPs
+    local x = new("x", a.shape, "f32"):normal(args[1], args[2], seed)
     t:copy_from(x); drop(x)
   elseif name == "kaiming_uniform" then
     -- PyTorch's default for conv and linear weights: U(-1/sqrt(fan_in), 1/sqrt(fan_in))

@@ -92,6 +92,14 @@ for b in range(4):
     t = [x[b]] + [e[b, f] for f in range(26)]
     want.append(torch.cat([x[b], torch.stack([(t[i] * t[j]).sum() for i in range(27) for j in range(i)])]))
 want = torch.stack(want)]==] },
+    [10] = { sizes = { batch_size = 16 }, shape = "[16, 128]", want = [==[
+(x,) = idx
+ps = list(model.parameters())
+assert [list(p.shape) for p in ps] == [[512, 13], [512], [256, 512], [256], [128, 256], [128]]
+h = x
+for l in range(3):
+    h = torch.clamp_min(h @ ps[2 * l].T + ps[2 * l + 1], 0)
+want = h]==] },
   }
 
   for _, id in ipairs(suite.ids) do
