@@ -92,6 +92,14 @@ for b in range(4):
     t = [x[b]] + [e[b, f] for f in range(26)]
     want.append(torch.cat([x[b], torch.stack([(t[i] * t[j]).sum() for i in range(27) for j in range(i)])]))
 want = torch.stack(want)]==] },
+    [9] = { sizes = { batch_size = 8, features = 24, rank = 4 }, shape = "[8, 24]", want = [==[
+(x0,) = idx
+ps = list(model.parameters())
+assert [list(p.shape) for p in ps] == [[4, 24]] * 3 + [[24, 4], [24]] * 3
+x = x0
+for l in range(3):
+    x = x0 * ((x @ ps[l].T) @ ps[3 + 2 * l].T + ps[4 + 2 * l]) + x
+want = x]==] },
     [10] = { sizes = { batch_size = 16 }, shape = "[16, 128]", want = [==[
 (x,) = idx
 ps = list(model.parameters())

@@ -1,5 +1,5 @@
 -- kreach.ops.linear: torch.nn.Linear with its activation, y = act(x W^T + b), the layers of a
--- recommender's MLPs (DLRM-Bench). The bias is broadcast into y first and cuBLAS adds x W^T to it
+-- recommender's MLPs (DLRM-Bench), and mul_add (y = a * b + c), DCNv2's cross combination. The bias is broadcast into y first and cuBLAS adds x W^T to it
 -- (beta = 1, TF32 off), so that bias and product are rounded once together, as PyTorch's addmm
 -- does; the activation (ReLU or sigmoid) then runs in place, a separate kernel as in PyTorch.
 local SRC = [==[
@@ -12,11 +12,18 @@ bias_rows(const T *__restrict__ b, T *__restrict__ y, i64 rows, i64 cols) {
   for (i64 e = (i64)blockIdx.x * LIN_THREADS + threadIdx.x; e < n; e += (i64)gridDim.x * LIN_THREADS)
     y[e] = b[e % cols];
 }
+/* y = a * b + c, elementwise over n (DCNv2's cross: x0 * (W V x + b) + x); y may be c */
+template <typename T>
+__global__ void __launch_bounds__(LIN_THREADS)
+mul_add(const T *__restrict__ a, const T *__restrict__ b, const T *c, T *y, i64 n) {
+  for (i64 e = (i64)blockIdx.x * LIN_THREADS + threadIdx.x; e < n; e += (i64)gridDim.x * LIN_THREADS)
+    y[e] = st<T>(ld(a[e]) * ld(b[e]) + ld(c[e]));
+}
 ]==]
 
 local THREADS = 256
 
-local function instantiate(T) return { ("bias_rows<%s>"):format(T) } end
+local function instantiate(T) return { ("bias_rows<%s>"):format(T), ("mul_add<%s>"):format(T) } end
 
 local ACTIVATIONS = { relu = true, sigmoid = true }
 
@@ -58,6 +65,22 @@ local function install(lib, K)
       lib.matmul(x, w, y, { trans_b = true })
     end
     if act == "relu" then lib.relu(y, y) elseif act == "sigmoid" then lib.sigmoid(y, y) end
+    return y
+  end
+
+  -- mul_add(a, b, c, y): y = a * b + c elementwise (one product and one sum, rounded once at
+  -- the dtype); a, b, c and y of one shape and floating dtype; y may be c.
+  function lib.mul_add(a, b, c, y)
+    local op = "mul_add"
+    K.check_float(op, a, "a")
+    K.check_same(op, a, b, "a", "b")
+    K.check_same(op, a, c, "a", "c")
+    K.check_same(op, a, y, "a", "y")
+    if not K.writes(y) then return y end
+    local n = a:numel()
+    if n == 0 then return y end
+    local k = K.program("linear", SRC, a.dtype, instantiate)[("mul_add<%s>"):format(K.ctype[a.dtype])]
+    k{ grid = math.min(K.blocks(n, THREADS, 1), 1 << 20), block = THREADS }(a, b, c, y, n)
     return y
   end
 end
