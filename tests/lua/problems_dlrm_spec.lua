@@ -100,6 +100,16 @@ x = x0
 for l in range(3):
     x = x0 * ((x @ ps[l].T) @ ps[3 + 2 * l].T + ps[4 + 2 * l]) + x
 want = x]==] },
+    [11] = { sizes = { batch_size = 64, features = 8 }, shape = "[1]", want = [==[
+x, t = idx
+assert t.dtype == torch.float32 and set(t.tolist()) <= {0.0, 1.0}
+w, b = model.fc.weight, model.fc.bias
+p = torch.sigmoid(x @ w.T + b).squeeze(1)
+loss = -(t * torch.log(p) + (1 - t) * torch.log(1 - p)).mean()
+g = (p - t) / 64
+want4 = [loss.reshape(1), g[:, None] * w, (g[:, None] * x).sum(0, keepdim=True), g.sum().reshape(1)]
+assert all(a.shape == b.shape and torch.allclose(a, b, rtol=1e-5, atol=1e-7) for a, b in zip(ys, want4)), [(a, b) for a, b in zip(ys, want4)]
+want = want4[0]]==] },
     [10] = { sizes = { batch_size = 16 }, shape = "[16, 128]", want = [==[
 (x,) = idx
 ps = list(model.parameters())
@@ -129,6 +139,8 @@ model = m.Model(*m.get_init_inputs())
 idx = m.get_inputs()
 with torch.no_grad():
     y = model(*idx)
+ys = list(y) if isinstance(y, (tuple, list)) else [y]
+y = ys[0]
 %s
 print("shape", list(y.shape), y.dtype, "close", bool(torch.allclose(y, want, rtol=1e-5, atol=1e-6)))
 EOF]]):format(PYTHON, py, c.want))

@@ -19,11 +19,38 @@ mul_add(const T *__restrict__ a, const T *__restrict__ b, const T *c, T *y, i64 
   for (i64 e = (i64)blockIdx.x * LIN_THREADS + threadIdx.x; e < n; e += (i64)gridDim.x * LIN_THREADS)
     y[e] = st<T>(ld(a[e]) * ld(b[e]) + ld(c[e]));
 }
+/* A logistic head's rows, one warp a row i of x [rows, K]: z = x_i . w + b, p = sigmoid(z),
+ * l_i = BCE(p, t_i) with PyTorch's logs clamped at -100, g_i = (p - t_i) / rows (dL/dz of the
+ * mean loss), dx_i = g_i w. */
+template <typename T>
+__global__ void __launch_bounds__(LIN_THREADS)
+bce_head_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
+              const T *__restrict__ t, T *__restrict__ l, T *__restrict__ g, T *__restrict__ dx, i64 rows, i64 K) {
+  typedef typename Acc<T>::type A;
+  const int lane = threadIdx.x & 31;
+  const i64 warps = (i64)gridDim.x * (LIN_THREADS / 32);
+  for (i64 i = (i64)blockIdx.x * (LIN_THREADS / 32) + (threadIdx.x >> 5); i < rows; i += warps) {
+    A z = (A)0;
+    for (i64 k = lane; k < K; k += 32) z += ld(x[i * K + k]) * ld(w[k]);
+    z = warp_sum(z) + ld(b[0]);
+    const A p = (A)1 / ((A)1 + kexp(-z));
+    const A ti = ld(t[i]);
+    const A lp = kmax(klog(p), (A)-100), lq = kmax(klog((A)1 - p), (A)-100);
+    const A gi = (p - ti) / (A)rows;
+    if (lane == 0) {
+      l[i] = st<T>(-(ti * lp + ((A)1 - ti) * lq));
+      g[i] = st<T>(gi);
+    }
+    for (i64 k = lane; k < K; k += 32) dx[i * K + k] = st<T>(gi * ld(w[k]));
+  }
+}
 ]==]
 
 local THREADS = 256
 
-local function instantiate(T) return { ("bias_rows<%s>"):format(T), ("mul_add<%s>"):format(T) } end
+local function instantiate(T)
+  return { ("bias_rows<%s>"):format(T), ("mul_add<%s>"):format(T), ("bce_head_rows<%s>"):format(T) }
+end
 
 local ACTIVATIONS = { relu = true, sigmoid = true }
 
@@ -66,6 +93,41 @@ local function install(lib, K)
     end
     if act == "relu" then lib.relu(y, y) elseif act == "sigmoid" then lib.sigmoid(y, y) end
     return y
+  end
+
+  -- bce_head(x, w, b, target, loss, dx, dw, db): a recommender's head, Linear(K, 1) + sigmoid +
+  -- binary cross-entropy (mean over the rows), and its gradients: x [rows, K], w [1, K], b [1],
+  -- target [rows] (0 or 1); loss [1], dx [rows, K], dw [1, K], db [1]. Rows in one kernel (a warp a
+  -- row: the logit, the loss term, dL/dz and dx), then the means and sums by kreach.ops.reduce:
+  -- dw = sum over rows of g_i x_i (row_scale, then a column sum), db = sum of g_i.
+  function lib.bce_head(x, w, b, target, loss, dx, dw, db)
+    local op = "bce_head"
+    K.check_float(op, x, "x")
+    if x:dim() ~= 2 then K.fail(op, "x is %s, [rows, K] is needed", K.shape_str(x.shape)) end
+    local rows, Kd = x:size(1), x:size(2)
+    for _, c in ipairs({ { w, { 1, Kd }, "w" }, { b, { 1 }, "b" }, { target, { rows }, "target" }, { loss, { 1 }, "loss" },
+                         { dx, { rows, Kd }, "dx" }, { dw, { 1, Kd }, "dw" }, { db, { 1 }, "db" } }) do
+      K.check_tensor(op, c[1], c[3])
+      K.check_shape(op, c[1], c[2], c[3])
+      K.check_dtype(op, c[1], x.dtype, c[3])
+    end
+    local l = K.empty({ rows }, x.dtype)
+    local g = K.empty({ rows }, x.dtype)
+    local gx = K.empty({ rows, Kd }, x.dtype)
+    if K.writes(dx, l, g) and rows > 0 then
+      local k = K.program("linear", SRC, x.dtype, instantiate)[("bce_head_rows<%s>"):format(K.ctype[x.dtype])]
+      k{ grid = math.min((rows + 7) // 8, 1 << 20), block = THREADS }(x, w, b, target, l, g, dx, rows, Kd)
+    end
+    lib.mean(l, loss, 1)
+    lib.sum(g, db, 1)
+    lib.row_scale(g, x, gx)
+    lib.sum(gx, dw, 1)
+    if not lib.meta then
+      l:free()
+      g:free()
+      gx:free()
+    end
+    return loss
   end
 
   -- mul_add(a, b, c, y): y = a * b + c elementwise (one product and one sum, rounded once at
