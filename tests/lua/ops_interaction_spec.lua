@@ -30,6 +30,83 @@ describe("kreach.ops.interaction", function()
     assert.matches("a sample of 27 x 512 is 55404 bytes of shared memory", err(m({ 4, 512 }), m({ 4, 26, 512 }), m({ 4, 512 + 351 })))
   end)
 
+  it("computes the dot interaction's gradient for x and emb (its kernel, emulated on the CPU)", function()
+    local rng = seed + 17
+    local function rand(n)
+      rng = (rng * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
+      return (rng >> 33) % n + 1
+    end
+    local CT = { f64 = "double", f32 = "float", bf16 = "__nv_bfloat16", f16 = "__half" }
+    local dtypes = { "f64", "f32", "bf16", "f16" }
+    local src = { emu.HEADER, cuda, emu.source(inter.SOURCE), emu.LAUNCH, [[
+template <typename T> static std::vector<T> emu_vec(const double *v, size_t n) {
+  std::vector<T> r(n); for (size_t i = 0; i < n; i++) r[i] = st<T>((typename Acc<T>::type)v[i]); return r; }
+]] }
+    local cases = {}
+    local function list(t) return "{" .. (#t > 0 and table.concat(t, ",") or "0") .. "}" end
+    for c = 1, 8 do
+      local dt = dtypes[(c - 1) % #dtypes + 1]
+      local B, F, D = rand(3), rand(28), ({ 1, 5, 16, 64, 128 })[rand(5)]
+      if c == 1 then B, F, D = 2, 27, 128 end
+      local P = F * (F - 1) // 2
+      local x, e, go = {}, {}, {}
+      for i = 1, B * D do x[i] = (rand(33) - 17) / 16 end
+      for i = 1, B * (F - 1) * D do e[i] = (rand(33) - 17) / 16 end
+      for i = 1, B * (D + P) do go[i] = (rand(33) - 17) / 16 end
+      local rdx, rde = {}, {}
+      for b = 0, B - 1 do
+        local function T(f, d) return f == 0 and x[b * D + d + 1] or e[(b * (F - 1) + f - 1) * D + d + 1] end
+        local function S(i, j)
+          if i == j then return 0 end
+          local hi, lo = math.max(i, j), math.min(i, j)
+          return go[b * (D + P) + D + hi * (hi - 1) // 2 + lo + 1]
+        end
+        for f = 0, F - 1 do
+          for d = 0, D - 1 do
+            local s = f == 0 and go[b * (D + P) + d + 1] or 0
+            for k = 0, F - 1 do s = s + S(f, k) * T(k, d) end
+            if f == 0 then rdx[b * D + d + 1] = s else rde[(b * (F - 1) + f - 1) * D + d + 1] = s end
+          end
+        end
+      end
+      local pl = assert(inter.plan(dt, CT[dt], B, F, D, true))
+      cases[c] = { dt = dt, B = B, F = F, D = D }
+      src[#src + 1] = ([[
+static void case_%d() {
+  typedef %s T;
+  static const double X[] = %s, E[] = %s, GO[] = %s, RDX[] = %s, RDE[] = %s;
+  const long long B = %d; const int F = %d, D = %d;
+  auto x = emu_vec<T>(X, %d); auto e = emu_vec<T>(E, %d); auto go = emu_vec<T>(GO, %d);
+  std::vector<T> dx(%d), de(%d);
+  emu_launch({%d, 1, 1}, {%d, 1, 1}, [&] { %s(x.data(), e.data(), go.data(), dx.data(), de.data(), B, F, D); });
+  double err = 0, mag = 0;
+  for (size_t i = 0; i < dx.size(); i++) { err = std::fmax(err, std::fabs((double)ld(dx[i]) - RDX[i])); mag = std::fmax(mag, std::fabs(RDX[i])); }
+  if (F > 1) for (size_t i = 0; i < de.size(); i++) {
+    err = std::fmax(err, std::fabs((double)ld(de[i]) - RDE[i])); mag = std::fmax(mag, std::fabs(RDE[i])); }
+  printf("%d %%.3e %%.3e\n", err, mag);
+}
+]]):format(c, CT[dt], list(x), list(e), list(go), list(rdx), list(rde), B, F, D, #x, math.max(#e, 1), #go,
+        #x, math.max(#e, 1), math.min(pl.grid, 2), pl.block, pl.kernel, c)
+    end
+    local main = { "int main() {" }
+    for c = 1, #cases do main[#main + 1] = ("  case_%d(); fflush(stdout);"):format(c) end
+    main[#main + 1] = "  return 0;\n}"
+    src[#src + 1] = table.concat(main, "\n")
+    local out, ok = emu.run(src)
+    assert(ok, out)
+    local REL = { f64 = 0, f32 = 0, bf16 = 2 ^ -8, f16 = 2 ^ -11 }
+    local seen = 0
+    for line in out:gmatch("[^\n]+") do
+      local c, err, mag = line:match("^(%d+) (%S+) (%S+)$")
+      assert(c, "unexpected output: " .. line)
+      local k = cases[tonumber(c)]
+      assert.is_true(tonumber(err) <= REL[k.dt] * math.max(tonumber(mag), 1),
+        ("case %s (seed %d): %s B=%d F=%d D=%d: error %s against max %s"):format(c, seed, k.dt, k.B, k.F, k.D, err, mag))
+      seen = seen + 1
+    end
+    assert.equals(#cases, seen, out)
+  end)
+
   it("computes dlrm's dot interaction (its kernel, emulated on the CPU)", function()
     local rng = seed
     local function rand(n)

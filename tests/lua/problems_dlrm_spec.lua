@@ -92,6 +92,24 @@ for b in range(4):
     t = [x[b]] + [e[b, f] for f in range(26)]
     want.append(torch.cat([x[b], torch.stack([(t[i] * t[j]).sum() for i in range(27) for j in range(i)])]))
 want = torch.stack(want)]==] },
+    [8] = { sizes = { batch_size = 3 }, shape = "[3, 128]", want = [==[
+x, e, go = idx
+dx, de = ys
+P = 351
+wdx, wde = [], []
+for b in range(3):
+    t = torch.cat([x[b][None], e[b]])
+    S = torch.zeros(27, 27)
+    p = 0
+    for i in range(27):
+        for j in range(i):
+            S[i, j] = S[j, i] = go[b, 128 + p]
+            p += 1
+    dT = S @ t
+    wdx.append(go[b, :128] + dT[0])
+    wde.append(dT[1:])
+assert torch.allclose(de, torch.stack(wde), rtol=1e-5, atol=1e-5)
+want = torch.stack(wdx)]==] },
     [9] = { sizes = { batch_size = 8, features = 24, rank = 4 }, shape = "[8, 24]", want = [==[
 (x0,) = idx
 ps = list(model.parameters())
