@@ -47,6 +47,10 @@ local function draw_expr(a, shape, problem_dtype)
     local lo, hi = math.tointeger(d.args[1]), math.tointeger(d.args[2])
     e = ("(lambda L: torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(L[torch.randperm(L.numel())], 0)]))(torch.arange(%d) %% %d + %d)"):format(
       a.shape[1] - 1, hi - lo + 1, lo)
+  elseif d.gen == "unique" then
+    -- kreach.ops.embedding's unique_rows: a run of (start + j) * 2654435761 mod n, no row twice
+    local n = math.tointeger(d.args[1])
+    e = ("(((torch.arange(%d) + torch.randint(0, %d, ())) %% %d * 2654435761) %% %d)"):format(a.numel, n, n, n)
   elseif d.gen == "zipf" then
     -- kreach.ops.embedding's zipf_rows (experiments/workloads/dlrm.py's make_indices)
     local n, alpha = math.tointeger(d.args[1]), d.args[2]
@@ -64,7 +68,7 @@ local function draw_expr(a, shape, problem_dtype)
     end
   end
   local dt = a.dtype
-  if (d.gen == "randint" and dt ~= "i64") or (d.gen ~= "randint" and d.gen ~= "bool" and d.gen ~= "zipf" and d.gen ~= "bags" and dt ~= "f32") then
+  if (d.gen == "randint" and dt ~= "i64") or (d.gen ~= "randint" and d.gen ~= "bool" and d.gen ~= "zipf" and d.gen ~= "bags" and d.gen ~= "unique" and dt ~= "f32") then
     e = ("%s.to(%s)"):format(e, TORCH_DTYPE[dt])
   end
   return e

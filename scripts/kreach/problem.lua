@@ -29,7 +29,7 @@ M.DOMAINS = { real = true, positive = true, nonnegative = true, unit = true,
   probabilities = true, indices = true, mask = true, sign = true, symmetric = true,
   upper_triangular = true, lower_triangular = true, rows = true }
 local DTYPES = { f32 = true, bf16 = true, f16 = true }
-local GENERATORS = { uniform = 2, normal = 2, randint = 2, sign = 0, bool = 0, zipf = 2, bags = 2 }
+local GENERATORS = { uniform = 2, normal = 2, randint = 2, sign = 0, bool = 0, zipf = 2, bags = 2, unique = 1 }
 local TRANSFORMS = { symmetric = 0, triu = 0, tril = 0, scale_rand = 0, softmax = 0 }
 local INITS = { ones = 0, zeros = 0, uniform = 2, normal = 2, kaiming_uniform = 1 }
 
@@ -87,7 +87,8 @@ end
 
 -- ---- distributions: "uniform", "uniform(-1, 1)", "randint(0, 4096)", "uniform | triu",
 -- "zipf(1000, 1.1)" (rows of a 1000-row table, Zipf-like: kreach.ops.embedding's zipf_rows),
--- "bags(1, 100)" (the CSR offsets of embedding bags whose lengths are lo..hi, M.bag_offsets) ----
+-- "bags(1, 100)" (the CSR offsets of embedding bags whose lengths are lo..hi, M.bag_offsets),
+-- "unique(1000)" (distinct rows of a 1000-row table: kreach.ops.embedding's unique_rows) ----
 
 local function parse_call(s, where, table_of, what)
   local name, argstr = s:match("^%s*([%a_][%w_]*)%s*(.-)%s*$")
@@ -141,6 +142,10 @@ function M.parse_dist(s, where)
     if math.type(args[1]) ~= "integer" or math.type(args[2]) ~= "integer" or args[1] < 0 or args[2] < args[1] then
       problem_error(where, "distribution '%s' needs whole lengths 0 <= lo <= hi", s)
     end
+  end
+  if gen == "unique" then
+    if #args == 0 then problem_error(where, "unique needs (rows)") end
+    if math.type(args[1]) ~= "integer" or args[1] < 1 then problem_error(where, "distribution '%s' needs a whole number of rows >= 1", s) end
   end
   if gen == "zipf" then
     if #args == 0 then problem_error(where, "zipf needs (rows, alpha)") end
@@ -243,6 +248,13 @@ local function check_arg(a, i, where0, sizes, names)
     if d.gen == "bags" then
       if a.dtype ~= "i64" then problem_error(where, "bags draws offsets as i64; the dtype is %s", tostring(a.dtype or "the problem's")) end
       if type(a.shape) == "table" and #a.shape ~= 1 then problem_error(where, "bags draws a 1-D [bags + 1] tensor of offsets") end
+    end
+    if d.gen == "unique" then
+      if a.dtype ~= "i64" then problem_error(where, "unique draws rows as i64; the dtype is %s", tostring(a.dtype or "the problem's")) end
+      local shape = resolve_shape(a.shape, sizes, where)
+      local count = 1
+      for _, v in ipairs(shape) do count = count * v end
+      if count > d.args[1] then problem_error(where, "unique(%d) cannot draw %d distinct rows", math.tointeger(d.args[1]), count) end
     end
     if d.gen == "zipf" and a.dtype ~= "i64" then
       problem_error(where, "zipf draws rows as i64; the dtype is %s", tostring(a.dtype or "the problem's"))
@@ -422,6 +434,8 @@ end
 
 local function arg_seed(seed, i) return seed * 1000003 + i * 7919 end
 
+local unit_hash -- below, with the other distributions
+
 -- The tensors a draw needs: new ones (freed by the draw when done with), or, given
 -- scratch(slot, shape, dtype), ones the caller keeps from one draw to the next (Instance:redraw
 -- during timing, where an allocation and a free of a large buffer would slow the next timed
@@ -449,6 +463,13 @@ local function draw(lib, a, seed, scratch)
     local t = new("out", a.shape, a.dtype)
     t:copy_from(host)
     host:free()
+    return t
+  end
+  if d.gen == "unique" then
+    -- the start of the run of rows, from the seed
+    local t = new("out", a.shape, a.dtype)
+    local n = math.tointeger(d.args[1])
+    lib.unique_rows(t, n, math.floor(unit_hash(seed, 1) * n))
     return t
   end
   if d.gen == "zipf" then
@@ -530,8 +551,7 @@ end
 -- ---- other input distributions, for the correctness trials (docs/correctness.md) ----
 
 -- A number in [0, 1) from a seed and a salt (splitmix64), so that the other distributions are
--- a function of the trial's seed alone.
-local unit_hash
+-- a function of the trial's seed alone (declared before the draws, which use it).
 
 -- The CSR offsets of n embedding bags (n + 1 values from 0) whose lengths are the multiset
 -- lo, lo + 1, ..., hi, lo, ... (n of them, in turn), shuffled by `seed`: the lengths are spread

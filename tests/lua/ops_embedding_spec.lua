@@ -116,6 +116,78 @@ describe("kreach.ops.embedding", function()
     assert.equals(97, k)
   end)
 
+  it("draws distinct rows (unique_rows, its kernel emulated on the CPU)", function()
+    local cases = { { 1000, 1000, 37 }, { 10000000, 3000, 9999999 }, { 7, 5, 3 } }
+    local src = { emu.HEADER, cuda, emb.SOURCE, emu.LAUNCH, "int main() {" }
+    for ci, c in ipairs(cases) do
+      src[#src + 1] = ("  { std::vector<long long> o(%d); emu_launch({2, 1, 1}, {%d, 1, 1}, [&] { unique_rows<double>(o.data(), %d, %d, %d); });"):format(
+        c[2], emb.THREADS, c[2], c[1], c[3])
+      src[#src + 1] = ("    for (long long v : o) printf(\"%d %%lld\\n\", v); }"):format(ci)
+    end
+    src[#src + 1] = "  return 0;\n}"
+    local out, ok = emu.run(src)
+    assert(ok, out)
+    local got = {}
+    for line in out:gmatch("[^\n]+") do
+      local c, v = line:match("^(%d+) (%d+)$")
+      local t = got[tonumber(c)] or {}
+      got[tonumber(c)] = t
+      t[#t + 1] = tonumber(v)
+    end
+    for ci, c in ipairs(cases) do
+      local seen = {}
+      assert.equals(c[2], #got[ci])
+      for j, v in ipairs(got[ci]) do
+        assert.equals(emb.unique_row(j - 1, c[1], c[3]), v)
+        assert.is_true(v >= 0 and v < c[1])
+        assert.is_nil(seen[v], ("row %d twice (n %d)"):format(v, c[1]))
+        seen[v] = true
+      end
+    end
+    local lib = ops.get(true)
+    local ok2, e = pcall(lib.unique_rows, meta.new({ 8 }, "i64"), 7, 0)
+    assert.is_false(ok2)
+    assert.matches("8 distinct rows asked of a table of 7", tostring(e))
+  end)
+
+  it("takes a row-wise Adagrad step on distinct rows (its kernel, emulated on the CPU)", function()
+    local R, D, U, lr, eps = 50, 40, 12, 0.01, 1e-8
+    local tbl, st, g, ids = {}, {}, {}, {}
+    for i = 1, R * D do tbl[i] = ((i * 37) % 64 - 32) / 64 end
+    for i = 1, R do st[i] = (i % 16) / 16 end
+    for i = 1, U * D do g[i] = ((i * 53) % 64 - 32) / 32 end
+    for j = 1, U do ids[j] = emb.unique_row(j - 1, R, 7) end
+    local function list(t) return "{" .. table.concat(t, ",") .. "}" end
+    local out, ok = emu.run{ emu.HEADER, cuda, emb.SOURCE, emu.LAUNCH, ([[
+int main() {
+  static const double TB[] = %s, ST[] = %s, G[] = %s; static const long long IDS[] = %s;
+  std::vector<double> nr(%d), ns(%d);
+  emu_launch({1, 1, 1}, {%d, 1, 1}, [&] { rowwise_adagrad<double>(TB, ST, IDS, G, nr.data(), ns.data(), %d, %d, %.17g, %.17g); });
+  for (double v : ns) printf("s %%.17g\n", v);
+  for (double v : nr) printf("r %%.17g\n", v);
+  return 0;
+}]]):format(list(tbl), list(st), list(g), list(ids), U * D, U, emb.THREADS, U, D, lr, eps) }
+    assert(ok, out)
+    local s_got, r_got = {}, {}
+    for k, v in out:gmatch("(%a) (%S+)") do
+      if k == "s" then s_got[#s_got + 1] = tonumber(v) else r_got[#r_got + 1] = tonumber(v) end
+    end
+    assert.equals(U, #s_got)
+    assert.equals(U * D, #r_got)
+    for u = 1, U do
+      local r = ids[u]
+      local sq = 0
+      for d = 1, D do sq = sq + g[(u - 1) * D + d] ^ 2 end
+      local s2 = st[r + 1] + sq / D
+      assert.is_true(math.abs(s_got[u] - s2) <= 1e-15 * math.abs(s2), ("state of row %d"):format(r))
+      local m = lr / (math.sqrt(s2) + eps)
+      for d = 1, D do
+        local want = tbl[r * D + d] - m * g[(u - 1) * D + d]
+        assert.is_true(math.abs(r_got[(u - 1) * D + d] - want) <= 1e-15, ("row %d element %d"):format(r, d))
+      end
+    end
+  end)
+
   it("computes embedding bags as PyTorch defines them (its kernel, emulated on the CPU)", function()
     local rng = seed
     local function rand(n) -- 1..n, a 64-bit LCG

@@ -85,6 +85,13 @@ assert int(o[0]) == 0 and int(o[-1]) == i.numel()
 assert sorted((o[1:] - o[:-1]).tolist()) == sorted([12 + k % 16 for k in range(32)])
 w = model.emb.weight
 want = torch.stack([(w[i[o[b]:o[b + 1]]] * pw[o[b]:o[b + 1], None]).sum(0) for b in range(32)])]==] },
+    [6] = { sizes = { rows = 500, dim = 8, touched = 40 }, shape = "[40, 8]", want = [==[
+ids, g, lr, eps = idx
+assert len(set(ids.tolist())) == 40 and int(ids.min()) >= 0 and int(ids.max()) < 500, "ids are not distinct rows"
+rows, st = ys
+ws = model.state[ids] + (g * g).mean(1)
+assert torch.allclose(st, ws)
+want = model.table[ids] - (lr / (ws.sqrt() + eps))[:, None] * g]==] },
     [7] = { sizes = { batch_size = 4 }, shape = "[4, 479]", want = [==[
 x, e = idx
 want = []

@@ -109,6 +109,41 @@ zipf_rows(const double *__restrict__ u, i64 *__restrict__ out, i64 count, i64 n,
     out[i] = (i64)(((unsigned long long)r * 2654435761ull) % (unsigned long long)n);
   }
 }
+
+/* Row-wise Adagrad on distinct touched rows (FBGEMM's ROWWISE_ADAGRAD), one warp a touched row u
+ * of table row r = ids[u]: state' = state[r] + mean(g^2), row' = table[r] - lr / (sqrt(state') +
+ * eps) * g, written to new_rows[u] and new_state[u]. */
+template <typename T>
+__global__ void __launch_bounds__(EB_THREADS)
+rowwise_adagrad(const T *__restrict__ table, const T *__restrict__ state, const i64 *__restrict__ ids,
+                const T *__restrict__ grad, T *__restrict__ new_rows, T *__restrict__ new_state, i64 touched,
+                i64 D, double lr, double eps) {
+  typedef typename Acc<T>::type A;
+  const int lane = threadIdx.x & 31;
+  const i64 warps = (i64)gridDim.x * (EB_THREADS / 32);
+  for (i64 u = (i64)blockIdx.x * (EB_THREADS / 32) + (threadIdx.x >> 5); u < touched; u += warps) {
+    const i64 r = ids[u];
+    const T *g = grad + u * D;
+    A sq = (A)0;
+    for (i64 d = lane; d < D; d += 32) { const A v = ld(g[d]); sq += v * v; }
+    sq = warp_sum(sq);
+    const A st2 = ld(state[r]) + sq / (A)D;
+    const A mult = (A)lr / (ksqrt(st2) + (A)eps);
+    for (i64 d = lane; d < D; d += 32) new_rows[u * D + d] = st<T>(ld(table[r * D + d]) - mult * ld(g[d]));
+    if (lane == 0) new_state[u] = st<T>(st2);
+  }
+}
+
+/* distinct rows of a table of n rows: out[j] = (start + j) * 2654435761 mod n for j < count
+ * (count <= n: a bijection of [0, n), so no row repeats), as the unique rows a sparse optimiser
+ * updates. T is unused. */
+template <typename T>
+__global__ void __launch_bounds__(EB_THREADS)
+unique_rows(i64 *__restrict__ out, i64 count, i64 n, i64 start) {
+  for (i64 j = (i64)blockIdx.x * EB_THREADS + threadIdx.x; j < count; j += (i64)gridDim.x * EB_THREADS)
+    out[j] = (i64)((((unsigned long long)start + (unsigned long long)j) % (unsigned long long)n * 2654435761ull) %
+                   (unsigned long long)n);
+}
 ]==]
 
 local THREADS = 256
@@ -124,7 +159,7 @@ end
 local PACK = { f64 = 2, f32 = 4, f16 = 8, bf16 = 8 }
 
 local function instantiate(T, dtype)
-  local inst = { ("zipf_rows<%s>"):format(T) }
+  local inst = { ("zipf_rows<%s>"):format(T), ("unique_rows<%s>"):format(T), ("rowwise_adagrad<%s>"):format(T) }
   for _, V in ipairs({ PACK[dtype] or 1, 1 }) do
     for _, mean in ipairs({ false, true }) do
       for _, weighted in ipairs({ false, true }) do
@@ -218,6 +253,53 @@ local function install(lib, K)
     return out
   end
 
+  -- rowwise_adagrad(table, state, ids, grad, lr, eps, new_rows, new_state): row-wise Adagrad on
+  -- the distinct rows ids (i64 [touched]) of table [rows, D] with states state [rows]: new_state[u]
+  -- = state[ids[u]] + mean(grad[u]^2), new_rows[u] = table[ids[u]] - lr / (sqrt(new_state[u]) +
+  -- eps) * grad[u]. The ids are trusted to be distinct rows of the table (unique_rows draws them).
+  function lib.rowwise_adagrad(table, state, ids, grad, lr, eps, new_rows, new_state)
+    local op = "rowwise_adagrad"
+    K.check_float(op, table, "table")
+    if table:dim() ~= 2 then K.fail(op, "table is %s, [rows, D] is needed", K.shape_str(table.shape)) end
+    local rows, D = table:size(1), table:size(2)
+    K.check_tensor(op, ids, "ids")
+    K.check_dtype(op, ids, "i64", "ids")
+    if ids:dim() ~= 1 then K.fail(op, "ids is %s, 1-D is needed", K.shape_str(ids.shape)) end
+    local touched = ids:size(1)
+    for _, c in ipairs({ { state, { rows }, "state" }, { grad, { touched, D }, "grad" }, { new_rows, { touched, D }, "new_rows" },
+                         { new_state, { touched }, "new_state" } }) do
+      K.check_tensor(op, c[1], c[3])
+      K.check_shape(op, c[1], c[2], c[3])
+      K.check_dtype(op, c[1], table.dtype, c[3])
+    end
+    if type(lr) ~= "number" or type(eps) ~= "number" then K.fail(op, "lr and eps are numbers") end
+    if not K.writes(new_rows, new_state) then return new_rows end
+    if touched == 0 then return new_rows end
+    local k = K.program("embedding", SRC, table.dtype, instantiate)[("rowwise_adagrad<%s>"):format(K.ctype[table.dtype])]
+    k{ grid = math.min((touched + WARPS - 1) // WARPS, 1 << 20), block = THREADS }(table, state, ids, grad, new_rows, new_state,
+      touched, D, lr + 0.0, eps + 0.0)
+    return new_rows
+  end
+
+  -- unique_rows(out, n, start): out (i64, count <= n elements) = distinct rows of a table of n
+  -- rows, (start + j) * 2654435761 mod n for j = 0, 1, ... (a bijection: no row repeats).
+  function lib.unique_rows(out, n, start)
+    local op = "unique_rows"
+    K.check_tensor(op, out, "out")
+    K.check_dtype(op, out, "i64", "out")
+    local count = out:numel()
+    if math.type(n) ~= "integer" or n < 1 or n >= M.HASH_PRIME then
+      K.fail(op, "n is %s, an integer in [1, %d) is needed", tostring(n), M.HASH_PRIME)
+    end
+    if count > n then K.fail(op, "%d distinct rows asked of a table of %d", count, n) end
+    if math.type(start) ~= "integer" or start < 0 then K.fail(op, "start is %s, a non-negative integer is needed", tostring(start)) end
+    if not K.writes(out) then return out end
+    if count == 0 then return out end
+    local k = K.program("embedding", SRC, "f64", instantiate)["unique_rows<double>"]
+    k{ grid = math.min(K.blocks(count, THREADS, 1), 1 << 20), block = THREADS }(out, count, n, start % n)
+    return out
+  end
+
   -- zipf_rows(u, out, n, alpha): out (i64) = Zipf-like rows of a table of n rows from u (f64,
   -- U[0, 1), the same shape): rank floor(x) - 1 for x the power law's inverse CDF at u, spread by
   -- rank * 2654435761 mod n (experiments/workloads/dlrm.py's generator, as real Criteo ids are
@@ -243,6 +325,9 @@ local function install(lib, K)
 end
 
 M.HASH_PRIME = 2654435761
+
+-- The rows unique_rows draws, computed here (for the tests and the export's definition).
+function M.unique_row(j, n, start) return ((start + j) % n * M.HASH_PRIME) % n end
 M.install = install
 M.sources = { { name = "embedding", source = SRC, instantiate = instantiate } }
 M.SOURCE = SRC
