@@ -153,7 +153,7 @@ return kreach.problem{
 
   it("with an unknown dtype, distribution or domain names the argument", function()
     assert.matches("input 'x': unknown dtype 'f8'", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dtype = "f8" })')))
-    assert.matches("input 'x': dist: unknown distribution 'gauss' %(known: bags, bool, normal, randint, sign, uniform, zipf%)",
+    assert.matches("input 'x': dist: unknown distribution 'gauss' %(known: bags, bool, normal, randint, sign, uniform, unique, zipf%)",
       load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dist = "gauss" })')))
     assert.matches("unknown transform 'sorted'", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dist = "uniform | sorted" })')))
     assert.matches("unknown domain 'reals' %(did you mean 'real'%?%)", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { domain = "reals" })')))
@@ -198,6 +198,8 @@ return kreach.problem{
     assert.matches("bags draws offsets as i64", with('{ dist = "bags(1, 10)" }'))
     assert.matches("distribution 'bags%(5, 2%)' needs whole lengths 0 <= lo <= hi", with('{ dtype = "i64", dist = "bags(5, 2)" }'))
     assert.matches("bags needs %(lo, hi%)", with('{ dtype = "i64", dist = "bags" }'))
+    assert.matches("unique%(5%) cannot draw 8 distinct rows", with('{ dtype = "i64", dist = "unique(5)" }'))
+    assert.matches("unique draws rows as i64", with('{ dist = "unique(50)" }'))
   end)
 
   it("draws the other trials' rows from Zipf-like laws (randint(0, n) in the domain 'rows')", function()
