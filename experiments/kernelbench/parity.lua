@@ -26,7 +26,7 @@ for di, path in ipairs(dbs) do
   local db = assert(store.open(path, { readonly = true }))
   for _, r in ipairs(db:evaluations{}) do
     if r.verdict == "baseline" and r.pytorch_ms then
-      local k = r.dtype .. ":" .. r.problem_id
+      local k = r.dtype .. ":" .. r.problem_name -- names, not ids: dlrm-bench repeats ids 1 to 12
       r.db_index = di
       -- ids are per database: a later database wins, then the newer record within one
       if not rows[k] or rows[k].db_index < di or rows[k].id < r.id then rows[k] = r end
