@@ -47,6 +47,13 @@ local function draw_expr(a, shape, problem_dtype)
     local lo, hi = math.tointeger(d.args[1]), math.tointeger(d.args[2])
     e = ("(lambda L: torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(L[torch.randperm(L.numel())], 0)]))(torch.arange(%d) %% %d + %d)"):format(
       a.shape[1] - 1, hi - lo + 1, lo)
+  elseif d.gen == "jagged" then
+    -- kreach.problem.jagged_lengths: row t the lengths 0..2 h_t in turn, shuffled
+    local rows = {}
+    for _, h in ipairs(d.args) do
+      rows[#rows + 1] = ("(torch.arange(%d) %% %d)[torch.randperm(%d)]"):format(a.shape[2], 2 * math.tointeger(h) + 1, a.shape[2])
+    end
+    e = ("torch.stack([%s])"):format(table.concat(rows, ", "))
   elseif d.gen == "unique" then
     -- kreach.ops.embedding's unique_rows: a run of (start + j) * 2654435761 mod n, no row twice
     local n = math.tointeger(d.args[1])
@@ -68,7 +75,7 @@ local function draw_expr(a, shape, problem_dtype)
     end
   end
   local dt = a.dtype
-  if (d.gen == "randint" and dt ~= "i64") or (d.gen ~= "randint" and d.gen ~= "bool" and d.gen ~= "zipf" and d.gen ~= "bags" and d.gen ~= "unique" and dt ~= "f32") then
+  if (d.gen == "randint" and dt ~= "i64") or (d.gen ~= "randint" and d.gen ~= "bool" and d.gen ~= "zipf" and d.gen ~= "bags" and d.gen ~= "unique" and d.gen ~= "jagged" and dt ~= "f32") then
     e = ("%s.to(%s)"):format(e, TORCH_DTYPE[dt])
   end
   return e

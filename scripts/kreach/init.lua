@@ -73,6 +73,8 @@ kreach.output = problem.output         -- output(name, shape, {dtype=})
 kreach.conv_out_len = conv.out_len
 -- The index count of n embedding bags whose lengths are lo..hi (an input drawn from "bags(lo, hi)").
 kreach.bags_total = problem.bags_total
+-- The length total of a "jagged(h1, ..., hF)" input of n bags a row.
+kreach.jagged_total = problem.jagged_total
 kreach.conv_transpose_out_len = conv.transposed_out_len
 
 -- load_problem(path_or_id, {sizes =, dtype =}) -> a problem; :instantiate() uses these options

@@ -29,7 +29,9 @@ M.DOMAINS = { real = true, positive = true, nonnegative = true, unit = true,
   probabilities = true, indices = true, mask = true, sign = true, symmetric = true,
   upper_triangular = true, lower_triangular = true, rows = true }
 local DTYPES = { f32 = true, bf16 = true, f16 = true }
-local GENERATORS = { uniform = 2, normal = 2, randint = 2, sign = 0, bool = 0, zipf = 2, bags = 2, unique = 1 }
+-- the number of numbers each generator takes (-1: one or more)
+local GENERATORS = { uniform = 2, normal = 2, randint = 2, sign = 0, bool = 0, zipf = 2, bags = 2, unique = 1,
+  jagged = -1 }
 local TRANSFORMS = { symmetric = 0, triu = 0, tril = 0, scale_rand = 0, softmax = 0 }
 local INITS = { ones = 0, zeros = 0, uniform = 2, normal = 2, kaiming_uniform = 1 }
 
@@ -88,7 +90,8 @@ end
 -- ---- distributions: "uniform", "uniform(-1, 1)", "randint(0, 4096)", "uniform | triu",
 -- "zipf(1000, 1.1)" (rows of a 1000-row table, Zipf-like: kreach.ops.embedding's zipf_rows),
 -- "bags(1, 100)" (the CSR offsets of embedding bags whose lengths are lo..hi, M.bag_offsets),
--- "unique(1000)" (distinct rows of a 1000-row table: kreach.ops.embedding's unique_rows) ----
+-- "unique(1000)" (distinct rows of a 1000-row table: kreach.ops.embedding's unique_rows),
+-- "jagged(h1, ..., hF)" (an [F, B] tensor of bag lengths, row t a shuffle of 0..2 h_t: M.jagged_lengths) ----
 
 local function parse_call(s, where, table_of, what)
   local name, argstr = s:match("^%s*([%a_][%w_]*)%s*(.-)%s*$")
@@ -111,7 +114,7 @@ local function parse_call(s, where, table_of, what)
     problem_error(where, "unknown %s '%s'%s (known: %s)", what, name, suggest(name, table_of),
       table.concat(names, ", "))
   end
-  if #args ~= 0 and #args ~= want then
+  if #args ~= 0 and want >= 0 and #args ~= want then
     problem_error(where, "%s '%s' takes %d numbers, got %d", what, name, want, #args)
   end
   return name, args
@@ -141,6 +144,12 @@ function M.parse_dist(s, where)
     if #args == 0 then problem_error(where, "bags needs (lo, hi), the range of the bags' lengths") end
     if math.type(args[1]) ~= "integer" or math.type(args[2]) ~= "integer" or args[1] < 0 or args[2] < args[1] then
       problem_error(where, "distribution '%s' needs whole lengths 0 <= lo <= hi", s)
+    end
+  end
+  if gen == "jagged" then
+    if #args == 0 then problem_error(where, "jagged needs (h1, ..., hF), the mean length of each row's bags") end
+    for _, h in ipairs(args) do
+      if math.type(h) ~= "integer" or h < 0 then problem_error(where, "distribution '%s' needs whole mean lengths >= 0", s) end
     end
   end
   if gen == "unique" then
@@ -248,6 +257,13 @@ local function check_arg(a, i, where0, sizes, names)
     if d.gen == "bags" then
       if a.dtype ~= "i64" then problem_error(where, "bags draws offsets as i64; the dtype is %s", tostring(a.dtype or "the problem's")) end
       if type(a.shape) == "table" and #a.shape ~= 1 then problem_error(where, "bags draws a 1-D [bags + 1] tensor of offsets") end
+    end
+    if d.gen == "jagged" then
+      if a.dtype ~= "i64" then problem_error(where, "jagged draws lengths as i64; the dtype is %s", tostring(a.dtype or "the problem's")) end
+      local shape = resolve_shape(a.shape, sizes, where)
+      if #shape ~= 2 or shape[1] ~= #d.args then
+        problem_error(where, "jagged with %d mean lengths draws an [%d, bags] tensor, not %s", #d.args, #d.args, table.concat(shape, "x"))
+      end
     end
     if d.gen == "unique" then
       if a.dtype ~= "i64" then problem_error(where, "unique draws rows as i64; the dtype is %s", tostring(a.dtype or "the problem's")) end
@@ -465,6 +481,14 @@ local function draw(lib, a, seed, scratch)
     host:free()
     return t
   end
+  if d.gen == "jagged" then
+    local host = tensor.from_table(M.jagged_lengths(a.shape[2], d.args, seed), { shape = a.shape, dtype = a.dtype })
+    if not scratch then return host end
+    local t = new("out", a.shape, a.dtype)
+    t:copy_from(host)
+    host:free()
+    return t
+  end
   if d.gen == "unique" then
     -- the start of the run of rows, from the seed
     local t = new("out", a.shape, a.dtype)
@@ -567,6 +591,25 @@ function M.bag_offsets(n, lo, hi, seed)
   local off = { 0 }
   for i = 1, n do off[i + 1] = off[i] + len[i] end
   return off
+end
+
+-- The lengths of F rows of n bags (a flat row-major table): row t is the multiset 0, 1, ..., 2 h_t,
+-- 0, ... in turn, shuffled by `seed`: mean length about h_t (a keyed jagged tensor's lengths, one
+-- row a feature), and a total, M.jagged_total(n, hs), that is the same for every seed.
+function M.jagged_lengths(n, hs, seed)
+  local out = {}
+  for t, h in ipairs(hs) do
+    local off = M.bag_offsets(n, 0, 2 * math.tointeger(h), seed * 31 + t)
+    for i = 1, n do out[(t - 1) * n + i] = off[i + 1] - off[i] end
+  end
+  return out
+end
+
+-- The total of M.jagged_lengths(n, hs): a problem's id count.
+function M.jagged_total(n, hs)
+  local total = 0
+  for _, h in ipairs(hs) do total = total + M.bags_total(n, 0, 2 * h) end
+  return total
 end
 
 -- The total length of n bags of lengths lo..hi in turn (M.bag_offsets): a problem's index count.

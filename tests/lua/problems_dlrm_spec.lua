@@ -135,6 +135,25 @@ g = (p - t) / 64
 want4 = [loss.reshape(1), g[:, None] * w, (g[:, None] * x).sum(0, keepdim=True), g.sum().reshape(1)]
 assert all(a.shape == b.shape and torch.allclose(a, b, rtol=1e-5, atol=1e-7) for a, b in zip(ys, want4)), [(a, b) for a, b in zip(ys, want4)]
 want = want4[0]]==] },
+    [12] = { sizes = { batch_size = 40 }, shape = "[%d]", dtype = "int64", want = [==[
+L, ids = idx
+lin, off = ys
+rows = model.rows.tolist()
+first = [sum(rows[:t]) for t in range(26)]
+hot = [3, 2, 1, 2, 6, 1, 1, 1, 1, 7, 3, 8, 1, 6, 9, 5, 1, 1, 1, 12, 100, 27, 10, 3, 1, 1]
+for t in range(26):
+    assert sorted(L[t].tolist()) == sorted([k % (2 * hot[t] + 1) for k in range(40)]), t
+flat = L.flatten().tolist()
+wo = [0]
+for v in flat:
+    wo.append(wo[-1] + v)
+assert off.tolist() == wo
+w = []
+for t in range(26):
+    for j in range(wo[t * 40], wo[(t + 1) * 40]):
+        w.append(int(ids[j]) % rows[t] + first[t])
+assert lin.tolist() == w
+want = lin]==] },
     [10] = { sizes = { batch_size = 16 }, shape = "[16, 128]", want = [==[
 (x,) = idx
 ps = list(model.parameters())
@@ -171,7 +190,9 @@ print("shape", list(y.shape), y.dtype, "close", bool(torch.allclose(y, want, rto
 EOF]]):format(PYTHON, py, c.want))
       local out = f:read("a")
       f:close()
-      assert.matches("shape " .. c.shape:gsub("[%[%]]", "%%%0") .. " torch%.float32 close True", out)
+      local shape = c.shape
+      if shape:find("%d", 1, true) then shape = shape:format(inst.args[2].numel) end
+      assert.matches("shape " .. shape:gsub("[%[%]]", "%%%0") .. " torch%." .. (c.dtype or "float32") .. " close True", out)
     end)
   end
 end)

@@ -33,16 +33,18 @@ local conv = require "kreach.ops.conv"
 local embedding = require "kreach.ops.embedding"
 local interaction = require "kreach.ops.interaction"
 local linear = require "kreach.ops.linear"
+local sparse = require "kreach.ops.sparse"
 local FAMILY = { elementwise = elementwise, matmul = matmul, reduce = reduce, norm = norm,
                  pool = pool, scan = scan, loss = loss, attention = attention, compare = compare,
-                 conv = conv, embedding = embedding, interaction = interaction, linear = linear }
+                 conv = conv, embedding = embedding, interaction = interaction, linear = linear,
+                 sparse = sparse }
 
 local M = {}
 
 -- the families, in the order they are installed (a family is a module kreach.ops.<name>,
 -- required above)
 M.families = { "elementwise", "matmul", "reduce", "norm", "pool", "scan", "loss", "attention",
-               "compare", "conv", "embedding", "interaction", "linear" }
+               "compare", "conv", "embedding", "interaction", "linear", "sparse" }
 
 M.OPTIONS = { "-std=c++17" }
 
