@@ -80,3 +80,5 @@ $ kreach lint dlrm-bench/1 examples/dlrm-bench/01_embedding_onehot_fused.lua
 ~ 01_embedding_onehot_fused%.lua: ok %(dry run: 1 launch of gather26; compiled for sm_90%)
 $ kreach lint dlrm-bench/7 examples/dlrm-bench/07_dot_interaction_warp.lua
 ~ 07_dot_interaction_warp%.lua: ok %(dry run: 1 launch of dot_warp; compiled for sm_90%)
+$ kreach lint dlrm-bench/12 examples/dlrm-bench/12_preprocess_per_feature.lua
+~ 12_preprocess_per_feature%.lua: ok %(dry run: 2 launches of feature_totals, feature_pass; compiled for sm_90%)
