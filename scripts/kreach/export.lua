@@ -47,6 +47,11 @@ local function draw_expr(a, shape, problem_dtype)
     local lo, hi = math.tointeger(d.args[1]), math.tointeger(d.args[2])
     e = ("(lambda L: torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(L[torch.randperm(L.numel())], 0)]))(torch.arange(%d) %% %d + %d)"):format(
       a.shape[1] - 1, hi - lo + 1, lo)
+  elseif d.gen == "host" then
+    if not d.python then
+      error(("input '%s': its host distribution '%s' has no Python expression to export"):format(a.name, d.text), 0)
+    end
+    e = d.python
   elseif d.gen == "jagged" then
     -- kreach.problem.jagged_lengths: row t the lengths 0..2 h_t in turn, shuffled
     local rows = {}
@@ -75,7 +80,7 @@ local function draw_expr(a, shape, problem_dtype)
     end
   end
   local dt = a.dtype
-  if (d.gen == "randint" and dt ~= "i64") or (d.gen ~= "randint" and d.gen ~= "bool" and d.gen ~= "zipf" and d.gen ~= "bags" and d.gen ~= "unique" and d.gen ~= "jagged" and dt ~= "f32") then
+  if (d.gen == "randint" and dt ~= "i64") or (d.gen ~= "randint" and d.gen ~= "bool" and d.gen ~= "zipf" and d.gen ~= "bags" and d.gen ~= "unique" and d.gen ~= "jagged" and d.gen ~= "host" and dt ~= "f32") then
     e = ("%s.to(%s)"):format(e, TORCH_DTYPE[dt])
   end
   return e

@@ -75,6 +75,9 @@ kreach.conv_out_len = conv.out_len
 kreach.bags_total = problem.bags_total
 -- The length total of a "jagged(h1, ..., hF)" input of n bags a row.
 kreach.jagged_total = problem.jagged_total
+kreach.jagged_lengths = problem.jagged_lengths
+-- A distribution a problem draws on the host (kreach.problem.host_dist).
+kreach.host_dist = problem.host_dist
 kreach.conv_transpose_out_len = conv.transposed_out_len
 
 -- load_problem(path_or_id, {sizes =, dtype =}) -> a problem; :instantiate() uses these options

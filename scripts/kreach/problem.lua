@@ -130,6 +130,31 @@ local function dist_text(a, sizes, where)
   return r
 end
 
+-- host_dist{ text =, draw = function(shape, seed, variant, sizes) -> flat list, python = } -> a
+-- distribution a problem computes on the host, for inputs whose structure the generators cannot
+-- state (values tied to other inputs' layout): `draw` returns the values in row-major order for
+-- one trial's seed and variant ("default", "centred", "shifted"); `text` is what reports show;
+-- `python` (optional) is the expression `kreach export` writes into get_inputs (a function of the
+-- problem's sizes, which get_inputs has as module-level names); without it, export refuses.
+function M.host_dist(spec)
+  if type(spec) ~= "table" or type(spec.draw) ~= "function" or type(spec.text) ~= "string" then
+    error("host_dist{ text = string, draw = function(shape, seed, variant, sizes), python = string }", 2)
+  end
+  if spec.python ~= nil and type(spec.python) ~= "string" then error("host_dist: python is the export's expression, a string", 2) end
+  return { host = true, text = spec.text, draw = spec.draw, python = spec.python }
+end
+
+local function is_host(d) return type(d) == "table" and d.host == true end
+
+-- An input's distribution, parsed, at some sizes (a host distribution as it is, with the sizes)
+local function input_dist(a, sizes, where)
+  if is_host(a.dist) then
+    return { gen = "host", text = a.dist.text, args = {}, transforms = {}, draw = a.dist.draw, python = a.dist.python,
+             sizes = sizes }
+  end
+  return M.parse_dist(dist_text(a, sizes, where), where)
+end
+
 function M.parse_dist(s, where)
   where = where or "dist"
   if type(s) ~= "string" then problem_error(where, "a distribution is a string, got %s", type(s)) end
@@ -250,7 +275,7 @@ local function check_arg(a, i, where0, sizes, names)
     if not ok then problem_error(where, "unknown dtype '%s'", tostring(a.dtype)) end
   end
   if a.kind == "input" then
-    local d = M.parse_dist(dist_text(a, sizes, where .. ": dist"), where .. ": dist")
+    local d = input_dist(a, sizes, where .. ": dist")
     if a.domain ~= nil and not M.DOMAINS[a.domain] then
       problem_error(where, "unknown domain '%s'%s", tostring(a.domain), suggest(tostring(a.domain), M.DOMAINS))
     end
@@ -386,7 +411,7 @@ function Problem:instantiate(opts)
       r.nbytes = n * dsize(r.dtype)
       bytes = bytes + r.nbytes
       if a.kind == "input" then
-        r.dist = M.parse_dist(dist_text(a, sizes, w), w)
+        r.dist = input_dist(a, sizes, w)
         r.domain = a.domain or (def.domain and def.domain[a.name])
       elseif a.kind == "param" then
         r.init = a.init
@@ -475,6 +500,21 @@ local function draw(lib, a, seed, scratch)
     -- drawn on the host (a shuffle of a fixed multiset of lengths), copied over
     local host = tensor.from_table(M.bag_offsets(a.shape[1] - 1, math.tointeger(d.args[1]), math.tointeger(d.args[2]), seed),
       { shape = a.shape, dtype = a.dtype })
+    if not scratch then return host end
+    local t = new("out", a.shape, a.dtype)
+    t:copy_from(host)
+    host:free()
+    return t
+  end
+  if d.gen == "host" then
+    local vals = d.draw(a.shape, seed, d.variant or "default", d.sizes)
+    local n = 1
+    for _, v in ipairs(a.shape) do n = n * v end
+    if type(vals) ~= "table" or #vals ~= n then
+      problem_error(("input '%s': dist"):format(a.name), "the host distribution '%s' returned %s values, %d expected", d.text,
+        type(vals) == "table" and tostring(#vals) or type(vals), n)
+    end
+    local host = tensor.from_table(vals, { shape = a.shape, dtype = a.dtype })
     if not scratch then return host end
     local t = new("out", a.shape, a.dtype)
     t:copy_from(host)
@@ -677,7 +717,11 @@ function Instance:make_args(seed, opts)
     if a.kind == "input" then
       local spec = a
       local d = a.dist
-      if variant ~= "default" and ((d.gen ~= "randint" and d.gen ~= "bool" and d.gen ~= "sign") or a.domain == "rows") then
+      if variant ~= "default" and d.gen == "host" then
+        -- a host distribution draws its own other trials
+        spec = setmetatable({ dist = setmetatable({ variant = variant }, { __index = d }) }, { __index = a })
+        drawn[i] = ("%s (%s)"):format(d.text, variant)
+      elseif variant ~= "default" and ((d.gen ~= "randint" and d.gen ~= "bool" and d.gen ~= "sign") or a.domain == "rows") then
         local gen, gargs = M.other_generator(a.domain, variant, seed, i, d)
         if gen then
           spec = setmetatable({ dist = { gen = gen, args = gargs, transforms = d.transforms } }, { __index = a })

@@ -67,6 +67,37 @@ describe("the dlrm-bench suite", function()
     end)
   end
 
+  it("4: draws each feature's ids in its own table, in every trial, and CSR offsets over them", function()
+    local p = kreach.load_problem("dlrm-bench/4")
+    local sizes = { batch_size = 64, dim = 8, cap = 1000 }
+    local inst = p:instantiate{ dtype = "f32", sizes = sizes }
+    local ind, off = inst.args[1], inst.args[2]
+    local offs = off.dist.draw(off.shape, 3, "default", sizes)
+    assert.equals(26 * 64 + 1, #offs)
+    assert.equals(0, offs[1])
+    assert.equals(ind.shape[1], offs[#offs])
+    local full = { 39884406, 39043, 17289, 7420, 20263, 3, 7120, 1543, 63, 38532951, 2953546, 403346, 10, 2208,
+                   11938, 155, 4, 976, 14, 39979771, 25641295, 39664984, 585935, 12972, 108, 36 }
+    for _, variant in ipairs({ "default", "centred", "shifted" }) do
+      local v = ind.dist.draw(ind.shape, 3, variant, sizes)
+      assert.equals(ind.shape[1], #v)
+      local first, hist = 0, {}
+      for t = 1, 26 do
+        local rows = math.min(full[t], 1000)
+        for j = offs[(t - 1) * 64 + 1] + 1, offs[t * 64 + 1] do
+          assert.is_true(v[j] >= first and v[j] < first + rows, ("%s: id %d of feature %d is %d"):format(variant, j, t, v[j]))
+          if t == 21 then hist[v[j]] = (hist[v[j]] or 0) + 1 end
+        end
+        first = first + rows
+      end
+      -- feature 21 (100 ids a sample over 1000 rows): its hottest row is far above uniform's share under Zipf
+      local top = 0
+      for _, c in pairs(hist) do top = math.max(top, c) end
+      if variant == "default" then assert.is_true(top < 40, "uniform: hottest row " .. top)
+      else assert.is_true(top > 200, variant .. ": hottest row " .. top) end
+    end
+  end)
+
   -- the problems' outputs computed here from the model's tables and the exported inputs
   local CHECKS = {
     [1] = { sizes = { batch_size = 8 }, shape = "[8, 416]", want = [==[
@@ -85,6 +116,18 @@ assert int(o[0]) == 0 and int(o[-1]) == i.numel()
 assert sorted((o[1:] - o[:-1]).tolist()) == sorted([12 + k % 16 for k in range(32)])
 w = model.emb.weight
 want = torch.stack([(w[i[o[b]:o[b + 1]]] * pw[o[b]:o[b + 1], None]).sum(0) for b in range(32)])]==] },
+    [4] = { sizes = { batch_size = 16, dim = 8, cap = 50 }, shape = "[16, 208]", want = [==[
+ind, off = idx
+rows = [min(n, 50) for n in [39884406, 39043, 17289, 7420, 20263, 3, 7120, 1543, 63, 38532951, 2953546, 403346, 10, 2208, 11938, 155, 4, 976, 14, 39979771, 25641295, 39664984, 585935, 12972, 108, 36]]
+first = [sum(rows[:t]) for t in range(26)]
+assert int(off[0]) == 0 and int(off[-1]) == ind.numel()
+w = model.emb.weight
+want = torch.zeros(16, 26 * 8)
+for t in range(26):
+    for b in range(16):
+        s, e = int(off[t * 16 + b]), int(off[t * 16 + b + 1])
+        assert all(first[t] <= int(v) < first[t] + rows[t] for v in ind[s:e])
+        want[b, 8 * t:8 * t + 8] = w[ind[s:e]].sum(0)]==] },
     [6] = { sizes = { rows = 500, dim = 8, touched = 40 }, shape = "[40, 8]", want = [==[
 ids, g, lr, eps = idx
 assert len(set(ids.tolist())) == 40 and int(ids.min()) >= 0 and int(ids.max()) < 500, "ids are not distinct rows"
