@@ -9,7 +9,7 @@
 --     a warp must take part in a shuffle (the full mask), as the kernels here do;
 --   - dynamic shared memory (extern __shared__) is one static buffer: pass the source through
 --     M.source;
---   - atomics are not emulated.
+--   - atomicAdd, atomicMax and atomicExch hold one global lock.
 -- Families add what else they need (experiments/conv/emulate.lua adds mma.sync).
 --
 --   local emu = require "kreach.emulate"
@@ -76,6 +76,12 @@ template <typename A> inline A __shfl_down_sync(unsigned, A v, unsigned d) {
   return emu_shfl(v, [d](int l) { return l + (int)d < 32 ? l + (int)d : l; });
 }
 template <typename A> inline A __shfl_sync(unsigned, A v, int s) { return emu_shfl(v, [s](int) { return s & 31; }); }
+#include <mutex>
+static std::mutex g_atomic;
+/* atomics: one lock for all (the emulation is for correctness, not speed) */
+template <typename A> inline A atomicAdd(A *p, A v) { std::lock_guard<std::mutex> g(g_atomic); A o = *p; *p = o + v; return o; }
+template <typename A> inline A atomicMax(A *p, A v) { std::lock_guard<std::mutex> g(g_atomic); A o = *p; if (v > o) *p = v; return o; }
+template <typename A> inline A atomicExch(A *p, A v) { std::lock_guard<std::mutex> g(g_atomic); A o = *p; *p = v; return o; }
 ]==]
 
 M.LAUNCH = [==[

@@ -82,3 +82,5 @@ $ kreach lint dlrm-bench/7 examples/dlrm-bench/07_dot_interaction_warp.lua
 ~ 07_dot_interaction_warp%.lua: ok %(dry run: 1 launch of dot_warp; compiled for sm_90%)
 $ kreach lint dlrm-bench/12 examples/dlrm-bench/12_preprocess_per_feature.lua
 ~ 12_preprocess_per_feature%.lua: ok %(dry run: 2 launches of feature_totals, feature_pass; compiled for sm_90%)
+$ kreach lint dlrm-bench/5 examples/dlrm-bench/05_backward_counting_sort.lua
+~ 05_backward_counting_sort%.lua: ok %(dry run: 6 launches of fill, mark, scan_blocks, scan_sums, place, accumulate; compiled for sm_90%)

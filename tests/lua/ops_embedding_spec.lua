@@ -188,6 +188,94 @@ int main() {
     end
   end)
 
+  it("aggregates embedding_bag's gradient per touched row, sorted (its kernels, emulated on the CPU)", function()
+    local rng = seed + 5
+    local function rand(n)
+      rng = (rng * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
+      return (rng >> 33) % n + 1
+    end
+    local CT = { f64 = "double", f32 = "float", bf16 = "__nv_bfloat16" }
+    local src = { emu.HEADER, cuda, emb.SOURCE, emu.LAUNCH, [[
+template <typename T> static std::vector<T> emu_vec(const double *v, size_t n) {
+  std::vector<T> r(n); for (size_t i = 0; i < n; i++) r[i] = st<T>((typename Acc<T>::type)v[i]); return r; }
+]] }
+    local cases = {}
+    local function list(t) return "{" .. (#t > 0 and table.concat(t, ",") or "0") .. "}" end
+    for c, dt in ipairs({ "f64", "f32", "bf16", "f32" }) do
+      local R = c == 4 and 5000 or rand(400) -- 5000: more than one scan block (2048 a block)
+      local bags, D = rand(12), ({ 1, 7, 32, 40 })[rand(4)]
+      local idx, off, go = {}, { 0 }, {}
+      for _ = 1, bags do
+        for _ = 1, rand(9) - 1 do idx[#idx + 1] = rand(4) == 1 and 0 or rand(R) - 1 end -- row 0 often: repeats
+        off[#off + 1] = #idx
+      end
+      for i = 1, bags * D do go[i] = (rand(33) - 17) / 16 end
+      local L = #idx
+      -- the definition: sorted distinct rows, each the sum of its lookups' bags' gradients
+      local sums, keys = {}, {}
+      for b = 0, bags - 1 do
+        for j = off[b + 1], off[b + 2] - 1 do
+          local r = idx[j + 1]
+          if not sums[r] then sums[r] = {}; for d = 1, D do sums[r][d] = 0 end; keys[#keys + 1] = r end
+          for d = 1, D do sums[r][d] = sums[r][d] + go[b * D + d] end
+        end
+      end
+      table.sort(keys)
+      local wu, wg = {}, {}
+      for j = 1, L do wu[j] = keys[j] or -1 end
+      for j = 1, L do for d = 1, D do wg[(j - 1) * D + d] = keys[j] and sums[keys[j]][d] or 0 end end
+      cases[c] = { dt = dt, R = R, bags = bags, D = D, L = L, U = #keys }
+      local per = emb.THREADS * 8
+      local nb = (R + per - 1) // per
+      src[#src + 1] = ([[
+static void case_%d() {
+  typedef %s T; typedef typename Acc<T>::type A;
+  static const long long IDX[] = %s, OFF[] = %s, WU[] = %s; static const double GO[] = %s, WG[] = %s;
+  const long long R = %d, L = %d, bags = %d, D = %d, nb = %d;
+  auto go = emu_vec<T>(GO, bags * D);
+  std::vector<long long> mark(R), sums(nb), uniq(L > 0 ? L : 1), count(1);
+  std::vector<A> acc(L * D > 0 ? L * D : 1); std::vector<T> grads(L * D > 0 ? L * D : 1);
+  auto blocks = [](long long n) { return (unsigned)((n + 255) / 256 > 0 ? ((n + 255) / 256 < 4 ? (n + 255) / 256 : 4) : 1); };
+  emu_launch({blocks(R), 1, 1}, {256, 1, 1}, [&] { eb_fill_i64<T>(mark.data(), R, 0); });
+  emu_launch({blocks(L), 1, 1}, {256, 1, 1}, [&] { eb_fill_i64<T>(uniq.data(), L, -1); });
+  emu_launch({blocks(L * D), 1, 1}, {256, 1, 1}, [&] { eb_zero_acc<T>(acc.data(), L * D); });
+  if (L > 0) emu_launch({blocks(L), 1, 1}, {256, 1, 1}, [&] { eb_mark<T>(IDX, L, mark.data()); });
+  emu_launch({(unsigned)nb, 1, 1}, {256, 1, 1}, [&] { eb_scan_blocks<T>(mark.data(), R, sums.data()); });
+  emu_launch({1, 1, 1}, {32, 1, 1}, [&] { eb_scan_sums<T>(sums.data(), nb, count.data()); });
+  emu_launch({blocks(R), 1, 1}, {256, 1, 1}, [&] { eb_scan_add<T>(mark.data(), R, sums.data()); });
+  if (L > 0) {
+    emu_launch({blocks(L), 1, 1}, {256, 1, 1}, [&] { eb_unique<T>(IDX, L, mark.data(), uniq.data()); });
+    emu_launch({2, 1, 1}, {256, 1, 1}, [&] { eb_accumulate<T>(IDX, OFF, go.data(), mark.data(), acc.data(), bags, D); });
+  }
+  emu_launch({blocks(L * D), 1, 1}, {256, 1, 1}, [&] { eb_store<T>(acc.data(), grads.data(), L * D); });
+  long long bad_u = 0; double err = 0, mag = 0;
+  for (long long j = 0; j < L; j++) bad_u += uniq[j] != WU[j];
+  for (long long i = 0; i < L * D; i++) { err = std::fmax(err, std::fabs((double)ld(grads[i]) - WG[i])); mag = std::fmax(mag, std::fabs(WG[i])); }
+  printf("%d %%lld %%lld %%.3e %%.3e\n", count[0], bad_u, err, mag);
+}
+]]):format(c, CT[dt], list(idx), list(off), list(wu), list(go), list(wg), R, L, bags, D, nb, c)
+    end
+    local main = { "int main() {" }
+    for c = 1, #cases do main[#main + 1] = ("  case_%d(); fflush(stdout);"):format(c) end
+    main[#main + 1] = "  return 0;\n}"
+    src[#src + 1] = table.concat(main, "\n")
+    local out, ok = emu.run(src)
+    assert(ok, out)
+    local REL = { f64 = 0, f32 = 0, bf16 = 2 ^ -8 }
+    local seen = 0
+    for line in out:gmatch("[^\n]+") do
+      local c, cnt, bu, err, mag = line:match("^(%d+) (%d+) (%d+) (%S+) (%S+)$")
+      assert(c, "unexpected output: " .. line)
+      local k = cases[tonumber(c)]
+      local what = ("case %s (seed %d): %s R=%d bags=%d D=%d L=%d"):format(c, seed, k.dt, k.R, k.bags, k.D, k.L)
+      assert.equals(k.U, tonumber(cnt), what .. ": count")
+      assert.equals(0, tonumber(bu), what .. ": unique rows")
+      assert.is_true(tonumber(err) <= REL[k.dt] * math.max(tonumber(mag), 1), ("%s: error %s against max %s"):format(what, err, mag))
+      seen = seen + 1
+    end
+    assert.equals(#cases, seen, out)
+  end)
+
   it("computes embedding bags as PyTorch defines them (its kernel, emulated on the CPU)", function()
     local rng = seed
     local function rand(n) -- 1..n, a 64-bit LCG

@@ -134,6 +134,77 @@ rowwise_adagrad(const T *__restrict__ table, const T *__restrict__ state, const 
   }
 }
 
+/* ---- embedding_bag_backward: a counting sort of the touched rows, then atomic sums ---- */
+#define EB_SCAN_ITEMS 8
+template <typename T>
+__global__ void __launch_bounds__(EB_THREADS) eb_fill_i64(i64 *__restrict__ p, i64 n, i64 v) {
+  for (i64 i = (i64)blockIdx.x * EB_THREADS + threadIdx.x; i < n; i += (i64)gridDim.x * EB_THREADS) p[i] = v;
+}
+template <typename T>
+__global__ void __launch_bounds__(EB_THREADS) eb_zero_acc(typename Acc<T>::type *__restrict__ p, i64 n) {
+  for (i64 i = (i64)blockIdx.x * EB_THREADS + threadIdx.x; i < n; i += (i64)gridDim.x * EB_THREADS) p[i] = 0;
+}
+/* mark[idx[j]] = 1 for every lookup (mark zeroed first) */
+template <typename T>
+__global__ void __launch_bounds__(EB_THREADS) eb_mark(const i64 *__restrict__ idx, i64 L, i64 *__restrict__ mark) {
+  for (i64 j = (i64)blockIdx.x * EB_THREADS + threadIdx.x; j < L; j += (i64)gridDim.x * EB_THREADS) mark[idx[j]] = 1;
+}
+/* exclusive scan of a block's EB_THREADS * EB_SCAN_ITEMS elements of v (in place); the block's
+ * total to sums[blockIdx.x] */
+template <typename T>
+__global__ void __launch_bounds__(EB_THREADS) eb_scan_blocks(i64 *__restrict__ v, i64 n, i64 *__restrict__ sums) {
+  __shared__ i64 warp_tot[EB_THREADS / 32];
+  const i64 base = (i64)blockIdx.x * EB_THREADS * EB_SCAN_ITEMS + (i64)threadIdx.x * EB_SCAN_ITEMS;
+  i64 x[EB_SCAN_ITEMS], s = 0;
+  for (int k = 0; k < EB_SCAN_ITEMS; k++) { x[k] = base + k < n ? v[base + k] : 0; s += x[k]; }
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  i64 inc = s; /* inclusive scan over the warp */
+  for (int o = 1; o < 32; o <<= 1) { const i64 u = __shfl_up_sync(0xffffffffu, inc, o); if (lane >= o) inc += u; }
+  if (lane == 31) warp_tot[w] = inc;
+  __syncthreads();
+  i64 before = 0, total = 0;
+  for (int k = 0; k < EB_THREADS / 32; k++) { if (k < w) before += warp_tot[k]; total += warp_tot[k]; }
+  i64 run = before + inc - s;
+  for (int k = 0; k < EB_SCAN_ITEMS; k++) { if (base + k < n) v[base + k] = run; run += x[k]; }
+  if (threadIdx.x == 0) sums[blockIdx.x] = total;
+}
+/* the blocks' totals scanned (exclusive, one block, in passes), the grand total to *count */
+template <typename T>
+__global__ void __launch_bounds__(EB_THREADS) eb_scan_sums(i64 *__restrict__ sums, i64 nb, i64 *__restrict__ count) {
+  if (threadIdx.x != 0) return;
+  i64 run = 0;
+  for (i64 i = 0; i < nb; i++) { const i64 t = sums[i]; sums[i] = run; run += t; }
+  *count = run;
+}
+template <typename T>
+__global__ void __launch_bounds__(EB_THREADS) eb_scan_add(i64 *__restrict__ v, i64 n, const i64 *__restrict__ sums) {
+  for (i64 i = (i64)blockIdx.x * EB_THREADS + threadIdx.x; i < n; i += (i64)gridDim.x * EB_THREADS)
+    v[i] += sums[i / (EB_THREADS * EB_SCAN_ITEMS)];
+}
+/* mark holds each row's 0/1 and pos its exclusive scan: the touched rows in ascending order */
+template <typename T>
+__global__ void __launch_bounds__(EB_THREADS) eb_unique(const i64 *__restrict__ idx, i64 L, const i64 *__restrict__ pos,
+                                                          i64 *__restrict__ uniq) {
+  for (i64 j = (i64)blockIdx.x * EB_THREADS + threadIdx.x; j < L; j += (i64)gridDim.x * EB_THREADS) uniq[pos[idx[j]]] = idx[j];
+}
+/* acc[pos[idx[j]], :] += grad_out[b, :] for every lookup j of bag b: a warp a bag */
+template <typename T>
+__global__ void __launch_bounds__(EB_THREADS) eb_accumulate(const i64 *__restrict__ idx, const i64 *__restrict__ offsets,
+    const T *__restrict__ gout, const i64 *__restrict__ pos, typename Acc<T>::type *__restrict__ acc, i64 bags, i64 D) {
+  typedef typename Acc<T>::type A;
+  const int lane = threadIdx.x & 31;
+  const i64 warps = (i64)gridDim.x * (EB_THREADS / 32);
+  for (i64 b = (i64)blockIdx.x * (EB_THREADS / 32) + (threadIdx.x >> 5); b < bags; b += warps)
+    for (i64 j = offsets[b]; j < offsets[b + 1]; j++) {
+      const i64 slot = pos[idx[j]];
+      for (i64 d = lane; d < D; d += 32) atomicAdd(&acc[slot * D + d], ld(gout[b * D + d]));
+    }
+}
+template <typename T>
+__global__ void __launch_bounds__(EB_THREADS) eb_store(const typename Acc<T>::type *__restrict__ acc, T *__restrict__ out, i64 n) {
+  for (i64 i = (i64)blockIdx.x * EB_THREADS + threadIdx.x; i < n; i += (i64)gridDim.x * EB_THREADS) out[i] = st<T>(acc[i]);
+}
+
 /* distinct rows of a table of n rows: out[j] = (start + j) * 2654435761 mod n for j < count
  * (count <= n: a bijection of [0, n), so no row repeats), as the unique rows a sparse optimiser
  * updates. T is unused. */
@@ -160,6 +231,10 @@ local PACK = { f64 = 2, f32 = 4, f16 = 8, bf16 = 8 }
 
 local function instantiate(T, dtype)
   local inst = { ("zipf_rows<%s>"):format(T), ("unique_rows<%s>"):format(T), ("rowwise_adagrad<%s>"):format(T) }
+  for _, k in ipairs({ "eb_fill_i64", "eb_zero_acc", "eb_mark", "eb_scan_blocks", "eb_scan_sums", "eb_scan_add", "eb_unique",
+                       "eb_accumulate", "eb_store" }) do
+    inst[#inst + 1] = ("%s<%s>"):format(k, T)
+  end
   for _, V in ipairs({ PACK[dtype] or 1, 1 }) do
     for _, mean in ipairs({ false, true }) do
       for _, weighted in ipairs({ false, true }) do
@@ -279,6 +354,63 @@ local function install(lib, K)
     k{ grid = math.min((touched + WARPS - 1) // WARPS, 1 << 20), block = THREADS }(table, state, ids, grad, new_rows, new_state,
       touched, D, lr + 0.0, eps + 0.0)
     return new_rows
+  end
+
+  -- embedding_bag_backward(indices, offsets, grad_out, rows, uniq, grads, count): the gradient
+  -- of embedding_bag(sum)'s table, aggregated per touched row: the touched rows in ascending
+  -- order in uniq (i64 [L], the rest -1), their summed gradients in grads ([L, D], the rest 0),
+  -- and how many in count (i64 [1]). indices (i64 [L]) are rows of a table of `rows` rows; offsets
+  -- (i64 [bags + 1]) CSR; grad_out [bags, D] the gradient of the bags' sums. A counting sort:
+  -- the touched rows marked in a [rows] scratch, scanned into their ranks, then each lookup's
+  -- gradient added to its rank's row (fp32 atomics; fp64 for the oracle), then rounded.
+  function lib.embedding_bag_backward(indices, offsets, grad_out, rows, uniq, grads, count)
+    local op = "embedding_bag_backward"
+    for _, c in ipairs({ { indices, "indices" }, { offsets, "offsets" }, { uniq, "uniq" }, { count, "count" } }) do
+      K.check_tensor(op, c[1], c[2])
+      K.check_dtype(op, c[1], "i64", c[2])
+    end
+    K.check_float(op, grad_out, "grad_out")
+    if math.type(rows) ~= "integer" or rows < 1 then K.fail(op, "rows is %s, a whole number >= 1", tostring(rows)) end
+    local L, bags = indices:numel(), offsets:numel() - 1
+    if grad_out:dim() ~= 2 or grad_out:size(1) ~= bags then
+      K.fail(op, "grad_out is %s, expected [%d, D] (one row a bag)", K.shape_str(grad_out.shape), bags)
+    end
+    local D = grad_out:size(2)
+    K.check_shape(op, uniq, { L }, "uniq")
+    K.check_shape(op, grads, { L, D }, "grads")
+    K.check_dtype(op, grads, grad_out.dtype, "grads")
+    K.check_shape(op, count, { 1 }, "count")
+    if not K.writes(uniq, grads, count) then return grads end
+    local dt = grad_out.dtype
+    local p = K.program("embedding", SRC, dt, instantiate)
+    local T = K.ctype[dt]
+    local function k(name) return p[("%s<%s>"):format(name, T)] end
+    local function blocks(n) return math.min(K.blocks(math.max(n, 1), THREADS, 1), 1 << 20) end
+    local acc_dt = dt == "f64" and "f64" or "f32"
+    local per = THREADS * 8
+    local nb = (rows + per - 1) // per
+    local mark = K.empty({ rows }, "i64")
+    local sums = K.empty({ nb }, "i64")
+    local acc = acc_dt == dt and grads or K.empty({ L, D }, acc_dt)
+    k("eb_fill_i64"){ grid = blocks(rows), block = THREADS }(mark, rows, 0)
+    k("eb_fill_i64"){ grid = blocks(L), block = THREADS }(uniq, L, -1)
+    k("eb_zero_acc"){ grid = blocks(L * D), block = THREADS }(acc, L * D)
+    if L > 0 then k("eb_mark"){ grid = blocks(L), block = THREADS }(indices, L, mark) end
+    k("eb_scan_blocks"){ grid = nb, block = THREADS }(mark, rows, sums)
+    k("eb_scan_sums"){ grid = 1, block = 32 }(sums, nb, count)
+    k("eb_scan_add"){ grid = blocks(rows), block = THREADS }(mark, rows, sums)
+    if L > 0 then
+      k("eb_unique"){ grid = blocks(L), block = THREADS }(indices, L, mark, uniq)
+      k("eb_accumulate"){ grid = math.min((bags + WARPS - 1) // WARPS, 1 << 20), block = THREADS }(indices, offsets, grad_out,
+        mark, acc, bags, D)
+    end
+    if acc ~= grads then
+      k("eb_store"){ grid = blocks(L * D), block = THREADS }(acc, grads, L * D)
+      acc:free()
+    end
+    mark:free()
+    sums:free()
+    return grads
   end
 
   -- unique_rows(out, n, start): out (i64, count <= n elements) = distinct rows of a table of n
