@@ -153,7 +153,7 @@ return kreach.problem{
 
   it("with an unknown dtype, distribution or domain names the argument", function()
     assert.matches("input 'x': unknown dtype 'f8'", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dtype = "f8" })')))
-    assert.matches("input 'x': dist: unknown distribution 'gauss' %(known: bags, bool, normal, randint, sign, uniform, unique, zipf%)",
+    assert.matches("input 'x': dist: unknown distribution 'gauss' %(known: bags, bool, jagged, normal, randint, sign, uniform, unique, zipf%)",
       load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dist = "gauss" })')))
     assert.matches("unknown transform 'sorted'", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dist = "uniform | sorted" })')))
     assert.matches("unknown domain 'reals' %(did you mean 'real'%?%)", load_error(variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { domain = "reals" })')))
@@ -199,6 +199,23 @@ return kreach.problem{
     assert.matches("distribution 'bags%(5, 2%)' needs whole lengths 0 <= lo <= hi", with('{ dtype = "i64", dist = "bags(5, 2)" }'))
     assert.matches("bags needs %(lo, hi%)", with('{ dtype = "i64", dist = "bags" }'))
     assert.matches("unique%(5%) cannot draw 8 distinct rows", with('{ dtype = "i64", dist = "unique(5)" }'))
+    assert.matches("jagged with 2 mean lengths draws an %[2, bags%] tensor, not 8", with('{ dtype = "i64", dist = "jagged(1, 3)" }'))
+    assert.matches("distribution 'jagged%(1, %-3%)' needs whole mean lengths >= 0", with('{ dtype = "i64", dist = "jagged(1, -3)" }'))
+    -- keyed jagged lengths: each row the multiset 0..2 h in turn, a fixed total
+    local hs = { 3, 0, 100 }
+    local L = problem.jagged_lengths(50, hs, 7)
+    local total = 0
+    for t, h in ipairs(hs) do
+      local row, want = {}, {}
+      for b = 1, 50 do row[b] = L[(t - 1) * 50 + b]; want[b] = (b - 1) % (2 * h + 1); total = total + row[b] end
+      table.sort(row)
+      table.sort(want)
+      assert.same(want, row)
+    end
+    assert.equals(problem.jagged_total(50, hs), total)
+    -- a host distribution is a table made by host_dist, checked when made
+    assert.has_error(function() problem.host_dist{ text = "x" } end)
+    assert.has_error(function() problem.host_dist{ text = "x", draw = function() end, python = 3 } end)
     assert.matches("unique draws rows as i64", with('{ dist = "unique(50)" }'))
   end)
 
