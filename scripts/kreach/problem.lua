@@ -496,33 +496,23 @@ local function draw(lib, a, seed, scratch)
     if d.gen == "bool" then t:randint(0, 2, seed) else t:randint(math.tointeger(d.args[1]), math.tointeger(d.args[2]), seed) end
     return t
   end
-  if d.gen == "bags" then
-    -- drawn on the host (a shuffle of a fixed multiset of lengths), copied over
-    local host = tensor.from_table(M.bag_offsets(a.shape[1] - 1, math.tointeger(d.args[1]), math.tointeger(d.args[2]), seed),
-      { shape = a.shape, dtype = a.dtype })
-    if not scratch then return host end
-    local t = new("out", a.shape, a.dtype)
-    t:copy_from(host)
-    host:free()
-    return t
-  end
-  if d.gen == "host" then
-    local vals = d.draw(a.shape, seed, d.variant or "default", d.sizes)
+  -- drawn on the host, then copied over (into the caller's scratch tensor when it keeps one)
+  local vals
+  if d.gen == "bags" then -- a shuffle of a fixed multiset of lengths, as CSR offsets
+    vals = M.bag_offsets(a.shape[1] - 1, math.tointeger(d.args[1]), math.tointeger(d.args[2]), seed)
+  elseif d.gen == "jagged" then
+    vals = M.jagged_lengths(a.shape[2], d.args, seed)
+  elseif d.gen == "host" then
+    vals = d.draw(a.shape, seed, d.variant or "default", d.sizes)
     local n = 1
     for _, v in ipairs(a.shape) do n = n * v end
     if type(vals) ~= "table" or #vals ~= n then
       problem_error(("input '%s': dist"):format(a.name), "the host distribution '%s' returned %s values, %d expected", d.text,
         type(vals) == "table" and tostring(#vals) or type(vals), n)
     end
-    local host = tensor.from_table(vals, { shape = a.shape, dtype = a.dtype })
-    if not scratch then return host end
-    local t = new("out", a.shape, a.dtype)
-    t:copy_from(host)
-    host:free()
-    return t
   end
-  if d.gen == "jagged" then
-    local host = tensor.from_table(M.jagged_lengths(a.shape[2], d.args, seed), { shape = a.shape, dtype = a.dtype })
+  if vals then
+    local host = tensor.from_table(vals, { shape = a.shape, dtype = a.dtype })
     if not scratch then return host end
     local t = new("out", a.shape, a.dtype)
     t:copy_from(host)

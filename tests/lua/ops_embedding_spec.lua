@@ -10,8 +10,9 @@ local emb = require "kreach.ops.embedding"
 local cuda = require "kreach.ops.cuda"
 local emu = require "kreach.emulate"
 
-local seed = tonumber(os.getenv("KREACH_SEED")) or os.time() % 100000
-print(("ops_embedding_spec: seed %d (KREACH_SEED=%d repeats it)"):format(seed, seed))
+local support = require "support"
+
+local seed = support.seed("ops_embedding_spec")
 
 describe("kreach.ops.embedding", function()
   local lib = ops.get(true)
@@ -157,7 +158,7 @@ describe("kreach.ops.embedding", function()
     for i = 1, R do st[i] = (i % 16) / 16 end
     for i = 1, U * D do g[i] = ((i * 53) % 64 - 32) / 32 end
     for j = 1, U do ids[j] = emb.unique_row(j - 1, R, 7) end
-    local function list(t) return "{" .. table.concat(t, ",") .. "}" end
+    local list = support.c_list
     local out, ok = emu.run{ emu.HEADER, cuda, emb.SOURCE, emu.LAUNCH, ([[
 int main() {
   static const double TB[] = %s, ST[] = %s, G[] = %s; static const long long IDS[] = %s;
@@ -189,18 +190,11 @@ int main() {
   end)
 
   it("aggregates embedding_bag's gradient per touched row, sorted (its kernels, emulated on the CPU)", function()
-    local rng = seed + 5
-    local function rand(n)
-      rng = (rng * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
-      return (rng >> 33) % n + 1
-    end
+    local rand = support.rng(seed + 5)
     local CT = { f64 = "double", f32 = "float", bf16 = "__nv_bfloat16" }
-    local src = { emu.HEADER, cuda, emb.SOURCE, emu.LAUNCH, [[
-template <typename T> static std::vector<T> emu_vec(const double *v, size_t n) {
-  std::vector<T> r(n); for (size_t i = 0; i < n; i++) r[i] = st<T>((typename Acc<T>::type)v[i]); return r; }
-]] }
+    local src = { emu.HEADER, cuda, emb.SOURCE, emu.LAUNCH, support.EMU_VEC }
     local cases = {}
-    local function list(t) return "{" .. (#t > 0 and table.concat(t, ",") or "0") .. "}" end
+    local list = support.c_list
     for c, dt in ipairs({ "f64", "f32", "bf16", "f32" }) do
       local R = c == 4 and 5000 or rand(400) -- 5000: more than one scan block (2048 a block)
       local bags, D = rand(12), ({ 1, 7, 32, 40 })[rand(4)]
@@ -255,33 +249,21 @@ static void case_%d() {
 }
 ]]):format(c, CT[dt], list(idx), list(off), list(wu), list(go), list(wg), R, L, bags, D, nb, c)
     end
-    local main = { "int main() {" }
-    for c = 1, #cases do main[#main + 1] = ("  case_%d(); fflush(stdout);"):format(c) end
-    main[#main + 1] = "  return 0;\n}"
-    src[#src + 1] = table.concat(main, "\n")
+    src[#src + 1] = support.emu_main(#cases)
     local out, ok = emu.run(src)
     assert(ok, out)
     local REL = { f64 = 0, f32 = 0, bf16 = 2 ^ -8 }
-    local seen = 0
-    for line in out:gmatch("[^\n]+") do
-      local c, cnt, bu, err, mag = line:match("^(%d+) (%d+) (%d+) (%S+) (%S+)$")
-      assert(c, "unexpected output: " .. line)
-      local k = cases[tonumber(c)]
-      local what = ("case %s (seed %d): %s R=%d bags=%d D=%d L=%d"):format(c, seed, k.dt, k.R, k.bags, k.D, k.L)
-      assert.equals(k.U, tonumber(cnt), what .. ": count")
-      assert.equals(0, tonumber(bu), what .. ": unique rows")
-      assert.is_true(tonumber(err) <= REL[k.dt] * math.max(tonumber(mag), 1), ("%s: error %s against max %s"):format(what, err, mag))
-      seen = seen + 1
+    for c, v in pairs(support.emu_lines(out, #cases)) do
+      local k = cases[c]
+      local what = ("case %d (seed %d): %s R=%d bags=%d D=%d L=%d"):format(c, seed, k.dt, k.R, k.bags, k.D, k.L)
+      assert.equals(k.U, v[1], what .. ": count")
+      assert.equals(0, v[2], what .. ": unique rows")
+      assert.is_true(v[3] <= REL[k.dt] * math.max(v[4], 1), ("%s: error %g against max %g"):format(what, v[3], v[4]))
     end
-    assert.equals(#cases, seen, out)
   end)
 
   it("computes embedding bags as PyTorch defines them (its kernel, emulated on the CPU)", function()
-    local rng = seed
-    local function rand(n) -- 1..n, a 64-bit LCG
-      rng = (rng * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
-      return (rng >> 33) % n + 1
-    end
+    local rand = support.rng(seed)
     local Ds = { 1, 3, 4, 8, 16, 24, 64, 100, 128, 136, 260 }
     local dtypes = { "f64", "f32", "bf16", "f16" }
     local CT = { f64 = "double", f32 = "float", bf16 = "__nv_bfloat16", f16 = "__half" }
@@ -290,7 +272,7 @@ template <typename T> static std::vector<T> emu_vec(const double *v, size_t n) {
   std::vector<T> r(n); for (size_t i = 0; i < n; i++) r[i] = st<T>((typename Acc<T>::type)v[i]); return r; }
 template <typename T> static double emu_d(T v) { return (double)ld(v); }
 ]] }
-    local function list(t) return "{" .. (#t > 0 and table.concat(t, ",") or "0") .. "}" end
+    local list = support.c_list
     for c = 1, 28 do
       local dt = dtypes[(c - 1) % #dtypes + 1]
       local D = Ds[rand(#Ds)]
@@ -351,26 +333,18 @@ static void case_%d() {
         list(#idx > 0 and idx or { 0 }), list(off), bags, D, ldo, col, #idx, #W, math.max(pl.grid, 1), pl.block,
         pl.kernel, pl.G, c)
     end
-    local main = { "int main() {" }
-    for c = 1, #cases do main[#main + 1] = ("  case_%d(); fflush(stdout);"):format(c) end
-    main[#main + 1] = "  return 0;\n}"
-    src[#src + 1] = table.concat(main, "\n")
+    src[#src + 1] = support.emu_main(#cases)
     local out, ok = emu.run(src)
     assert(ok, out)
     -- exact sums and products of the drawn values at f32 and f64; one rounding of the result
     -- (and the mean's division) at the 16-bit dtypes
     local REL = { f64 = 1e-15, f32 = 1e-6, bf16 = 2 ^ -8, f16 = 2 ^ -11 }
-    local seen = 0
-    for line in out:gmatch("[^\n]+") do
-      local c, err, mag, clob = line:match("^(%d+) (%S+) (%S+) (%d+)$")
-      assert(c, "unexpected output: " .. line)
-      local k = cases[tonumber(c)]
-      local what = ("case %s (seed %d): %s D=%d rows=%d bags=%d %s%s col=%d ldo=%d V=%d G=%d"):format(c, seed, k.dt, k.D,
+    for c, v in pairs(support.emu_lines(out, #cases)) do
+      local k = cases[c]
+      local what = ("case %d (seed %d): %s D=%d rows=%d bags=%d %s%s col=%d ldo=%d V=%d G=%d"):format(c, seed, k.dt, k.D,
         k.rows, k.bags, k.mode, k.off and "" or " (no offsets)", k.col, k.ldo, k.V, k.G)
-      assert.equals(0, tonumber(clob), what .. ": wrote outside its columns")
-      assert.is_true(tonumber(err) <= REL[k.dt] * math.max(tonumber(mag), 1), ("%s: error %s against max %s"):format(what, err, mag))
-      seen = seen + 1
+      assert.equals(0, v[3], what .. ": wrote outside its columns")
+      assert.is_true(v[1] <= REL[k.dt] * math.max(v[2], 1), ("%s: error %g against max %g"):format(what, v[1], v[2]))
     end
-    assert.equals(#cases, seen, out)
   end)
 end)

@@ -8,8 +8,18 @@ local inter = require "kreach.ops.interaction"
 local cuda = require "kreach.ops.cuda"
 local emu = require "kreach.emulate"
 
-local seed = tonumber(os.getenv("KREACH_SEED")) or os.time() % 100000
-print(("ops_interaction_spec: seed %d (KREACH_SEED=%d repeats it)"):format(seed, seed))
+local support = require "support"
+
+local seed = support.seed("ops_interaction_spec")
+
+-- Each case's line "<case> <max error> <max |reference|>" within REL[dtype] of the reference.
+local function check_errors(out, cases, REL)
+  for c, v in pairs(support.emu_lines(out, #cases)) do
+    local k = cases[c]
+    assert.is_true(v[1] <= REL[k.dt] * math.max(v[2], 1),
+      ("case %d (seed %d): %s B=%d F=%d D=%d: error %g against max %g"):format(c, seed, k.dt, k.B, k.F, k.D, v[1], v[2]))
+  end
+end
 
 describe("kreach.ops.interaction", function()
   local lib = ops.get(true)
@@ -31,19 +41,12 @@ describe("kreach.ops.interaction", function()
   end)
 
   it("computes the dot interaction's gradient for x and emb (its kernel, emulated on the CPU)", function()
-    local rng = seed + 17
-    local function rand(n)
-      rng = (rng * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
-      return (rng >> 33) % n + 1
-    end
+    local rand = support.rng(seed + 17)
     local CT = { f64 = "double", f32 = "float", bf16 = "__nv_bfloat16", f16 = "__half" }
     local dtypes = { "f64", "f32", "bf16", "f16" }
-    local src = { emu.HEADER, cuda, emu.source(inter.SOURCE), emu.LAUNCH, [[
-template <typename T> static std::vector<T> emu_vec(const double *v, size_t n) {
-  std::vector<T> r(n); for (size_t i = 0; i < n; i++) r[i] = st<T>((typename Acc<T>::type)v[i]); return r; }
-]] }
+    local src = { emu.HEADER, cuda, emu.source(inter.SOURCE), emu.LAUNCH, support.EMU_VEC }
     local cases = {}
-    local function list(t) return "{" .. (#t > 0 and table.concat(t, ",") or "0") .. "}" end
+    local list = support.c_list
     for c = 1, 8 do
       local dt = dtypes[(c - 1) % #dtypes + 1]
       local B, F, D = rand(3), rand(28), ({ 1, 5, 16, 64, 128 })[rand(5)]
@@ -88,39 +91,20 @@ static void case_%d() {
 ]]):format(c, CT[dt], list(x), list(e), list(go), list(rdx), list(rde), B, F, D, #x, math.max(#e, 1), #go,
         #x, math.max(#e, 1), math.min(pl.grid, 2), pl.block, pl.kernel, c)
     end
-    local main = { "int main() {" }
-    for c = 1, #cases do main[#main + 1] = ("  case_%d(); fflush(stdout);"):format(c) end
-    main[#main + 1] = "  return 0;\n}"
-    src[#src + 1] = table.concat(main, "\n")
+    src[#src + 1] = support.emu_main(#cases)
     local out, ok = emu.run(src)
     assert(ok, out)
     local REL = { f64 = 0, f32 = 0, bf16 = 2 ^ -8, f16 = 2 ^ -11 }
-    local seen = 0
-    for line in out:gmatch("[^\n]+") do
-      local c, err, mag = line:match("^(%d+) (%S+) (%S+)$")
-      assert(c, "unexpected output: " .. line)
-      local k = cases[tonumber(c)]
-      assert.is_true(tonumber(err) <= REL[k.dt] * math.max(tonumber(mag), 1),
-        ("case %s (seed %d): %s B=%d F=%d D=%d: error %s against max %s"):format(c, seed, k.dt, k.B, k.F, k.D, err, mag))
-      seen = seen + 1
-    end
-    assert.equals(#cases, seen, out)
+    check_errors(out, cases, REL)
   end)
 
   it("computes dlrm's dot interaction (its kernel, emulated on the CPU)", function()
-    local rng = seed
-    local function rand(n)
-      rng = (rng * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
-      return (rng >> 33) % n + 1
-    end
+    local rand = support.rng(seed)
     local CT = { f64 = "double", f32 = "float", bf16 = "__nv_bfloat16", f16 = "__half" }
     local dtypes = { "f64", "f32", "bf16", "f16" }
-    local src = { emu.HEADER, cuda, emu.source(inter.SOURCE), emu.LAUNCH, [[
-template <typename T> static std::vector<T> emu_vec(const double *v, size_t n) {
-  std::vector<T> r(n); for (size_t i = 0; i < n; i++) r[i] = st<T>((typename Acc<T>::type)v[i]); return r; }
-]] }
+    local src = { emu.HEADER, cuda, emu.source(inter.SOURCE), emu.LAUNCH, support.EMU_VEC }
     local cases = {}
-    local function list(t) return "{" .. (#t > 0 and table.concat(t, ",") or "0") .. "}" end
+    local list = support.c_list
     for c = 1, 12 do
       local dt = dtypes[(c - 1) % #dtypes + 1]
       local B, F, D = rand(4) - 1, rand(28), ({ 1, 3, 8, 16, 33, 64, 128 })[rand(7)]
@@ -160,24 +144,12 @@ static void case_%d() {
 ]]):format(c, CT[dt], list(x), list(e), list(ref), B, F, D, ldo, math.max(#x, 1), math.max(#e, 1),
         math.min(pl.grid, 3), pl.block, pl.kernel, c)
     end
-    local main = { "int main() {" }
-    for c = 1, #cases do main[#main + 1] = ("  case_%d(); fflush(stdout);"):format(c) end
-    main[#main + 1] = "  return 0;\n}"
-    src[#src + 1] = table.concat(main, "\n")
+    src[#src + 1] = support.emu_main(#cases)
     local out, ok = emu.run(src)
     assert(ok, out)
     -- exact products and sums at f32 and f64 (multiples of 1/256 below 2^24 / 256); one rounding
     -- of each output at the 16-bit dtypes
     local REL = { f64 = 0, f32 = 0, bf16 = 2 ^ -8, f16 = 2 ^ -11 }
-    local seen = 0
-    for line in out:gmatch("[^\n]+") do
-      local c, err, mag = line:match("^(%d+) (%S+) (%S+)$")
-      assert(c, "unexpected output: " .. line)
-      local k = cases[tonumber(c)]
-      assert.is_true(tonumber(err) <= REL[k.dt] * math.max(tonumber(mag), 1),
-        ("case %s (seed %d): %s B=%d F=%d D=%d: error %s against max %s"):format(c, seed, k.dt, k.B, k.F, k.D, err, mag))
-      seen = seen + 1
-    end
-    assert.equals(#cases, seen, out)
+    check_errors(out, cases, REL)
   end)
 end)

@@ -9,8 +9,9 @@ local sparse = require "kreach.ops.sparse"
 local cuda = require "kreach.ops.cuda"
 local emu = require "kreach.emulate"
 
-local seed = tonumber(os.getenv("KREACH_SEED")) or os.time() % 100000
-print(("ops_sparse_spec: seed %d (KREACH_SEED=%d repeats it)"):format(seed, seed))
+local support = require "support"
+
+local seed = support.seed("ops_sparse_spec")
 
 describe("kreach.ops.sparse", function()
   local lib = ops.get(true)
@@ -37,14 +38,10 @@ describe("kreach.ops.sparse", function()
   end)
 
   it("computes offsets and linear ids as defined (its kernels, emulated on the CPU)", function()
-    local rng = seed
-    local function rand(n)
-      rng = (rng * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
-      return (rng >> 33) % n + 1
-    end
+    local rand = support.rng(seed)
     local src = { emu.HEADER, cuda, sparse.SOURCE, emu.LAUNCH }
     local cases = {}
-    local function list(t) return "{" .. (#t > 0 and table.concat(t, ",") or "0") .. "}" end
+    local list = support.c_list
     for c = 1, 6 do
       local F, B = rand(sparse.MAXF), rand(300)
       if c == 1 then F, B = 26, 2000 end -- more lengths than threads: chunks of two
@@ -80,22 +77,14 @@ static void case_%d() {
 }
 ]]):format(c, list(lengths), list(ids), list(off), list(want), #lengths, n, F, B, table.concat(extra, ", "), c)
     end
-    local main = { "int main() {" }
-    for c = 1, #cases do main[#main + 1] = ("  case_%d(); fflush(stdout);"):format(c) end
-    main[#main + 1] = "  return 0;\n}"
-    src[#src + 1] = table.concat(main, "\n")
+    src[#src + 1] = support.emu_main(#cases)
     local out, ok = emu.run(src)
     assert(ok, out)
-    local seen = 0
-    for line in out:gmatch("[^\n]+") do
-      local c, bo, bi = line:match("^(%d+) (%d+) (%d+)$")
-      assert(c, "unexpected output: " .. line)
-      local k = cases[tonumber(c)]
-      local what = ("case %s (seed %d): F=%d B=%d n=%d"):format(c, seed, k.F, k.B, k.n)
-      assert.equals(0, tonumber(bo), what .. ": offsets differ")
-      assert.equals(0, tonumber(bi), what .. ": linear ids differ")
-      seen = seen + 1
+    for c, v in pairs(support.emu_lines(out, #cases)) do
+      local k = cases[c]
+      local what = ("case %d (seed %d): F=%d B=%d n=%d"):format(c, seed, k.F, k.B, k.n)
+      assert.equals(0, v[1], what .. ": offsets differ")
+      assert.equals(0, v[2], what .. ": linear ids differ")
     end
-    assert.equals(#cases, seen, out)
   end)
 end)

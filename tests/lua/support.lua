@@ -25,6 +25,58 @@ function M.spit(path, s)
   f:close()
 end
 
+-- ---- random specs and the CPU emulation of kernels (kreach.emulate) ----
+
+-- seed(name) -> the spec's seed: $KREACH_SEED, else the time; printed with how to repeat it.
+function M.seed(name)
+  local seed = tonumber(os.getenv("KREACH_SEED")) or os.time() % 100000
+  print(("%s: seed %d (KREACH_SEED=%d repeats it)"):format(name, seed, seed))
+  return seed
+end
+
+-- rng(seed) -> rand(n), a whole number in 1..n from a 64-bit LCG started at seed.
+function M.rng(seed)
+  local st = seed
+  return function(n)
+    st = (st * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
+    return (st >> 33) % n + 1
+  end
+end
+
+-- A C++ initializer list of the numbers of t ("{0}" when t is empty, which C++ refuses).
+function M.c_list(t) return "{" .. (#t > 0 and table.concat(t, ",") or "0") .. "}" end
+
+-- C++ for an emulation's driver: emu_vec<T>(doubles, n), the values rounded to T.
+M.EMU_VEC = [[
+template <typename T> static std::vector<T> emu_vec(const double *v, size_t n) {
+  std::vector<T> r(n); for (size_t i = 0; i < n; i++) r[i] = st<T>((typename Acc<T>::type)v[i]); return r; }
+]]
+
+-- emu_main(n) -> C++ main() calling case_1() .. case_n() in turn (each prints its line).
+function M.emu_main(n)
+  local main = { "int main() {" }
+  for c = 1, n do main[#main + 1] = ("  case_%d(); fflush(stdout);"):format(c) end
+  main[#main + 1] = "  return 0;\n}"
+  return table.concat(main, "\n")
+end
+
+-- emu_lines(out, n) -> for each case 1..n, the numbers of its output line "<case> <numbers...>";
+-- asserts that every case printed exactly one line and nothing else was printed.
+function M.emu_lines(out, n)
+  local by = {}
+  for line in out:gmatch("[^\n]+") do
+    local c, rest = line:match("^(%d+) (.*)$")
+    assert(c, "unexpected output: " .. line)
+    c = tonumber(c)
+    assert(by[c] == nil, "case " .. c .. " printed twice")
+    local vals = {}
+    for v in rest:gmatch("%S+") do vals[#vals + 1] = tonumber(v) end
+    by[c] = vals
+  end
+  for c = 1, n do assert(by[c], ("case %d printed nothing:\n%s"):format(c, out)) end
+  return by
+end
+
 -- json_result(cmd) -> the table of the JSON object a command (a shell line, its standard error
 -- merged) prints last, and its whole output; asserts that there is one (`kreach check --json`).
 function M.json_result(cmd)
