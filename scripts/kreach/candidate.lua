@@ -259,6 +259,7 @@ function M.kit(prog, opts)
   opts = opts or {}
   local scratch = {}
   local launches = 0
+  local launched, launched_seen = {}, {} -- the kernels launched, in the order of their first launch
   local k = {}
   local kernels = {}
   for _, name in ipairs(prog.kernels) do kernels[name] = true end
@@ -269,6 +270,10 @@ function M.kit(prog, opts)
         local args = table.pack(...)
         for i = 1, args.n do args[i] = M.unwrap(args[i]) end
         launches = launches + 1
+        if not launched_seen[name] then
+          launched_seen[name] = true
+          launched[#launched + 1] = name
+        end
         if opts.record then
           opts.record(name, cfg, args)
         else
@@ -307,7 +312,7 @@ function M.kit(prog, opts)
     for _, t in ipairs(scratch) do if t.is_live and t:is_live() and t.free then t:free() end end
     scratch = {}
   end
-  return k, { release = release, launches = function() return launches end }
+  return k, { release = release, launches = function() return launches end, launched = function() return launched end }
 end
 
 -- Calls the candidate's forward with handles for the tensors (numbers pass as they are).
@@ -379,7 +384,8 @@ local function scratch_checker(path, limit)
   end
 end
 
--- lint(inst, path, {arch =}) -> verdict or nil, and a report { launches =, kernels = }:
+-- lint(inst, path, {arch =}) -> verdict or nil, and a report { launches =, launched =, kernels =, arch = }
+-- (launched: the kernels the dry run launched, in order; kernels: every kernel compiled):
 -- everything that can be judged without running the candidate on a GPU: the file, its
 -- options, the compile, and forward on shape-only tensors.
 function M.lint(inst, path, opts)
@@ -406,7 +412,7 @@ function M.lint(inst, path, opts)
   if ctl.launches() == 0 then
     return verdict.new("invalid_candidate", path .. ": forward launched no kernel")
   end
-  return nil, { launches = ctl.launches(), kernels = prog.kernels, arch = prog.arch }
+  return nil, { launches = ctl.launches(), launched = ctl.launched(), kernels = prog.kernels, arch = prog.arch }
 end
 
 return M

@@ -76,8 +76,13 @@ return {
     elseif v then
       io.write(("%s: %s\n  %s\n"):format(text.clean(args.candidate), v.verdict, (v.reason or ""):gsub("\n", "\n  ")))
     else
-      io.write(("%s: ok (dry run: %d launch%s of %s; compiled for %s)\n"):format(text.clean(args.candidate),
-        report.launches, report.launches == 1 and "" or "es", table.concat(report.kernels, ", "), report.arch))
+      -- the kernels launched, and those compiled but not launched at these sizes (a tail kernel)
+      local launched, seen, idle = report.launched or report.kernels, {}, {}
+      for _, n in ipairs(launched) do seen[n] = true end
+      for _, n in ipairs(report.kernels) do if not seen[n] then idle[#idle + 1] = n end end
+      io.write(("%s: ok (dry run: %d launch%s of %s; compiled for %s%s)\n"):format(text.clean(args.candidate),
+        report.launches, report.launches == 1 and "" or "es", table.concat(launched, ", "), report.arch,
+        #idle > 0 and ("; not launched at these sizes: " .. table.concat(idle, ", ")) or ""))
     end
     return v and 1 or 0
   end,
