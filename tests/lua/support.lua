@@ -123,6 +123,8 @@ function M.conv_reference(c, X, W, B)
   local ysz = yo[1] * yo[2] * yo[3]
   local xsz = xi[1] * xi[2] * xi[3]
   local ksz = wk[1] * wk[2] * wk[3]
+  local A, TAP = yo, xi -- the positions looped over, and the extents the taps must fall in
+  if c.transposed then A, TAP = xi, yo end
   local Y = {}
   for n = 0, N - 1 do
     for co = 0, Cout - 1 do
@@ -142,37 +144,22 @@ function M.conv_reference(c, X, W, B)
           local ybase = (n * Cout + co) * ysz
           for kd = 0, wk[1] - 1 do for kh = 0, wk[2] - 1 do for kw = 0, wk[3] - 1 do
             local wv = W[wbase + (kd * wk[2] + kh) * wk[3] + kw + 1]
-            if not c.transposed then
-              for od = 0, yo[1] - 1 do
-                local id = od * s[1] - p[1] + kd * d[1]
-                if id >= 0 and id < xi[1] then
-                  for oh = 0, yo[2] - 1 do
-                    local ih = oh * s[2] - p[2] + kh * d[2]
-                    if ih >= 0 and ih < xi[2] then
-                      for ow = 0, yo[3] - 1 do
-                        local iw = ow * s[3] - p[3] + kw * d[3]
-                        if iw >= 0 and iw < xi[3] then
-                          local yq = ybase + (od * yo[2] + oh) * yo[3] + ow + 1
-                          Y[yq] = Y[yq] + X[xbase + (id * xi[2] + ih) * xi[3] + iw + 1] * wv
-                        end
-                      end
-                    end
-                  end
-                end
-              end
-            else
-              for id = 0, xi[1] - 1 do
-                local od = id * s[1] - p[1] + kd * d[1]
-                if od >= 0 and od < yo[1] then
-                  for ih = 0, xi[2] - 1 do
-                    local oh = ih * s[2] - p[2] + kh * d[2]
-                    if oh >= 0 and oh < yo[2] then
-                      for iw = 0, xi[3] - 1 do
-                        local ow = iw * s[3] - p[3] + kw * d[3]
-                        if ow >= 0 and ow < yo[3] then
-                          local yq = ybase + (od * yo[2] + oh) * yo[3] + ow + 1
-                          Y[yq] = Y[yq] + X[xbase + (id * xi[2] + ih) * xi[3] + iw + 1] * wv
-                        end
+            -- a convolution gathers (for each output position, the input its tap reads), a
+            -- transposed one scatters (for each input position, the output its tap writes): the
+            -- same loops over one side's positions, a the loop's, t the tap's
+            for a1 = 0, A[1] - 1 do
+              local t1 = a1 * s[1] - p[1] + kd * d[1]
+              if t1 >= 0 and t1 < TAP[1] then
+                for a2 = 0, A[2] - 1 do
+                  local t2 = a2 * s[2] - p[2] + kh * d[2]
+                  if t2 >= 0 and t2 < TAP[2] then
+                    for a3 = 0, A[3] - 1 do
+                      local t3 = a3 * s[3] - p[3] + kw * d[3]
+                      if t3 >= 0 and t3 < TAP[3] then
+                        local o1, o2, o3, i1, i2, i3 = a1, a2, a3, t1, t2, t3
+                        if c.transposed then o1, o2, o3, i1, i2, i3 = t1, t2, t3, a1, a2, a3 end
+                        local yq = ybase + (o1 * yo[2] + o2) * yo[3] + o3 + 1
+                        Y[yq] = Y[yq] + X[xbase + (i1 * xi[2] + i2) * xi[3] + i3 + 1] * wv
                       end
                     end
                   end
