@@ -88,13 +88,7 @@ describe("kreach.ops.embedding", function()
     src[#src + 1] = "  return 0;\n}"
     local out, ok = emu.run(src)
     assert(ok, out)
-    local got = {}
-    for line in out:gmatch("[^\n]+") do
-      local c, v = line:match("^(%d+) (%-?%d+)$")
-      local t = got[tonumber(c)] or {}
-      got[tonumber(c)] = t
-      t[#t + 1] = tonumber(v)
-    end
+    local got = support.emu_series(out)
     for ci, c in ipairs(cases) do
       local n, alpha = c[1], c[2]
       local counts, top = {}, 0
@@ -128,13 +122,7 @@ describe("kreach.ops.embedding", function()
     src[#src + 1] = "  return 0;\n}"
     local out, ok = emu.run(src)
     assert(ok, out)
-    local got = {}
-    for line in out:gmatch("[^\n]+") do
-      local c, v = line:match("^(%d+) (%d+)$")
-      local t = got[tonumber(c)] or {}
-      got[tonumber(c)] = t
-      t[#t + 1] = tonumber(v)
-    end
+    local got = support.emu_series(out)
     for ci, c in ipairs(cases) do
       local seen = {}
       assert.equals(c[2], #got[ci])

@@ -77,6 +77,20 @@ function M.emu_lines(out, n)
   return by
 end
 
+-- emu_series(out) -> for each case, the values of its output lines "<case> <value>", in order
+-- (a case that prints one value per element); asserts that every line is such a line.
+function M.emu_series(out)
+  local by = {}
+  for line in out:gmatch("[^\n]+") do
+    local c, v = line:match("^(%d+) (%-?%d+)$")
+    assert(c, "unexpected output: " .. line)
+    c = tonumber(c)
+    by[c] = by[c] or {}
+    by[c][#by[c] + 1] = tonumber(v)
+  end
+  return by
+end
+
 -- json_result(cmd) -> the table of the JSON object a command (a shell line, its standard error
 -- merged) prints last, and its whole output; asserts that there is one (`kreach check --json`).
 function M.json_result(cmd)
