@@ -8,12 +8,7 @@ local support = require "support"
 local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/lua"
 local checker = here .. "/../globals.lua"
 
-local function check(root)
-  local f = io.popen(("%q %q %q 2>&1; echo \"rc=$?\""):format(kreach.executable(), checker, root))
-  local out = f:read("a")
-  f:close()
-  return out, tonumber(out:match("rc=(%d+)%s*$"))
-end
+local function check(root) return support.sh(("%q %q %q"):format(kreach.executable(), checker, root)) end
 
 local function tree(files)
   local root = support.tmpdir()
@@ -52,11 +47,9 @@ describe("tests/globals.lua", function()
   end)
 
   it("says what is missing when there is no luac5.4", function()
-    local f = io.popen(("LUAC=/nonexistent/luac %q %q %q 2>&1; echo \"rc=$?\""):format(kreach.executable(), checker,
+    local out, rc = support.sh(("LUAC=/nonexistent/luac %q %q %q"):format(kreach.executable(), checker,
       tree{ ["a.lua"] = "return 1\n" }))
-    local out = f:read("a")
-    f:close()
-    assert.matches("rc=2", out)
+    assert.equals(2, rc, out)
     assert.matches("is not Lua 5%.4's compiler", out)
   end)
 end)

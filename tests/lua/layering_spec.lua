@@ -13,12 +13,7 @@ local function tree(files)
   return root
 end
 
-local function check(root)
-  local f = io.popen(("%q %q %q 2>&1; echo \"rc=$?\""):format(kreach.executable(), checker, root))
-  local out = f:read("a")
-  f:close()
-  return out, tonumber(out:match("rc=(%d+)%s*$"))
-end
+local function check(root) return support.sh(("%q %q %q"):format(kreach.executable(), checker, root)) end
 
 -- enough modules for the checker to believe it has the library (it refuses fewer than 21)
 local function filler(files)

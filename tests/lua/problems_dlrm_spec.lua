@@ -12,10 +12,8 @@ local PYTHON = os.getenv("KREACH_PYTHON") or "/usr/bin/python3"
 local suite = problem.load_suite("dlrm-bench")
 
 local function have_torch()
-  local f = io.popen(("%q -c 'import torch' 2>&1; echo rc=$?"):format(PYTHON))
-  local out = f:read("a")
-  f:close()
-  return out:match("rc=0") ~= nil
+  local _, rc = support.sh(("%q -c 'import torch'"):format(PYTHON))
+  return rc == 0
 end
 
 describe("the dlrm-bench suite", function()

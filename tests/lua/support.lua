@@ -25,6 +25,15 @@ function M.spit(path, s)
   f:close()
 end
 
+-- sh(cmd) -> the output of a shell line (its standard error merged) and its exit status.
+function M.sh(cmd)
+  local f = io.popen(cmd .. ' 2>&1; echo "rc=$?"')
+  local out = f:read("a")
+  f:close()
+  local rc = tonumber(out:match("rc=(%d+)%s*$"))
+  return (out:gsub("rc=%d+%s*$", "")), rc
+end
+
 -- ---- random specs and the CPU emulation of kernels (kreach.emulate) ----
 
 -- seed(name) -> the spec's seed: $KREACH_SEED, else the time; printed with how to repeat it.
