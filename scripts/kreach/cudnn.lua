@@ -231,11 +231,19 @@ end
 M.SELECTIONS = { "pytorch", "fastest" }
 
 -- selection() -> "pytorch" or "fastest": $KREACH_CUDNN_SELECT, else "pytorch". Any other value
--- is an error naming the variable (never a silent default).
+-- is an error naming the variable (never a silent default). Read once per process: the
+-- convolutions ask on every call, timed ones included.
+local selected
 function M.selection()
+  if selected then return selected end
   local v = os.getenv("KREACH_CUDNN_SELECT")
-  if v == nil or v == "" then return "pytorch" end
-  for _, s in ipairs(M.SELECTIONS) do if s == v then return v end end
+  if v == nil or v == "" then v = "pytorch" end
+  for _, s in ipairs(M.SELECTIONS) do
+    if s == v then
+      selected = v
+      return v
+    end
+  end
   errors.usage("KREACH_CUDNN_SELECT=%s: expected %s", v, table.concat(M.SELECTIONS, " or "))
 end
 
