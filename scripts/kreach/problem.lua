@@ -255,6 +255,9 @@ local function resolve_shape(shape, sizes, where)
   return out
 end
 
+-- the generators that draw i64 values, and what they draw
+local I64_DRAWS = { bags = "offsets", jagged = "lengths", unique = "rows", zipf = "rows" }
+
 local function check_arg(a, i, where0, sizes, names)
   local where = ("%s: field 'args': entry %d"):format(where0, i)
   if type(a) ~= "table" then problem_error(where, "is a %s, not an argument (use kreach.input, kreach.param, kreach.scalar or kreach.output)", type(a)) end
@@ -279,26 +282,22 @@ local function check_arg(a, i, where0, sizes, names)
     if a.domain ~= nil and not M.DOMAINS[a.domain] then
       problem_error(where, "unknown domain '%s'%s", tostring(a.domain), suggest(tostring(a.domain), M.DOMAINS))
     end
-    if d.gen == "bags" then
-      if a.dtype ~= "i64" then problem_error(where, "bags draws offsets as i64; the dtype is %s", tostring(a.dtype or "the problem's")) end
-      if type(a.shape) == "table" and #a.shape ~= 1 then problem_error(where, "bags draws a 1-D [bags + 1] tensor of offsets") end
+    if I64_DRAWS[d.gen] and a.dtype ~= "i64" then
+      problem_error(where, "%s draws %s as i64; the dtype is %s", d.gen, I64_DRAWS[d.gen], tostring(a.dtype or "the problem's"))
+    end
+    if d.gen == "bags" and type(a.shape) == "table" and #a.shape ~= 1 then
+      problem_error(where, "bags draws a 1-D [bags + 1] tensor of offsets")
     end
     if d.gen == "jagged" then
-      if a.dtype ~= "i64" then problem_error(where, "jagged draws lengths as i64; the dtype is %s", tostring(a.dtype or "the problem's")) end
       local shape = resolve_shape(a.shape, sizes, where)
       if #shape ~= 2 or shape[1] ~= #d.args then
         problem_error(where, "jagged with %d mean lengths draws an [%d, bags] tensor, not %s", #d.args, #d.args, table.concat(shape, "x"))
       end
     end
     if d.gen == "unique" then
-      if a.dtype ~= "i64" then problem_error(where, "unique draws rows as i64; the dtype is %s", tostring(a.dtype or "the problem's")) end
-      local shape = resolve_shape(a.shape, sizes, where)
       local count = 1
-      for _, v in ipairs(shape) do count = count * v end
+      for _, v in ipairs(resolve_shape(a.shape, sizes, where)) do count = count * v end
       if count > d.args[1] then problem_error(where, "unique(%d) cannot draw %d distinct rows", math.tointeger(d.args[1]), count) end
-    end
-    if d.gen == "zipf" and a.dtype ~= "i64" then
-      problem_error(where, "zipf draws rows as i64; the dtype is %s", tostring(a.dtype or "the problem's"))
     end
     if a.domain == "rows" then
       if a.dtype ~= "i64" then problem_error(where, "the domain 'rows' is of i64 indices; the dtype is %s", tostring(a.dtype or "the problem's")) end
