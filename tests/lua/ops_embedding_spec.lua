@@ -179,7 +179,6 @@ int main() {
 
   it("aggregates embedding_bag's gradient per touched row, sorted (its kernels, emulated on the CPU)", function()
     local rand = support.rng(seed + 5)
-    local CT = { f64 = "double", f32 = "float", bf16 = "__nv_bfloat16" }
     local src = { emu.HEADER, cuda, emb.SOURCE, emu.LAUNCH, support.EMU_VEC }
     local cases = {}
     local list = support.c_list
@@ -235,7 +234,7 @@ static void case_%d() {
   for (long long i = 0; i < L * D; i++) { err = std::fmax(err, std::fabs((double)ld(grads[i]) - WG[i])); mag = std::fmax(mag, std::fabs(WG[i])); }
   printf("%d %%lld %%lld %%.3e %%.3e\n", count[0], bad_u, err, mag);
 }
-]]):format(c, CT[dt], list(idx), list(off), list(wu), list(go), list(wg), R, L, bags, D, nb, c)
+]]):format(c, ops.CTYPE[dt], list(idx), list(off), list(wu), list(go), list(wg), R, L, bags, D, nb, c)
     end
     src[#src + 1] = support.emu_main(#cases)
     local out, ok = emu.run(src)
@@ -254,7 +253,6 @@ static void case_%d() {
     local rand = support.rng(seed)
     local Ds = { 1, 3, 4, 8, 16, 24, 64, 100, 128, 136, 260 }
     local dtypes = { "f64", "f32", "bf16", "f16" }
-    local CT = { f64 = "double", f32 = "float", bf16 = "__nv_bfloat16", f16 = "__half" }
     local cases, src = {}, { emu.HEADER, cuda, emb.SOURCE, emu.LAUNCH, [[
 template <typename T> static std::vector<T> emu_vec(const double *v, size_t n) {
   std::vector<T> r(n); for (size_t i = 0; i < n; i++) r[i] = st<T>((typename Acc<T>::type)v[i]); return r; }
@@ -294,7 +292,7 @@ template <typename T> static double emu_d(T v) { return (double)ld(v); }
           ref[b * ldo + col + d + 1] = acc
         end
       end
-      local pl = emb.plan{ dtype = dt, ctype = CT[dt], D = D, ldo = ldo, col = col, aligned = true,
+      local pl = emb.plan{ dtype = dt, ctype = ops.CTYPE[dt], D = D, ldo = ldo, col = col, aligned = true,
                            mode = mode == "mean" and "mean" or "sum", weighted = mode == "weighted",
                            offsets = has_off, bags = bags }
       cases[c] = { dt = dt, D = D, rows = rows, bags = bags, mode = mode, off = has_off, col = col, ldo = ldo, V = pl.V, G = pl.G }
@@ -317,7 +315,7 @@ static void case_%d() {
   }
   printf("%d %%.3e %%.3e %%lld\n", err, mag, clobbered);
 }
-]]):format(c, CT[dt], list(#W > 0 and W or { 0 }), list(#psw > 0 and psw or { 0 }), list(#refl > 0 and refl or { 0 }),
+]]):format(c, ops.CTYPE[dt], list(#W > 0 and W or { 0 }), list(#psw > 0 and psw or { 0 }), list(#refl > 0 and refl or { 0 }),
         list(#idx > 0 and idx or { 0 }), list(off), bags, D, ldo, col, #idx, #W, math.max(pl.grid, 1), pl.block,
         pl.kernel, pl.G, c)
     end

@@ -42,7 +42,6 @@ describe("kreach.ops.interaction", function()
 
   it("computes the dot interaction's gradient for x and emb (its kernel, emulated on the CPU)", function()
     local rand = support.rng(seed + 17)
-    local CT = { f64 = "double", f32 = "float", bf16 = "__nv_bfloat16", f16 = "__half" }
     local dtypes = { "f64", "f32", "bf16", "f16" }
     local src = { emu.HEADER, cuda, emu.source(inter.SOURCE), emu.LAUNCH, support.EMU_VEC }
     local cases = {}
@@ -72,7 +71,7 @@ describe("kreach.ops.interaction", function()
           end
         end
       end
-      local pl = assert(inter.plan(dt, CT[dt], B, F, D, true))
+      local pl = assert(inter.plan(dt, ops.CTYPE[dt], B, F, D, true))
       cases[c] = { dt = dt, B = B, F = F, D = D }
       src[#src + 1] = ([[
 static void case_%d() {
@@ -88,7 +87,7 @@ static void case_%d() {
     err = std::fmax(err, std::fabs((double)ld(de[i]) - RDE[i])); mag = std::fmax(mag, std::fabs(RDE[i])); }
   printf("%d %%.3e %%.3e\n", err, mag);
 }
-]]):format(c, CT[dt], list(x), list(e), list(go), list(rdx), list(rde), B, F, D, #x, math.max(#e, 1), #go,
+]]):format(c, ops.CTYPE[dt], list(x), list(e), list(go), list(rdx), list(rde), B, F, D, #x, math.max(#e, 1), #go,
         #x, math.max(#e, 1), math.min(pl.grid, 2), pl.block, pl.kernel, c)
     end
     src[#src + 1] = support.emu_main(#cases)
@@ -100,7 +99,6 @@ static void case_%d() {
 
   it("computes dlrm's dot interaction (its kernel, emulated on the CPU)", function()
     local rand = support.rng(seed)
-    local CT = { f64 = "double", f32 = "float", bf16 = "__nv_bfloat16", f16 = "__half" }
     local dtypes = { "f64", "f32", "bf16", "f16" }
     local src = { emu.HEADER, cuda, emu.source(inter.SOURCE), emu.LAUNCH, support.EMU_VEC }
     local cases = {}
@@ -127,7 +125,7 @@ static void case_%d() {
           end
         end
       end
-      local pl = assert(inter.plan(dt, CT[dt], B, F, D))
+      local pl = assert(inter.plan(dt, ops.CTYPE[dt], B, F, D))
       cases[c] = { dt = dt, B = B, F = F, D = D }
       src[#src + 1] = ([[
 static void case_%d() {
@@ -141,7 +139,7 @@ static void case_%d() {
   for (long long i = 0; i < n; i++) { err = std::fmax(err, std::fabs((double)ld(out[i]) - REF[i])); mag = std::fmax(mag, std::fabs(REF[i])); }
   printf("%d %%.3e %%.3e\n", err, mag);
 }
-]]):format(c, CT[dt], list(x), list(e), list(ref), B, F, D, ldo, math.max(#x, 1), math.max(#e, 1),
+]]):format(c, ops.CTYPE[dt], list(x), list(e), list(ref), B, F, D, ldo, math.max(#x, 1), math.max(#e, 1),
         math.min(pl.grid, 3), pl.block, pl.kernel, c)
     end
     src[#src + 1] = support.emu_main(#cases)
