@@ -141,7 +141,8 @@ __global__ void __launch_bounds__(EB_THREADS) eb_fill_i64(i64 *__restrict__ p, i
   for (i64 i = (i64)blockIdx.x * EB_THREADS + threadIdx.x; i < n; i += (i64)gridDim.x * EB_THREADS) p[i] = v;
 }
 template <typename T>
-__global__ void __launch_bounds__(EB_THREADS) eb_zero_acc(typename Acc<T>::type *__restrict__ p, i64 n) {
+__global__ void __launch_bounds__(EB_THREADS) eb_zero_acc(void *__restrict__ acc, i64 n) {
+  typename Acc<T>::type *__restrict__ p = (typename Acc<T>::type *)acc;
   for (i64 i = (i64)blockIdx.x * EB_THREADS + threadIdx.x; i < n; i += (i64)gridDim.x * EB_THREADS) p[i] = 0;
 }
 /* mark[idx[j]] = 1 for every lookup (mark zeroed first) */
@@ -190,8 +191,9 @@ __global__ void __launch_bounds__(EB_THREADS) eb_unique(const i64 *__restrict__ 
 /* acc[pos[idx[j]], :] += grad_out[b, :] for every lookup j of bag b: a warp a bag */
 template <typename T>
 __global__ void __launch_bounds__(EB_THREADS) eb_accumulate(const i64 *__restrict__ idx, const i64 *__restrict__ offsets,
-    const T *__restrict__ gout, const i64 *__restrict__ pos, typename Acc<T>::type *__restrict__ acc, i64 bags, i64 D) {
+    const T *__restrict__ gout, const i64 *__restrict__ pos, void *__restrict__ acc_, i64 bags, i64 D) {
   typedef typename Acc<T>::type A;
+  A *__restrict__ acc = (A *)acc_;
   const int lane = threadIdx.x & 31;
   const i64 warps = (i64)gridDim.x * (EB_THREADS / 32);
   for (i64 b = (i64)blockIdx.x * (EB_THREADS / 32) + (threadIdx.x >> 5); b < bags; b += warps)
@@ -201,7 +203,8 @@ __global__ void __launch_bounds__(EB_THREADS) eb_accumulate(const i64 *__restric
     }
 }
 template <typename T>
-__global__ void __launch_bounds__(EB_THREADS) eb_store(const typename Acc<T>::type *__restrict__ acc, T *__restrict__ out, i64 n) {
+__global__ void __launch_bounds__(EB_THREADS) eb_store(const void *__restrict__ acc_, T *__restrict__ out, i64 n) {
+  const typename Acc<T>::type *__restrict__ acc = (const typename Acc<T>::type *)acc_;
   for (i64 i = (i64)blockIdx.x * EB_THREADS + threadIdx.x; i < n; i += (i64)gridDim.x * EB_THREADS) out[i] = st<T>(acc[i]);
 }
 
