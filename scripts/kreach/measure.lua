@@ -69,7 +69,8 @@ local FLOAT = { f32 = true, f16 = true, bf16 = true }
 -- Bytes of one input set (inputs, parameters, the baseline's outputs and, with a candidate,
 -- its outputs), and of the work beside the sets: the oracle's f64 copies of one set and the
 -- temporaries of drawing new values, kept for the whole measurement (Instance:redraw's cache:
--- an f32 draw of each input or parameter, and a rounded copy when its dtype is not f32).
+-- an f32 draw of each input, and a rounded copy when its dtype is not f32; a parameter is drawn
+-- in place, through an f32 copy when its dtype is not f32).
 local function footprint(inst, with_candidate, with_pytorch)
   local per_set, oracle, kept = 0, 0, 0
   for _, a in ipairs(inst.args) do
@@ -83,8 +84,13 @@ local function footprint(inst, with_candidate, with_pytorch)
       else
         per_set = per_set + a.nbytes
         if FLOAT[a.dtype] then oracle = oracle + f64 end
-        local sym = a.dist and a.dist.transforms and table.concat(a.dist.transforms, ","):find("symmetric")
-        kept = kept + a.numel * 4 * (sym and 2 or 1) + ((a.kind == "param" or a.dtype ~= "f32") and a.nbytes or 0)
+        if a.kind == "param" then
+          -- drawn in place at f32; other dtypes through an f32 scratch copy
+          kept = kept + (a.dtype ~= "f32" and a.numel * 4 or 0)
+        else
+          local sym = a.dist and a.dist.transforms and table.concat(a.dist.transforms, ","):find("symmetric")
+          kept = kept + a.numel * 4 * (sym and 2 or 1) + (a.dtype ~= "f32" and a.nbytes or 0)
+        end
       end
     end
   end

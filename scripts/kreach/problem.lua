@@ -579,24 +579,28 @@ function M.init_rule(a)
   return rule
 end
 
-local function init_param(a, seed, scratch)
+local function init_param(a, seed, scratch, into)
   local new, drop = tensors(scratch)
-  local t = new("out", a.shape, a.dtype)
+  local t = into or new("out", a.shape, a.dtype)
   local name, args = parse_call(M.init_rule(a), "param '" .. a.name .. "'", INITS, "init rule")
+  -- the f32 draw: into t itself at f32 (a table of tens of GB is not drawn twice), else into a
+  -- scratch f32 tensor rounded into t
+  local function draw(f)
+    if a.dtype == "f32" then f(t); return end
+    local x = new("x", a.shape, "f32")
+    f(x)
+    t:copy_from(x); drop(x)
+  end
   if name == "ones" then t:fill(1)
   elseif name == "zeros" then t:fill(0)
-  elseif name == "uniform" then
-    local x = new("x", a.shape, "f32"):uniform(args[1], args[2], seed)
-    t:copy_from(x); drop(x)
+  elseif name == "uniform" then draw(function(x) x:uniform(args[1], args[2], seed) end)
   elseif name == "normal" then
     -- normal(mean, std), as dlrm initialises its MLPs
-    local x = new("x", a.shape, "f32"):normal(args[1], args[2], seed)
-    t:copy_from(x); drop(x)
+    draw(function(x) x:normal(args[1], args[2], seed) end)
   elseif name == "kaiming_uniform" then
     -- PyTorch's default for conv and linear weights: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
     local b = 1 / math.sqrt(args[1])
-    local x = new("x", a.shape, "f32"):uniform(-b, b, seed)
-    t:copy_from(x); drop(x)
+    draw(function(x) x:uniform(-b, b, seed) end)
   end
   return t
 end
@@ -749,7 +753,7 @@ function Instance:redraw(vals, seed, cache)
     end
     local t
     if a.kind == "input" then t = draw(lib, a, arg_seed(seed, i), scratch)
-    elseif a.kind == "param" then t = init_param(a, arg_seed(seed, i), scratch)
+    elseif a.kind == "param" then init_param(a, arg_seed(seed, i), scratch, vals[i]) -- drawn in place
     end
     if t then
       vals[i]:copy_from(t)

@@ -248,6 +248,11 @@ def bind_params(slot, s):
     ps = [t for a, t in zip(s["args"], s["tensors"]) if a["kind"] == "param"]
     for p, t in zip(slot["params"], ps):
         p.data = t
+    if not slot.get("bound"):
+        # the model's own parameters are gone: give their memory back to the device (an
+        # embedding table can be tens of GB) rather than keep it in the caching allocator
+        slot["bound"] = True
+        torch.cuda.empty_cache()
 
 
 def flush(nbytes):
