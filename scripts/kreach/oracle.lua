@@ -6,15 +6,17 @@ local device = require "kreach.device"
 
 local M = {}
 
--- check(inst, {seed =}) -> { outputs = { {name =, rel_l2 =, max_abs =, max_ref =, nonfinite =,
--- mismatches =} ... }, backend = what the baseline ran where it can differ (a convolution:
--- { backend = "cudnn", algo =, version = } or kreach's kernels) }. Frees everything it allocates.
+-- check(inst, {seed =, variant =}) -> { outputs = { {name =, rel_l2 =, max_abs =, max_ref =,
+-- nonfinite =, mismatches =} ... }, backend = what the baseline ran where it can differ (a
+-- convolution: { backend = "cudnn", algo =, version = } or kreach's kernels) }. variant: the
+-- inputs' distribution, a trial's ("default", the default; "centred" or "shifted"). Frees
+-- everything it allocates.
 function M.check(inst, opts)
   opts = opts or {}
   local ops_lib = ops.get(false)
   local lib = inst:ops(ops_lib)
   local seed = opts.seed or 1
-  local vals = inst:make_args(seed)
+  local vals = inst:make_args(seed, { variant = opts.variant })
   ops_lib.conv_last = nil
   inst:run_reference(vals)
   local backend = ops_lib.conv_last
