@@ -20,8 +20,11 @@ mul_add(const T *__restrict__ a, const T *__restrict__ b, const T *c, T *y, i64 
     y[e] = st<T>(ld(a[e]) * ld(b[e]) + ld(c[e]));
 }
 /* A logistic head's rows, one warp a row i of x [rows, K]: z = x_i . w + b, p = sigmoid(z),
- * l_i = BCE(p, t_i) with PyTorch's logs clamped at -100, g_i = (p - t_i) / rows (dL/dz of the
- * mean loss), dx_i = g_i w. */
+ * l_i = BCE(p, t_i) with PyTorch's logs clamped at -100, g_i = dL/dz of the mean loss as
+ * PyTorch's autograd chains it: BCE's gradient (p - t_i) / max(p (1 - p), 1e-12) / rows, then
+ * sigmoid's p (1 - p). That is (p - t_i) / rows wherever p (1 - p) >= 1e-12, and it vanishes
+ * where the sigmoid saturates (p rounded to 0 or 1), as PyTorch's does (a DLRM step that
+ * diverges then stalls as PyTorch's stalls). dx_i = g_i w. */
 template <typename T>
 __global__ void __launch_bounds__(LIN_THREADS)
 bce_head_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
@@ -36,7 +39,8 @@ bce_head_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restr
     const A p = (A)1 / ((A)1 + kexp(-z));
     const A ti = ld(t[i]);
     const A lp = kmax(klog(p), (A)-100), lq = kmax(klog((A)1 - p), (A)-100);
-    const A gi = (p - ti) / (A)rows;
+    const A pq = ((A)1 - p) * p;
+    const A gi = (A)1 / (A)rows * (p - ti) / kmax(pq, (A)1e-12) * pq;
     if (lane == 0) {
       l[i] = st<T>(-(ti * lp + ((A)1 - ti) * lq));
       g[i] = st<T>(gi);
