@@ -61,7 +61,7 @@ local MAP = {
   { problem = 6, what = "SGD's sparse update: index_add_ of the gathered gradients (indexFuncLargeIndex ReduceAdd), problem 6's SGD variant" },
 }
 local BENCH_PROBLEMS = { [1] = "1_EmbeddingBag_onehot_26_tables", [5] = "5_EmbeddingBag_backward",
-                         [6] = "6_RowwiseAdagrad (SGD variant)", [7] = "7_DotInteraction",
+                         [6] = "6 SGD index_add_ (variant not built)", [7] = "7_DotInteraction",
                          [8] = "8_DotInteraction_backward", [10] = "10_BottomMLP", [11] = "11_Head_BCE_fwd_bwd" }
 
 local function find(ks, from, to, pat, pred)
