@@ -177,6 +177,50 @@ int main() {
     end
   end)
 
+  it("applies SGD to the touched rows after their gradients are summed (sparse_sgd's last kernel, emulated; its checks)", function()
+    -- rows_val holds each touched row's summed gradient (embedding_bag_backward's output), the
+    -- padding rows zeros; the kernel turns the first count rows into table row - lr * sum
+    local R, D, L, count, lr = 30, 5, 9, 6, 0.1
+    local tbl, uniq, val = {}, {}, {}
+    for i = 1, R * D do tbl[i] = ((i * 29) % 64 - 32) / 64 end
+    for j = 1, L do uniq[j] = j <= count and (j * 4 + 1) or -1 end
+    for i = 1, L * D do val[i] = i <= count * D and ((i * 13) % 32 - 16) / 8 or 0 end
+    local list = support.c_list
+    local out, ok = emu.run{ emu.HEADER, cuda, emb.SOURCE, emu.LAUNCH, ([[
+int main() {
+  static const double TB[] = %s; static const long long U[] = %s; static const long long N[] = {%d};
+  std::vector<double> v = %s;
+  emu_launch({2, 1, 1}, {%d, 1, 1}, [&] { eb_sgd_apply<double>(TB, U, v.data(), N, %.17g, %d, %d); });
+  for (double x : v) printf("%%.17g\n", x);
+  return 0;
+}]]):format(list(tbl), list(uniq), count, "std::vector<double>" .. list(val), emb.THREADS, lr, L, D) }
+    assert(ok, out)
+    local got = {}
+    for v in out:gmatch("%S+") do got[#got + 1] = tonumber(v) end
+    assert.equals(L * D, #got)
+    for j = 1, L do
+      for d = 1, D do
+        local i = (j - 1) * D + d
+        local want = j <= count and tbl[uniq[j] * D + d] - lr * val[i] or 0
+        assert.is_true(math.abs(got[i] - want) <= 1e-15, ("row %d element %d: %g, want %g"):format(j, d, got[i], want))
+      end
+    end
+    local lib = ops.get(true)
+    local t, ids = meta.new({ 100, 8 }, "f32"), meta.new({ 12 }, "i64")
+    local okc, e = pcall(lib.sparse_sgd, t, ids, meta.new({ 12, 4 }, "f32"), 0.1, meta.new({ 12 }, "i64"),
+      meta.new({ 12, 8 }, "f32"), meta.new({ 1 }, "i64"))
+    assert.is_false(okc)
+    assert.matches("grad", tostring(e))
+    okc, e = pcall(lib.sparse_sgd, t, ids, meta.new({ 12, 8 }, "f32"), 0.1, meta.new({ 12 }, "i64"),
+      meta.new({ 12, 8 }, "f32"), meta.new({ 2 }, "i64"))
+    assert.is_false(okc)
+    assert.matches("count", tostring(e))
+    assert.has_no.errors(function()
+      lib.sparse_sgd(t, ids, meta.new({ 12, 8 }, "f32"), 0.1, meta.new({ 12 }, "i64"), meta.new({ 12, 8 }, "f32"),
+        meta.new({ 1 }, "i64"))
+    end)
+  end)
+
   it("aggregates embedding_bag's gradient per touched row, sorted (its kernels, emulated on the CPU)", function()
     local rand = support.rng(seed + 5)
     local src = { emu.HEADER, cuda, emb.SOURCE, emu.LAUNCH, support.EMU_VEC }

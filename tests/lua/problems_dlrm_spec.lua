@@ -253,3 +253,48 @@ EOF]]):format(PYTHON, py, c.want))
     end)
   end
 end)
+
+describe("the dlrm-bench-variants suite", function()
+  local vs = problem.load_suite("dlrm-bench-variants")
+
+  it("holds problem 6's SGD variant, named dlrm-bench-variants/6, not a bare 6", function()
+    assert.same({ 6 }, vs.ids)
+    assert.is_false(vs.bare_ids)
+    assert.equals(vs.files[1], problem.resolve("dlrm-bench-variants/6"))
+    assert.equals(vs.files[1], problem.resolve("6_SparseSGD_index_add"))
+    local p = problem.load(vs.files[1])
+    assert.equals("dlrm-bench-variants", p.suite)
+    for _, dt in ipairs({ "f32", "bf16", "f16" }) do p:instantiate{ dtype = dt }:validate() end
+  end)
+
+  it("6: its export runs under PyTorch (CPU) and applies index_add_ to the touched rows", function()
+    if not have_torch() then
+      pending("no PyTorch for " .. PYTHON .. " (Debian's python3-torch)")
+      return
+    end
+    local inst = kreach.load_problem("dlrm-bench-variants/6"):instantiate{ dtype = "f32",
+      sizes = { rows = 50, dim = 4, batch_size = 6 } }
+    local py = support.tmpdir() .. "/m.py"
+    support.spit(py, export.kernelbench(inst))
+    local f = io.popen(([[%q - 2>&1 <<'EOF'
+import importlib.util, torch
+spec = importlib.util.spec_from_file_location("m", %q); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+torch.manual_seed(1)
+model = m.Model(*m.get_init_inputs())
+ids, g, lr = m.get_inputs()
+with torch.no_grad():
+    rows, new, n = model(ids, g, lr)
+    t = model.table.detach().clone()
+    t.index_add_(0, ids, g, alpha=-lr)
+keys = sorted(set(ids.tolist()))
+L = ids.numel()
+ok = int(n[0]) == len(keys) and rows.tolist() == keys + [-1] * (L - len(keys))
+want = torch.zeros(L, 4)
+want[:len(keys)] = t[keys]
+print("L", L, "repeats", L > len(keys), "ok", ok, "close", bool(torch.allclose(new, want, rtol=1e-5, atol=1e-6)))
+EOF]]):format(PYTHON, py))
+    local out = f:read("a")
+    f:close()
+    assert.matches("L 21 repeats True ok True close True", out)
+  end)
+end)

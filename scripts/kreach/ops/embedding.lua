@@ -208,6 +208,22 @@ __global__ void __launch_bounds__(EB_THREADS) eb_store(const void *__restrict__ 
   for (i64 i = (i64)blockIdx.x * EB_THREADS + threadIdx.x; i < n; i += (i64)gridDim.x * EB_THREADS) out[i] = st<T>(acc[i]);
 }
 
+/* 0, 1, ..., n - 1 (one lookup a bag). T is unused. */
+template <typename T>
+__global__ void __launch_bounds__(EB_THREADS) eb_iota(i64 *__restrict__ p, i64 n) {
+  for (i64 i = (i64)blockIdx.x * EB_THREADS + threadIdx.x; i < n; i += (i64)gridDim.x * EB_THREADS) p[i] = i;
+}
+/* SGD on the touched rows: rows_val[j, :] (the row's summed gradient) becomes
+ * table[uniq[j], :] - lr * rows_val[j, :] for j < *count; the padding rows (zeros) stay. */
+template <typename T>
+__global__ void __launch_bounds__(EB_THREADS) eb_sgd_apply(const T *__restrict__ table, const i64 *__restrict__ uniq,
+    T *__restrict__ rows_val, const i64 *__restrict__ count, double lr, i64 L, i64 D) {
+  typedef typename Acc<T>::type A;
+  const i64 n = (*count < L ? *count : L) * D;
+  for (i64 i = (i64)blockIdx.x * EB_THREADS + threadIdx.x; i < n; i += (i64)gridDim.x * EB_THREADS)
+    rows_val[i] = st<T>(ld(table[uniq[i / D] * D + i % D]) - (A)lr * ld(rows_val[i]));
+}
+
 /* distinct rows of a table of n rows: out[j] = (start + j) * 2654435761 mod n for j < count
  * (count <= n: a bijection of [0, n), so no row repeats), as the unique rows a sparse optimiser
  * updates. T is unused. */
@@ -235,7 +251,7 @@ local PACK = { f64 = 2, f32 = 4, f16 = 8, bf16 = 8 }
 local function instantiate(T, dtype)
   local inst = { ("zipf_rows<%s>"):format(T), ("unique_rows<%s>"):format(T), ("rowwise_adagrad<%s>"):format(T) }
   for _, k in ipairs({ "eb_fill_i64", "eb_zero_acc", "eb_mark", "eb_scan_blocks", "eb_scan_sums", "eb_scan_add", "eb_unique",
-                       "eb_accumulate", "eb_store" }) do
+                       "eb_accumulate", "eb_store", "eb_iota", "eb_sgd_apply" }) do
     inst[#inst + 1] = ("%s<%s>"):format(k, T)
   end
   for _, V in ipairs({ PACK[dtype] or 1, 1 }) do
@@ -414,6 +430,47 @@ local function install(lib, K)
     mark:free()
     sums:free()
     return grads
+  end
+
+  -- sparse_sgd(table, ids, grad, lr, uniq, new_rows, count): SGD's update of an embedding table
+  -- from a sparse gradient, table.index_add_(0, ids, grad, alpha = -lr), on the rows it touches:
+  -- the touched rows ascending in uniq (i64 [L], the rest -1), their values after the update in
+  -- new_rows ([L, D], the rest 0), how many in count (i64 [1]). ids (i64 [L]) are rows of table
+  -- [rows, D], with repeats; grad [L, D] is each lookup's gradient. embedding_bag_backward with
+  -- one lookup a bag sums each row's gradients (fp32 atomics; fp64 for the oracle), then each
+  -- touched row is its table row less lr times that sum.
+  function lib.sparse_sgd(table, ids, grad, lr, uniq, new_rows, count)
+    local op = "sparse_sgd"
+    K.check_float(op, table, "table")
+    if table:dim() ~= 2 then K.fail(op, "table is %s, [rows, D] is needed", K.shape_str(table.shape)) end
+    K.check_tensor(op, ids, "ids")
+    K.check_dtype(op, ids, "i64", "ids")
+    if ids:dim() ~= 1 then K.fail(op, "ids is %s, 1-D is needed", K.shape_str(ids.shape)) end
+    local L, D = ids:size(1), table:size(2)
+    K.check_tensor(op, grad, "grad")
+    K.check_shape(op, grad, { L, D }, "grad")
+    K.check_dtype(op, grad, table.dtype, "grad")
+    K.check_tensor(op, new_rows, "new_rows")
+    K.check_shape(op, new_rows, { L, D }, "new_rows")
+    K.check_dtype(op, new_rows, table.dtype, "new_rows")
+    for _, c in ipairs({ { uniq, { L }, "uniq" }, { count, { 1 }, "count" } }) do
+      K.check_tensor(op, c[1], c[3])
+      K.check_shape(op, c[1], c[2], c[3])
+      K.check_dtype(op, c[1], "i64", c[3])
+    end
+    if type(lr) ~= "number" then K.fail(op, "lr is a number") end
+    if not K.writes(uniq, new_rows, count) then return new_rows end
+    local p = K.program("embedding", SRC, table.dtype, instantiate)
+    local T = K.ctype[table.dtype]
+    local offs = K.empty({ L + 1 }, "i64")
+    p[("eb_iota<%s>"):format(T)]{ grid = math.min(K.blocks(L + 1, THREADS, 1), 1 << 20), block = THREADS }(offs, L + 1)
+    lib.embedding_bag_backward(ids, offs, grad, table:size(1), uniq, new_rows, count)
+    if L > 0 then
+      p[("eb_sgd_apply<%s>"):format(T)]{ grid = math.min(K.blocks(L * D, THREADS, 1), 1 << 20), block = THREADS }(table, uniq,
+        new_rows, count, lr + 0.0, L, D)
+    end
+    offs:free()
+    return new_rows
   end
 
   -- unique_rows(out, n, start): out (i64, count <= n elements) = distinct rows of a table of n
