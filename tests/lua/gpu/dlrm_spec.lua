@@ -1,4 +1,4 @@
--- DLRM-Bench on the GPU. Every problem's baseline against its fp64 oracle (kreach.oracle) at
+-- DLRM-Bench on the GPU. Every problem's baseline (the twelve and dlrm-bench-variants') against its fp64 oracle (kreach.oracle) at
 -- f32 and bf16, at reduced sizes, on the inputs of each trial distribution (uniform rows in the
 -- default one, Zipf-like in the centred and shifted ones), within the correctness policy's
 -- thresholds and the integer outputs exact; and the example candidates of examples/dlrm-bench
@@ -18,10 +18,14 @@ local SMALL = { batch_size = 384, rows = 50000, cap = 60000, touched = 20000, ra
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local examples = here .. "/../../../examples/dlrm-bench"
 
+-- the twelve, then the variants (dlrm-bench-variants)
 local function files()
   local suite = problem.load_suite("dlrm-bench")
   assert.are.equal(12, #suite.files)
-  return suite.files
+  local all = {}
+  for _, f in ipairs(suite.files) do all[#all + 1] = f end
+  for _, f in ipairs(problem.load_suite("dlrm-bench-variants").files) do all[#all + 1] = f end
+  return all
 end
 
 describe("DLRM-Bench baselines against the fp64 oracle", function()
