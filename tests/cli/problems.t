@@ -13,7 +13,7 @@ $ kreach list kernelbench-l1 --json
 ~ "pending":[%[{][%]}]
 $ kreach list nosuchsuite
 ? 2
-~ no suite 'nosuchsuite' %(suites: dlrm%-bench, kernelbench%-l1, kernelbench%-l1%-conv, kernelbench%-l1%-repr%)
+~ no suite 'nosuchsuite' %(suites: dlrm%-bench, dlrm%-bench%-variants, kernelbench%-l1, kernelbench%-l1%-conv, kernelbench%-l1%-repr%)
 # a suite's problem as <suite>/<id>; dlrm-bench's ids are not bare (3 is KernelBench's 3)
 $ kreach show kernelbench-l1/19
 ~ ^19_ReLU %(activation, problem 19 of kernelbench%-l1%)
