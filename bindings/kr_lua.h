@@ -70,6 +70,7 @@ int luaopen_kreach_timing(lua_State *L);
 int luaopen_kreach_util(lua_State *L);
 int luaopen_kreach_fs(lua_State *L);
 int luaopen_kreach_seal(lua_State *L);
+int luaopen_kreach_http(lua_State *L);
 void kr_lua_openlibs(lua_State *L);
 
 #endif

@@ -326,6 +326,7 @@ void kr_lua_openlibs(lua_State *L) {
         {"kreach.core.event", luaopen_kreach_event}, {"kreach.core.proc", luaopen_kreach_proc},
         {"kreach.core.timing", luaopen_kreach_timing}, {"kreach.core.util", luaopen_kreach_util},
         {"kreach.core.sqlite", luaopen_kreach_sqlite}, {"kreach.core.fs", luaopen_kreach_fs},
+        {"kreach.core.http", luaopen_kreach_http},
         {"kreach.core.seal", luaopen_kreach_seal},    {"kreach.core.cudnn", luaopen_kreach_cudnn},
         {"lfs", luaopen_lfs},
         {"cjson", luaopen_cjson},                 {"cjson.safe", luaopen_cjson_safe},

@@ -5,7 +5,9 @@
 #include "kr_lua.h"
 #include "kr_hash.h"
 
+#include <errno.h>
 #include <signal.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -50,8 +52,17 @@ static int l_util_die_with_parent(lua_State *L) {
     return 1;
 }
 
+/* util.sleep(seconds): waits that long (a signal does not cut it short); for retry backoff */
+static int l_util_sleep(lua_State *L) {
+    lua_Number s = luaL_checknumber(L, 1);
+    if (!(s >= 0) || s > 86400) return luaL_argerror(L, 1, "seconds between 0 and 86400 expected");
+    struct timespec t = {(time_t)s, (long)((s - (lua_Number)(time_t)s) * 1e9)};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
+    return 0;
+}
+
 int luaopen_kreach_util(lua_State *L) {
-    static const luaL_Reg fns[] = {{"hash", l_util_hash}, {"isatty", l_util_isatty},
+    static const luaL_Reg fns[] = {{"hash", l_util_hash}, {"isatty", l_util_isatty}, {"sleep", l_util_sleep},
                                    {"hostname", l_util_hostname}, {"pid", l_util_pid},
                                    {"die_with_parent", l_util_die_with_parent},
                                    {NULL, NULL}};
