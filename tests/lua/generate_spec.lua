@@ -1,0 +1,150 @@
+-- kreach generate's pieces without a GPU (issue 19): the candidate extracted from replies (prose
+-- around the code, a decoy block first, a broken last block, no code, a reply cut off, the
+-- KernelBench format), and both providers' requests and replies, through a real HTTP server on
+-- 127.0.0.1 (tests/http_server.py): the right endpoint, headers and body, the tokens, the stop
+-- reason, the provider's error message with the key redacted from it.
+local extract = require "kreach.generate.extract"
+local providers = require "kreach.generate.providers"
+local http = require "kreach.http"
+local proc = require "kreach.core.proc"
+local cjson = require "cjson"
+local support = require "support"
+
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+local SERVER = here .. "/../http_server.py"
+local PYTHON = os.getenv("KREACH_TEST_PYTHON") or "python3"
+local KEY = "sk-ant-test-0d9c8b7a6f5e4d3c"
+local GOOD = support.slurp(here .. "/../candidates/019_relu.lua")
+
+local function serve(script)
+  local dir = support.tmpdir()
+  support.spit(dir .. "/script.json", cjson.encode(script))
+  local w = assert(proc.spawn({ PYTHON, SERVER, dir .. "/script.json", dir .. "/log.jsonl" }))
+  local port = (w:read_line(20) or ""):match("^port (%d+)$")
+  assert(port, "the test server did not start: " .. tostring(w:stderr()))
+  local function log()
+    local out = {}
+    for l in io.lines(dir .. "/log.jsonl") do out[#out + 1] = cjson.decode(l) end
+    return out
+  end
+  return "http://127.0.0.1:" .. port, log, function() w:kill(); w:wait(); w:free() end
+end
+
+local function fenced(lang, code) return "```" .. lang .. "\n" .. code .. "```\n" end
+
+describe("extracting the candidate from a reply", function()
+  it("finds the block among prose", function()
+    local c = assert(extract.candidate("Here is a fast ReLU.\n\n" .. fenced("lua", GOOD) .. "\nIt uses float4 loads.", "lua"))
+    assert.equals(GOOD, c.code)
+    assert.equals(1, c.blocks)
+    assert.is_false(c.unterminated)
+  end)
+
+  it("takes the last block that loads, past a decoy and a broken final block", function()
+    local decoy = "print('this is a test')\n"
+    local broken = "return { source = [[ x ]] }\n" -- no forward: not a candidate
+    local text = "First, a sketch:\n" .. fenced("lua", decoy) .. "The kernel:\n" .. fenced("lua", GOOD)
+      .. "A variant I did not finish:\n" .. fenced("lua", broken)
+    local c = assert(extract.candidate(text, "lua"))
+    assert.equals(GOOD, c.code)
+    assert.equals(2, c.index)
+    assert.equals(3, c.blocks)
+    -- only blocks that load: the decoy alone is no candidate
+    local none, reason, why = extract.candidate(fenced("lua", decoy), "lua")
+    assert.is_nil(none)
+    assert.equals("no_candidate", reason)
+    assert.matches("the block:1: attempt to call a nil value %(global 'print'%)", why)
+  end)
+
+  it("says no_code for a reply without a block in the language", function()
+    local c, reason = extract.candidate("I cannot help with that.", "lua")
+    assert.is_nil(c)
+    assert.equals("no_code", reason)
+    c, reason = extract.candidate(fenced("python", "class ModelNew: pass\n"), "lua")
+    assert.is_nil(c)
+    assert.equals("no_code", reason)
+  end)
+
+  it("keeps a block cut off by the end of the reply, marked unterminated", function()
+    local b = extract.blocks("text\n```lua\nreturn {\n  source = [[")
+    assert.equals(1, #b)
+    assert.is_true(b[1].unterminated)
+    local c, reason = extract.candidate("text\n```lua\nreturn {\n  source = [[", "lua")
+    assert.is_nil(c)
+    assert.equals("no_candidate", reason)
+  end)
+
+  it("reads KernelBench's format: the last Python block defining ModelNew", function()
+    local py = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+    local text = fenced("python", "import torch\nx = 1\n") .. fenced("python", py) .. fenced("bash", "pip install torch\n")
+    local c = assert(extract.candidate(text, "python"))
+    assert.equals(py, c.code)
+    assert.equals(2, c.index)
+    assert.has_error(function() extract.candidate("", "cuda") end, "extract: unknown format 'cuda' (lua, python)")
+  end)
+end)
+
+describe("the providers", function()
+  it("put the key in the request's headers and nowhere in its record", function()
+    for _, p in ipairs({ "openai", "anthropic" }) do
+      local req, rec = providers.request(p, { base = "http://h/x/", model = "m", key = KEY, system = "be brief",
+                                              prompt = "hello", temperature = 0.5, max_tokens = 100 })
+      assert.is_truthy(table.concat(req.headers, "\n"):find(KEY, 1, true), p)
+      assert.is_nil(cjson.encode(rec):find(KEY, 1, true), p)
+      assert.is_nil(req.body:find(KEY, 1, true), p)
+    end
+    assert.has_error(function() providers.request("gemini", { model = "m" }) end, "unknown provider 'gemini' (openai, anthropic)")
+  end)
+
+  it("talk to each API on 127.0.0.1 and read its reply, its tokens and its stop reason", function()
+    local base, log, stop = serve({
+      ["/v1/chat/completions"] = { { body = { id = "chatcmpl-1", model = "m", choices = { { message = { role = "assistant",
+        content = "ok\n" .. fenced("lua", GOOD) }, finish_reason = "stop" } }, usage = { prompt_tokens = 120, completion_tokens = 340 } } } },
+      ["/v1/messages"] = { { headers = { ["request-id"] = "req_9" }, body = { id = "msg_1", model = "c", type = "message",
+        content = { { type = "text", text = "part one" }, { type = "text", text = "part two" } }, stop_reason = "max_tokens",
+        usage = { input_tokens = 50, output_tokens = 4096 } } } },
+    })
+    local oreq = providers.request("openai", { base = base .. "/v1", model = "m", key = KEY, prompt = "write relu" })
+    local areq = providers.request("anthropic", { base = base, model = "c", key = KEY, system = "sys", prompt = "write relu" })
+    local ok, res = pcall(http.run, { oreq, areq }, { base_delay_s = 0.05, timeout_s = 5 })
+    local reqs = log()
+    stop()
+    assert(ok, res)
+    local o = providers.parse("openai", res[1], { KEY })
+    assert.is_true(o.ok)
+    assert.equals("stop", o.finish)
+    assert.is_false(o.truncated)
+    assert.equals(120, o.input_tokens)
+    assert.equals(340, o.output_tokens)
+    assert.equals("chatcmpl-1", o.request_id)
+    assert.equals(GOOD, extract.candidate(o.text, "lua").code)
+    local a = providers.parse("anthropic", res[2], { KEY })
+    assert.is_true(a.ok)
+    assert.equals("part one\npart two", a.text)
+    assert.is_true(a.truncated)
+    assert.equals(4096, a.output_tokens)
+    -- what the server received
+    local by = {}
+    for _, r in ipairs(reqs) do by[r.path] = r end
+    assert.equals("Bearer " .. KEY, by["/v1/chat/completions"].headers.Authorization)
+    assert.equals(KEY, by["/v1/messages"].headers["x-api-key"])
+    assert.equals(providers.ANTHROPIC_VERSION, by["/v1/messages"].headers["anthropic-version"])
+    local ob, ab = cjson.decode(by["/v1/chat/completions"].body), cjson.decode(by["/v1/messages"].body)
+    assert.equals("write relu", ob.messages[1].content)
+    assert.equals("user", ob.messages[1].role)
+    assert.equals("sys", ab.system)
+    assert.equals(4096, ab.max_tokens)
+  end)
+
+  it("report the provider's error message, with the key redacted from it", function()
+    local r = { status = 401, body = cjson.encode({ error = { message = "Incorrect API key provided: " .. KEY } }), headers = {} }
+    local p = providers.parse("openai", r, { KEY })
+    assert.is_false(p.ok)
+    assert.equals("http", p.kind)
+    assert.equals("HTTP 401: Incorrect API key provided: [redacted]", p.message)
+    p = providers.parse("anthropic", { status = 200, body = "<html>", headers = {} }, { KEY })
+    assert.equals("format", p.kind)
+    p = providers.parse("openai", { status = 0, error = "Connection refused", body = "" }, { KEY })
+    assert.equals("transport", p.kind)
+  end)
+end)
