@@ -16,7 +16,7 @@ local util = require "kreach.core.util"
 local errors = require "kreach.errors"
 local evaluation = require "kreach.evaluation"
 
-local M = { SCHEMA_VERSION = 2, DEFAULT_PATH = "results.db" }
+local M = { SCHEMA_VERSION = 3, DEFAULT_PATH = "results.db" }
 
 
 -- ---- JSON: kreach.json, with non-finite numbers as bare tokens (the store reads them back) ----
@@ -93,6 +93,13 @@ CREATE TABLE profile_ranges(profile_id INTEGER NOT NULL REFERENCES profiles(id),
 CREATE INDEX profile_kernels_profile ON profile_kernels(profile_id);
 CREATE INDEX profile_memops_profile ON profile_memops(profile_id);
 CREATE INDEX profile_ranges_profile ON profile_ranges(profile_id);
+CREATE TABLE generations(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, created_at TEXT,
+  model TEXT, provider TEXT, config_hash TEXT, suite TEXT, problem_id INTEGER, problem_name TEXT,
+  sample INTEGER, turn INTEGER, format TEXT, prompt TEXT NOT NULL, request TEXT, response TEXT,
+  status TEXT NOT NULL, error TEXT, reply TEXT, finish TEXT, request_id TEXT, input_tokens INTEGER,
+  output_tokens INTEGER, cost_usd REAL, latency_s REAL, retries INTEGER, attempts INTEGER,
+  candidate_file TEXT, candidate_hash TEXT);
+CREATE INDEX generations_problem ON generations(suite, problem_id);
 ]]
 
 -- Migrations: MIGRATIONS[v] takes a database of version v - 1 to version v, inside the write
@@ -100,7 +107,22 @@ CREATE INDEX profile_ranges_profile ON profile_ranges(profile_id);
 -- the columns it lacks read as absent).
 --   2: PyTorch's times and the speedups against them (issue 17): the evaluations columns that
 --      kreach.evaluation lists and version 1 had not.
+--   3: the requests `kreach generate` made and their replies (issue 19): the generations table.
+local GENERATIONS_SQL = [[
+CREATE TABLE IF NOT EXISTS generations(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, created_at TEXT,
+  model TEXT, provider TEXT, config_hash TEXT, suite TEXT, problem_id INTEGER, problem_name TEXT,
+  sample INTEGER, turn INTEGER, format TEXT, prompt TEXT NOT NULL, request TEXT, response TEXT,
+  status TEXT NOT NULL, error TEXT, reply TEXT, finish TEXT, request_id TEXT, input_tokens INTEGER,
+  output_tokens INTEGER, cost_usd REAL, latency_s REAL, retries INTEGER, attempts INTEGER,
+  candidate_file TEXT, candidate_hash TEXT);
+CREATE INDEX IF NOT EXISTS generations_problem ON generations(suite, problem_id);
+]]
 M.MIGRATIONS = {
+  [3] = function(exec_sql)
+    for stmt in GENERATIONS_SQL:gmatch("[^;]+") do
+      if stmt:match("%S") then exec_sql(stmt) end
+    end
+  end,
   [2] = function(exec_sql, query_sql)
     local have = {}
     for _, r in ipairs(query_sql("PRAGMA table_info(evaluations)")) do have[r.name] = true end
@@ -602,6 +624,55 @@ function Store:profiles()
   local rows = query(self, [[SELECT p.*, (SELECT count(*) FROM profile_kernels k WHERE k.profile_id = p.id)
       AS n_kernels FROM profiles p ORDER BY p.id]])
   for _, r in ipairs(rows) do decode_profile(r) end
+  return rows
+end
+
+
+-- ---- generations (kreach generate) ----
+
+local GEN_COLUMNS = { "key", "created_at", "model", "provider", "config_hash", "suite", "problem_id", "problem_name",
+                      "sample", "turn", "format", "prompt", "request", "response", "status", "error", "reply",
+                      "finish", "request_id", "input_tokens", "output_tokens", "cost_usd", "latency_s", "retries",
+                      "attempts", "candidate_file", "candidate_hash" }
+
+-- save_generation(g) -> id: a request and its outcome, replacing an earlier one with the same
+-- key (--refresh). g.request is a table (JSON-encoded here) that must not hold the API key.
+function Store:save_generation(g)
+  need(g, "key", "string", "save_generation")
+  need(g, "prompt", "string", "save_generation")
+  need(g, "status", "string", "save_generation")
+  local vals = {}
+  for i, c in ipairs(GEN_COLUMNS) do
+    local v = g[c]
+    if c == "request" then v = enc(v) end
+    if c == "created_at" then v = v or now() end
+    vals[i] = v
+  end
+  local marks = {}
+  for i = 1, #GEN_COLUMNS do marks[i] = "?" end
+  return self:transaction(function()
+    exec(self, "DELETE FROM generations WHERE key = ?", g.key)
+    exec(self, ("INSERT INTO generations(%s) VALUES (%s)"):format(table.concat(GEN_COLUMNS, ", "), table.concat(marks, ", ")),
+      table.unpack(vals, 1, #GEN_COLUMNS))
+    return self.sql:last_insert_rowid()
+  end)
+end
+
+-- find_generation(key) -> the stored generation with this key (request decoded), or nil
+function Store:find_generation(key)
+  if type(key) ~= "string" then error("find_generation: key must be a string", 2) end
+  local r = query(self, "SELECT * FROM generations WHERE key = ?", key)[1]
+  if r then r.request = dec(r.request) end
+  return r
+end
+
+-- generations{model =} -> the stored generations, in id order (request decoded)
+function Store:generations(q)
+  q = q or {}
+  local rows
+  if q.model then rows = query(self, "SELECT * FROM generations WHERE model = ? ORDER BY id", q.model)
+  else rows = query(self, "SELECT * FROM generations ORDER BY id") end
+  for _, r in ipairs(rows) do r.request = dec(r.request) end
   return rows
 end
 
