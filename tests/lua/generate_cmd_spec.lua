@@ -1,0 +1,135 @@
+-- `kreach generate` against a real server on 127.0.0.1 (tests/http_server.py) that speaks the
+-- OpenAI-compatible API and injects faults: a 429 with Retry-After, replies with prose around
+-- the code, a decoy block first, no code, a reply cut off at the token limit, a 401. Asserts the
+-- retries and their spacing, the candidates written and the manifest, the stored rows, the
+-- accounting (tokens, cost), that a second run makes no request, and that the API key is in no
+-- output file, database row or message. No network beyond loopback, no GPU.
+local cjson = require "cjson"
+local proc = require "kreach.core.proc"
+local sqlite = require "kreach.core.sqlite"
+local support = require "support"
+
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+local SERVER = here .. "/../http_server.py"
+local PYTHON = os.getenv("KREACH_TEST_PYTHON") or "python3"
+local KREACH = require("kreach").executable()
+local KEY = "sk-test-9a8b7c6d5e4f3a2b1c0d"
+local GOOD = support.slurp(here .. "/../candidates/019_relu.lua")
+
+local function serve(dir, script)
+  support.spit(dir .. "/script.json", cjson.encode(script))
+  local w = assert(proc.spawn({ PYTHON, SERVER, dir .. "/script.json", dir .. "/log.jsonl" }))
+  local port = (w:read_line(20) or ""):match("^port (%d+)$")
+  assert(port, "the test server did not start: " .. tostring(w:stderr()))
+  local function log()
+    local out = {}
+    local f = io.open(dir .. "/log.jsonl")
+    if not f then return out end
+    for l in f:lines() do out[#out + 1] = cjson.decode(l) end
+    f:close()
+    return out
+  end
+  return "http://127.0.0.1:" .. port .. "/v1", log, function() w:kill(); w:wait(); w:free() end
+end
+
+local function reply(text, finish, tin, tout)
+  return { body = { id = "chatcmpl-" .. tin, model = "test-model", choices = { { message = { role = "assistant", content = text },
+    finish_reason = finish or "stop" } }, usage = { prompt_tokens = tin, completion_tokens = tout } } }
+end
+
+local function generate(dir, base, extra)
+  local cmd = ("cd %q && KREACH_TEST_KEY=%s %q generate 19 23 --model %q --base-url %q --api-key-env KREACH_TEST_KEY --samples 2 --concurrency 1 --out %q --db %q --retries 3 %s"):format(
+    dir, KEY, KREACH, dir .. "/cfg.lua", base, dir .. "/out", dir .. "/r.db", extra or "")
+  return support.sh(cmd)
+end
+
+local function slurp_all(paths)
+  local t = {}
+  for _, p in ipairs(paths) do
+    local f = io.open(p, "rb")
+    if f then t[#t + 1] = f:read("a"); f:close() end
+  end
+  return table.concat(t)
+end
+
+describe("kreach generate", function()
+  it("asks, retries, extracts, writes the candidates and the manifest, stores and accounts; a second run asks nothing", function()
+    local dir = support.tmpdir()
+    support.spit(dir .. "/cfg.lua", 'return { provider = "openai", model = "test-model", price_in = 2, price_out = 10, temperature = 0.2 }\n')
+    local base, log, stop = serve(dir, { ["/v1/chat/completions"] = {
+      { status = 429, headers = { ["Retry-After"] = "1" }, body = { error = { message = "rate limited" } } },
+      reply("Here is the kernel.\n```lua\n" .. GOOD .. "```\nIt is fast.", "stop", 100, 200),
+      reply("A sketch:\n```lua\nprint('draft')\n```\nThe answer:\n```lua\n" .. GOOD .. "```\n", "stop", 110, 210),
+      reply("I would use shared memory and warp shuffles.", "stop", 120, 20),
+      reply("```lua\nreturn {\n  source = [[\nextern \"C\" __global__ void k(", "length", 130, 4096),
+    } })
+    local out, rc = generate(dir, base)
+    local reqs = log()
+    local out2, rc2 = generate(dir, base)
+    local reqs2 = log()
+    stop()
+    assert.equals(0, rc, out)
+    -- the requests: 5 (one 429 retried after its Retry-After), none in the second run
+    assert.equals(5, #reqs, out)
+    assert.is_true(reqs[2].t - reqs[1].t >= 0.98, ("the retry after the 429 came %.3f s later"):format(reqs[2].t - reqs[1].t))
+    assert.equals("Bearer " .. KEY, reqs[1].headers.Authorization)
+    local body = cjson.decode(reqs[2].body)
+    assert.equals("test-model", body.model)
+    assert.equals(0.2, body.temperature)
+    assert.equals("system", body.messages[1].role)
+    assert.matches("19_ReLU", body.messages[2].content)
+    assert.equals(0, rc2, out2)
+    assert.equals(5, #reqs2)
+    assert.matches("0 requests made, 4 answered from", out2)
+    -- the accounting: 460 input and 4526 output tokens, at $2 and $10 a million
+    assert.matches("4 requests made, 0 answered from .*; 460 input and 4526 output tokens, %$0%.0462; 1 retries", out)
+    assert.matches("candidates: 2 of 4 replies %(no code 1, no loadable candidate 1, failed requests 0, truncated 1%)", out)
+    assert.matches("correct: not yet judged", out)
+    -- the candidates and the manifest
+    assert.equals(GOOD, support.slurp(dir .. "/out/019_cfg_s1_t1.lua"))
+    assert.equals(GOOD, support.slurp(dir .. "/out/019_cfg_s2_t1.lua"))
+    assert.is_nil(io.open(dir .. "/out/023_cfg_s1_t1.lua"))
+    local man = cjson.decode(support.slurp(dir .. "/out/manifest.json"))
+    assert.equals(2, #man)
+    assert.equals("019_cfg_s1_t1.lua", man[1].file)
+    assert.equals(19, man[1].problem)
+    assert.same({ model = "cfg", sample = 1, turn = 1, request_id = "chatcmpl-100" }, man[1].origin)
+    -- the stored rows
+    local db = assert(sqlite.open(dir .. "/r.db", { readonly = true }))
+    local rows = db:query("SELECT problem_name, sample, status, finish, retries, input_tokens, output_tokens, cost_usd, prompt, request FROM generations ORDER BY id")
+    db:close()
+    assert.equals(4, #rows)
+    local st = {}
+    for i, r in ipairs(rows) do st[i] = ("%s/%d/%s/%s/%d"):format(r.problem_name, r.sample, r.status, r.finish, r.retries) end
+    assert.same({ "19_ReLU/1/ok/stop/1", "19_ReLU/2/ok/stop/0", "23_Softmax/1/no_code/stop/0", "23_Softmax/2/no_candidate/length/0" }, st)
+    assert.is_true(math.abs(rows[1].cost_usd - (100 * 2 + 200 * 10) / 1e6) < 1e-12)
+    assert.matches("## Its arguments, in order", rows[1].prompt)
+    -- the key: in no file written, no database row, no output
+    local files = { dir .. "/r.db", dir .. "/r.db-wal", dir .. "/out/manifest.json", dir .. "/out/019_cfg_s1_t1.lua" }
+    assert.is_nil(slurp_all(files):find(KEY, 1, true))
+    assert.is_nil((out .. out2):find(KEY, 1, true))
+  end)
+
+  it("stops at a 401 with the provider's message, the key redacted, before asking more", function()
+    local dir = support.tmpdir()
+    support.spit(dir .. "/cfg.lua", 'return { provider = "openai", model = "test-model" }\n')
+    local base, log, stop = serve(dir, { ["/v1/chat/completions"] = {
+      { status = 401, body = { error = { message = "Incorrect API key provided: " .. KEY } } } } })
+    local out, rc = generate(dir, base)
+    local reqs = log()
+    stop()
+    assert.equals(1, rc, out)
+    assert.equals(1, #reqs)
+    assert.matches("stopped at the first request: HTTP 401: Incorrect API key provided: %[redacted%]", out)
+    assert.is_nil(out:find(KEY, 1, true))
+    assert.is_nil(slurp_all({ dir .. "/r.db", dir .. "/r.db-wal" }):find(KEY, 1, true))
+  end)
+
+  it("refuses a model configuration with an unknown field, naming the file", function()
+    local dir = support.tmpdir()
+    support.spit(dir .. "/cfg.lua", 'return { model = "m", temprature = 0.1 }\n')
+    local out, rc = generate(dir, "http://127.0.0.1:9/v1")
+    assert.equals(3, rc, out)
+    assert.matches("cfg%.lua: unknown field 'temprature'", out)
+  end)
+end)
