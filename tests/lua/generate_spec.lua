@@ -148,3 +148,24 @@ describe("the providers", function()
     assert.equals("transport", p.kind)
   end)
 end)
+
+describe("the shipped model configurations", function()
+  it("load, and build their requests (the reasoning one with its thinking budget)", function()
+    local models = require "kreach.generate.models"
+    local lfs = require "lfs"
+    local dir = here .. "/../../experiments/models"
+    local n = 0
+    for f in lfs.dir(dir) do
+      if f:match("%.lua$") then
+        local c = models.load(dir .. "/" .. f)
+        local req, rec = providers.request(c.provider, { base = c.base_url, model = c.model, key = "k", prompt = "p",
+          temperature = c.temperature, max_tokens = c.max_tokens, extra = c.extra })
+        assert.is_string(req.url)
+        if f == "frontier-reasoning.lua" then assert.equals(16000, rec.body.thinking.budget_tokens) end
+        if c.provider == "openai" then assert.equals("none", c.api_key_env) end
+        n = n + 1
+      end
+    end
+    assert.equals(5, n)
+  end)
+end)
