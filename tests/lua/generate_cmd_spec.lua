@@ -110,6 +110,50 @@ describe("kreach generate", function()
     assert.is_nil((out .. out2):find(KEY, 1, true))
   end)
 
+  it("with --turns 2 sends the first turn's verdict back, and refuses to go on with candidates nobody judged", function()
+    local dir = support.tmpdir()
+    support.spit(dir .. "/cfg.lua", 'return { provider = "openai", model = "test-model" }\n')
+    local base, log, stop = serve(dir, { ["/v1/chat/completions"] = {
+      reply("```lua\n" .. GOOD .. "```\n", "stop", 10, 20),
+      reply("Fixed:\n```lua\n" .. GOOD:gsub("relu_float4", "relu_float4_v2") .. "```\n", "stop", 30, 40),
+    } })
+    local function run(extra)
+      return support.sh(("cd %q && KREACH_TEST_KEY=%s %q generate 19 --model %q --base-url %q --api-key-env KREACH_TEST_KEY --out %q --db %q --turns 2 %s"):format(
+        dir, KEY, KREACH, dir .. "/cfg.lua", base, dir .. "/out", dir .. "/r.db", extra or ""))
+    end
+    -- turn 1's candidate is not judged, and there is no --eval: the run says how to go on
+    local out, rc = run()
+    assert.equals(2, rc, out)
+    assert.matches("%-%-turns 2 sends each turn's verdicts back: add %-%-eval", out)
+    assert.equals(1, #log())
+    -- judged as kreach eval would store it (incorrect), the second turn goes out with the verdict
+    local store = require "kreach.store"
+    local db = assert(store.open(dir .. "/r.db"))
+    local run_id = db:begin_run{ command = { "kreach", "eval" }, config_hash = "h" }
+    db:record_evaluation{ run_id = run_id, problem = { suite = "kernelbench-l1", problem_id = 19, name = "19_ReLU", file_hash = "p" },
+      candidate = { hash = require("kreach.core.util").hash(GOOD), path = dir .. "/out/019_cfg_s1_t1.lua", name = "relu_float4", source = GOOD },
+      eval_key = "e1", dtype = "f32", verdict = "incorrect", reason = "wrong_values",
+      detail = "trial 2 (centred inputs), output 'y': relative L2 0.31" }
+    db:close()
+    out, rc = run()
+    local reqs = log()
+    stop()
+    assert.equals(0, rc, out)
+    assert.equals(2, #reqs, out)
+    local body = cjson.decode(reqs[2].body)
+    assert.equals(4, #body.messages) -- system, the prompt, the first reply, the feedback
+    assert.equals("assistant", body.messages[3].role)
+    assert.matches("relu_float4", body.messages[3].content)
+    assert.equals("user", body.messages[4].role)
+    assert.matches("judged incorrect %(wrong_values%)", body.messages[4].content)
+    assert.matches("relative L2 0%.31", body.messages[4].content)
+    assert.equals(GOOD:gsub("relu_float4", "relu_float4_v2"), support.slurp(dir .. "/out/019_cfg_s1_t2.lua"))
+    local man = cjson.decode(support.slurp(dir .. "/out/manifest.json"))
+    assert.equals(2, #man)
+    assert.equals(2, man[2].origin.turn)
+    assert.matches("1 requests made, 1 answered from", out)
+  end)
+
   it("stops at a 401 with the provider's message, the key redacted, before asking more", function()
     local dir = support.tmpdir()
     support.spit(dir .. "/cfg.lua", 'return { provider = "openai", model = "test-model" }\n')

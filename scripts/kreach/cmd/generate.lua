@@ -1,5 +1,5 @@
--- kreach generate <suite|problem...> --model NAME: asks a language model for candidates (issue 19,
--- in progress: one turn, no --eval yet). For each problem and sample it builds the prompt from
+-- kreach generate <suite|problem...> --model NAME: asks a language model for candidates (issue 19;
+-- --eval is not yet run on a GPU). For each problem and sample it builds the prompt from
 -- the problem alone (kreach.generate.prompt), asks through the provider's API (kreach.http:
 -- requests in flight up to --concurrency, retries with backoff), takes the candidate from the
 -- reply (kreach.generate.extract), writes it to --out DIR with a manifest.json that `kreach eval`
@@ -19,6 +19,8 @@ local extract = require "kreach.generate.extract"
 local prompt_mod = require "kreach.generate.prompt"
 local models = require "kreach.generate.models"
 local lfs = require "lfs"
+local ev = require "kreach.eval"
+local seal = require "kreach.seal"
 
 local function mkdir_p(path)
   local acc = path:sub(1, 1) == "/" and "" or "."
@@ -56,6 +58,9 @@ return {
     p:option("--base-url", "The API's base URL (default: the provider's).")
     p:option("--api-key-env", "The environment variable holding the API key ('none': a server without one).")
     p:option("--samples", "Samples per problem.", "1"):convert(cli.positive_integer)
+    p:option("--turns", "Turns per sample: after each, the candidate's verdict goes back and a fix or a faster version is asked for.", "1")
+      :convert(cli.positive_integer)
+    p:flag("--eval", "Evaluate each turn's candidates here as kreach eval does (needs a GPU).")
     p:option("--out", "Where the candidates and manifest.json go.", "generated")
     cli.db_option(p)
     p:option("--concurrency", "Requests in flight at once.", "4"):convert(cli.positive_integer)
@@ -113,23 +118,20 @@ return {
     local db = store.open(db_path)
     mkdir_p(args.out)
 
-    -- every (problem, sample): cached, or to ask
-    local jobs, asks = {}, {}
+    -- the conversations, one a (problem, sample); each turn of one is a job
+    local ext = format == "lua" and "lua" or "py"
+    local convs = {}
     for _, inst in ipairs(insts) do
       local pr = prompt_mod.build(inst, { format = format, device = device })
       for s = 1, args.samples do
-        local k = util.hash(table.concat({ config_hash, pr.system, pr.user, tostring(s), "1" }, "\0"))
-        local job = { inst = inst, prompt = pr, sample = s, turn = 1, key = k }
-        job.file = ("%03d_%s_s%d_t1.%s"):format(inst.problem.id or 0, model_name, s, format == "lua" and "lua" or "py")
-        local cached = not args.refresh and db:find_generation(k)
-        if cached then job.row = cached; job.cached = true else asks[#asks + 1] = job end
-        jobs[#jobs + 1] = job
+        convs[#convs + 1] = { inst = inst, prompt = pr, sample = s, active = true,
+                              messages = { { role = "user", content = pr.user } } }
       end
     end
 
     local function request_of(job)
-      return providers.request(provider, { base = base, model = cfg.model, key = key, system = job.prompt.system,
-        prompt = job.prompt.user, temperature = temperature, max_tokens = max_tokens, top_p = cfg.top_p, extra = cfg.extra })
+      return providers.request(provider, { base = base, model = cfg.model, key = key, system = job.conv.prompt.system,
+        messages = job.messages, temperature = temperature, max_tokens = max_tokens, top_p = cfg.top_p, extra = cfg.extra })
     end
     local function record(job, res)
       local _, rec = request_of(job)
@@ -137,7 +139,7 @@ return {
       local row = { key = job.key, model = model_name, provider = provider, config_hash = config_hash,
                     suite = job.inst.problem.suite, problem_id = job.inst.problem.id, problem_name = job.inst.problem.name,
                     sample = job.sample, turn = job.turn, format = format,
-                    prompt = job.prompt.system .. "\n\n" .. job.prompt.user, request = rec,
+                    prompt = job.conv.prompt.system .. "\n\n" .. job.messages[#job.messages].content, request = rec,
                     response = http.redact(res.body or "", secrets), latency_s = res.latency_s,
                     retries = res.retries, attempts = #res.attempts }
       if not reply.ok then
@@ -161,25 +163,95 @@ return {
       return reply
     end
 
-    local made = 0
-    local stopped
     local function progress(job)
       local r = job.row
-      io.stderr:write(("kreach generate: %s sample %d: %s%s%s\n"):format(job.inst.problem.name, job.sample, r.status,
-        (r.finish == "length" or r.finish == "max_tokens") and " (truncated)" or "",
+      io.stderr:write(("kreach generate: %s sample %d turn %d: %s%s%s\n"):format(job.inst.problem.name, job.sample, job.turn,
+        r.status, (r.finish == "length" or r.finish == "max_tokens") and " (truncated)" or "",
         r.error and (": " .. tostring(r.error):sub(1, 200)) or ""))
     end
-    if #asks > 0 then
-      local hopts = { concurrency = args.concurrency, retries = args.retries, timeout_s = args.timeout }
-      -- the first request alone: a bad key or a bad request stops the run before the others go
-      local first = table.remove(asks, 1)
-      local res = http.run({ (request_of(first)) }, hopts)
-      made = made + 1
-      local reply = record(first, res[1])
-      progress(first)
-      if not reply.ok and (reply.status == 400 or reply.status == 401 or reply.status == 403 or reply.status == 404) then
-        stopped = reply.message
-      elseif #asks > 0 then
+
+    -- the manifest: the entries of other files kept
+    local manifest_path = args.out .. "/manifest.json"
+    local entries, by_file = {}, {}
+    do
+      local f = io.open(manifest_path, "r")
+      if f then
+        local ok, old = pcall(json.decode, f:read("a"))
+        f:close()
+        if ok and type(old) == "table" then
+          for _, e in ipairs(old) do if type(e) == "table" and e.file then entries[#entries + 1] = e; by_file[e.file] = #entries end end
+        end
+      end
+    end
+
+    -- the verdicts kreach eval stored, by candidate hash (a correct one wins over the others)
+    local function verdicts()
+      local v = {}
+      for _, e in ipairs(db:evaluations{}) do
+        if e.candidate_hash and e.verdict and (not v[e.candidate_hash] or e.verdict == "correct") then v[e.candidate_hash] = e end
+      end
+      return v
+    end
+    -- evaluates the jobs' candidates that have no verdict yet (--eval: a GPU), per problem
+    local function evaluate(jobs)
+      local by_problem, order = {}, {}
+      local have = verdicts()
+      for _, job in ipairs(jobs) do
+        local r = job.row
+        if r and r.status == "ok" and not have[r.candidate_hash] then
+          local path = job.inst.problem.path
+          if not by_problem[path] then by_problem[path] = {}; order[#order + 1] = path end
+          table.insert(by_problem[path], args.out .. "/" .. r.candidate_file)
+        end
+      end
+      if #order == 0 then return end
+      if not args.eval then
+        errors.usage(("--turns %d sends each turn's verdicts back: add --eval to judge the candidates here (a GPU), or judge them first with kreach eval <suite> %s --db %s"):format(
+          args.turns, args.out, db_path))
+      end
+      local sok, serr = seal.check_available("generate")
+      if not sok then errors.raise(errors.STATUS.load, serr, "seal") end
+      db:close()
+      for _, path in ipairs(order) do
+        ev.run{ target = path, candidates = by_problem[path], dtype = args.dtype, sizes = {}, policy = {}, db = db_path,
+                tty = false, command = { "kreach", "generate", "--eval" },
+                log = function(l) io.stderr:write("kreach generate: eval: ", l, "\n") end }
+      end
+      db = store.open(db_path)
+    end
+
+    local made, stopped = 0, nil
+    local hopts = { concurrency = args.concurrency, retries = args.retries, timeout_s = args.timeout }
+    local jobs = {}
+    for turn = 1, args.turns do
+      local tjobs, asks = {}, {}
+      for _, cv in ipairs(convs) do
+        if cv.active then
+          local msgs = {}
+          for i, m in ipairs(cv.messages) do msgs[i] = m end
+          local k = util.hash(table.concat({ config_hash, cv.prompt.system, json.encode(msgs), tostring(cv.sample), tostring(turn) }, "\0"))
+          local job = { conv = cv, inst = cv.inst, sample = cv.sample, turn = turn, key = k, messages = msgs,
+                        file = ("%03d_%s_s%d_t%d.%s"):format(cv.inst.problem.id or 0, model_name, cv.sample, turn, ext) }
+          local cached = not args.refresh and db:find_generation(k)
+          if cached then job.row = cached; job.cached = true else asks[#asks + 1] = job end
+          tjobs[#tjobs + 1] = job
+          jobs[#jobs + 1] = job
+        end
+      end
+      if #tjobs == 0 then break end
+      if #asks > 0 and made == 0 then
+        -- the run's first request alone: a bad key or a bad request stops it before the others go
+        local first = table.remove(asks, 1)
+        local res = http.run({ (request_of(first)) }, hopts)
+        made = made + 1
+        local reply = record(first, res[1])
+        progress(first)
+        if not reply.ok and (reply.status == 400 or reply.status == 401 or reply.status == 403 or reply.status == 404) then
+          stopped = reply.message
+          break
+        end
+      end
+      if #asks > 0 then
         local reqs = {}
         for i, job in ipairs(asks) do reqs[i] = (request_of(job)) end
         local results = http.run(reqs, hopts)
@@ -189,49 +261,58 @@ return {
           progress(job)
         end
       end
-    end
-
-    -- the candidates' files, and the manifest (the entries of other files kept)
-    local manifest_path = args.out .. "/manifest.json"
-    local entries, by_file = {}, {}
-    local f = io.open(manifest_path, "r")
-    if f then
-      local ok, old = pcall(json.decode, f:read("a"))
-      f:close()
-      if ok and type(old) == "table" then
-        for _, e in ipairs(old) do if type(e) == "table" and e.file then entries[#entries + 1] = e; by_file[e.file] = #entries end end
-      end
-    end
-    for _, job in ipairs(jobs) do
-      local r = job.row
-      if r and r.status == "ok" then
-        if not job.code then
-          local c = extract.candidate(r.reply or "", format)
-          job.code = c and c.code
-        end
-        if job.code then
-          write(args.out .. "/" .. job.file, job.code)
-          local e = { file = job.file, problem = job.inst.problem.id,
-                      origin = { model = model_name, sample = job.sample, turn = job.turn, request_id = r.request_id } }
-          if by_file[job.file] then entries[by_file[job.file]] = e else entries[#entries + 1] = e; by_file[job.file] = #entries end
+      -- the turn's candidates' files and manifest entries
+      for _, job in ipairs(tjobs) do
+        local r = job.row
+        if r and r.status == "ok" then
+          if not job.code then
+            local c = extract.candidate(r.reply or "", format)
+            job.code = c and c.code
+          end
+          if job.code then
+            write(args.out .. "/" .. job.file, job.code)
+            local e = { file = job.file, problem = job.inst.problem.id,
+                        origin = { model = model_name, sample = job.sample, turn = job.turn, request_id = r.request_id } }
+            if by_file[job.file] then entries[by_file[job.file]] = e else entries[#entries + 1] = e; by_file[job.file] = #entries end
+          end
         end
       end
-    end
-    write(manifest_path, json.encode(json.array(entries)) .. "\n")
-
-    -- the summary: this run's jobs, with correctness where kreach eval has judged the candidates
-    local verdicts = {}
-    for _, e in ipairs(db:evaluations{}) do
-      if e.candidate_hash and e.verdict then
-        verdicts[e.candidate_hash] = verdicts[e.candidate_hash] or e.verdict
-        if e.verdict == "correct" then verdicts[e.candidate_hash] = "correct" end
+      write(manifest_path, json.encode(json.array(entries)) .. "\n")
+      -- judged (where a next turn needs it, or --eval asks), then the next turn's message
+      if turn < args.turns or args.eval then evaluate(tjobs) end
+      if turn < args.turns then
+        local have = verdicts()
+        for _, job in ipairs(tjobs) do
+          local r, cv = job.row, job.conv
+          if r.status == "error" then
+            cv.active = false -- a failed request ends the conversation
+          else
+            local e = r.candidate_hash and have[r.candidate_hash]
+            local fb
+            if r.status ~= "ok" then
+              fb = { verdict = "invalid_candidate", reason = r.status, detail = r.error }
+            elseif e then
+              fb = { verdict = e.verdict, reason = e.reason, detail = e.detail, speedup = e.speedup, sol_fraction = e.sol_fraction }
+              if e.verdict == "compile_error" then fb.log, fb.detail = e.detail, nil end
+            end
+            cv.messages = {}
+            for i, m in ipairs(job.messages) do cv.messages[i] = m end
+            cv.messages[#cv.messages + 1] = { role = "assistant", content = r.reply or "" }
+            cv.messages[#cv.messages + 1] = { role = "user", content = prompt_mod.feedback(fb) }
+          end
+        end
       end
     end
+
+    -- the summary: this run's requests (every turn), and correctness where kreach eval has
+    -- judged the candidates: a (problem, sample) is correct when a candidate of any of its turns
+    -- is; a reply without a candidate counts as incorrect, as KernelBench counts a failed
+    -- generation
+    local have = verdicts()
     db:close()
     local sum = { model = model_name, provider = provider, requests = made, cached = #jobs - made, jobs = #jobs,
-                  input_tokens = 0, output_tokens = 0, cost_usd = 0, retries = 0, candidates = 0, no_code = 0,
-                  no_candidate = 0, errors = 0, truncated = 0, judged = 0, correct = 0 }
-    local per_problem = {}
+                  samples = #convs, turns = args.turns, input_tokens = 0, output_tokens = 0, cost_usd = 0, retries = 0,
+                  candidates = 0, no_code = 0, no_candidate = 0, errors = 0, truncated = 0, judged = 0, correct = 0 }
     local latencies = {}
     for _, job in ipairs(jobs) do
       local r = job.row or {}
@@ -245,19 +326,24 @@ return {
       elseif r.status == "no_candidate" then sum.no_candidate = sum.no_candidate + 1
       else sum.errors = sum.errors + 1 end
       if r.finish == "length" or r.finish == "max_tokens" then sum.truncated = sum.truncated + 1 end
-      local pp = per_problem[job.inst.problem.name] or { n = 0, c = 0, judged = 0 }
-      per_problem[job.inst.problem.name] = pp
+      local cv = job.conv
+      cv.unjudged = cv.unjudged or 0
+      local e = r.candidate_hash and have[r.candidate_hash]
+      if r.status == "ok" and not e then cv.unjudged = cv.unjudged + 1 end
+      if e and e.verdict == "correct" then cv.correct = true end
+    end
+    local per_problem = {}
+    for _, cv in ipairs(convs) do
+      local pp = per_problem[cv.inst.problem.name] or { n = 0, c = 0 }
+      per_problem[cv.inst.problem.name] = pp
       pp.n = pp.n + 1
-      local v = r.candidate_hash and verdicts[r.candidate_hash]
-      -- a reply without a candidate counts as incorrect, as KernelBench counts a failed generation
-      if v or r.status ~= "ok" then pp.judged = pp.judged + 1; sum.judged = sum.judged + 1 end
-      if v == "correct" then pp.c = pp.c + 1; sum.correct = sum.correct + 1 end
+      if (cv.unjudged or 0) == 0 then sum.judged = sum.judged + 1 end
+      if cv.correct then pp.c = pp.c + 1; sum.correct = sum.correct + 1 end
     end
     table.sort(latencies)
     sum.latency_median_s = #latencies > 0 and latencies[(#latencies + 1) // 2] or nil
-    local all_judged = sum.judged == sum.jobs
-    if all_judged and sum.jobs > 0 then
-      sum.correct_rate = sum.correct / sum.jobs
+    if sum.judged == #convs and #convs > 0 and not stopped then
+      sum.correct_rate = sum.correct / #convs
       sum.pass_at = {}
       for k = 1, args.samples do
         local tot, n = 0, 0
@@ -286,10 +372,11 @@ return {
       if sum.correct_rate then
         local pk = {}
         for k, v in ipairs(sum.pass_at) do pk[#pk + 1] = ("pass@%d %.3f"):format(k, v) end
-        io.write(("correct: %d of %d (%.1f%%); %s\n"):format(sum.correct, sum.jobs, 100 * sum.correct_rate, table.concat(pk, ", ")))
+        io.write(("correct: %d of %d samples (%.1f%%)%s; %s\n"):format(sum.correct, sum.samples, 100 * sum.correct_rate,
+          args.turns > 1 and (" within %d turns"):format(args.turns) or "", table.concat(pk, ", ")))
       else
-        io.write(("correct: not yet judged (%d of %d); kreach eval <suite> %s --db %s, then this command again (no request is repeated)\n"):format(
-          sum.judged, sum.jobs, args.out, db_path))
+        io.write(("correct: not yet judged (%d of %d samples); kreach eval <suite> %s --db %s, then this command again (no request is repeated)\n"):format(
+          sum.judged, sum.samples, args.out, db_path))
       end
     end
     if stopped then
