@@ -97,7 +97,7 @@ local function options(o)
   local out = {}
   for k, v in pairs(M.DEFAULTS) do out[k] = v end
   for k, v in pairs(o or {}) do
-    if M.DEFAULTS[k] == nil and k ~= "rand" and k ~= "on_attempt" then error(("http.run: unknown option '%s'"):format(tostring(k)), 3) end
+    if M.DEFAULTS[k] == nil and k ~= "rand" and k ~= "on_attempt" and k ~= "on_done" then error(("http.run: unknown option '%s'"):format(tostring(k)), 3) end
     out[k] = v
   end
   if math.type(out.concurrency) ~= "integer" or out.concurrency < 1 then error("http.run: concurrency is a whole number >= 1", 3) end
@@ -115,7 +115,9 @@ end
 -- last attempt failed (a transport error, a timeout, a Retry-After too long), retries =,
 -- attempts = { { status =, error =, started_s =, total_s =, wait_s = the wait before it } ... },
 -- latency_s = from the first attempt's start to the last one's end }. opts: M.DEFAULTS' keys,
--- rand (a function giving [0, 1), for the jitter), on_attempt(i, attempt) after each attempt.
+-- rand (a function giving [0, 1), for the jitter), on_attempt(i, attempt) after each attempt,
+-- on_done(i, result) as soon as request i's result is final (so that a caller can keep it
+-- before the others end).
 function M.run(requests, opts)
   local o = options(opts)
   local m = core.multi()
@@ -172,6 +174,7 @@ function M.run(requests, opts)
             if ra and ra > o.max_retry_after_s then
               res.error = ("the server asked to retry after %g s, more than the %g s allowed"):format(ra, o.max_retry_after_s)
               done_n = done_n + 1
+              if o.on_done then o.on_done(i, res) end
             else
               if ra and ra > delay then delay = ra end
               res.retries = res.retries + 1
@@ -179,6 +182,7 @@ function M.run(requests, opts)
             end
           else
             done_n = done_n + 1
+            if o.on_done then o.on_done(i, res) end
           end
         end
       end

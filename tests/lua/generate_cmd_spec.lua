@@ -154,6 +154,36 @@ describe("kreach generate", function()
     assert.matches("1 requests made, 1 answered from", out)
   end)
 
+  it("asks again, on the next run, only what failed (a resumed run), through the Anthropic API", function()
+    local dir = support.tmpdir()
+    support.spit(dir .. "/cfg.lua", 'return { provider = "anthropic", model = "claude-test", api_key_env = "KREACH_TEST_KEY" }\n')
+    local function msg(text, tin, tout)
+      return { body = { id = "msg_" .. tin, type = "message", model = "claude-test", content = { { type = "text", text = text } },
+        stop_reason = "end_turn", usage = { input_tokens = tin, output_tokens = tout } } }
+    end
+    local base, log, stop = serve(dir, { ["/v1/messages"] = {
+      msg("```lua\n" .. GOOD .. "```", 5, 6),
+      { status = 503, body = "overloaded" },
+      msg("```lua\n" .. GOOD .. "```", 7, 8),
+    } })
+    local function run()
+      return support.sh(("cd %q && KREACH_TEST_KEY=%s %q generate 19 --model %q --base-url %q --samples 2 --concurrency 1 --retries 0 --out %q --db %q"):format(
+        dir, KEY, KREACH, dir .. "/cfg.lua", base:gsub("/v1$", ""), dir .. "/out", dir .. "/r.db"))
+    end
+    local out, rc = run()
+    assert.equals(0, rc, out)
+    assert.matches("candidates: 1 of 2 replies %(no code 0, no loadable candidate 0, failed requests 1", out)
+    local out2, rc2 = run()
+    local reqs = log()
+    stop()
+    assert.equals(0, rc2, out2)
+    assert.equals(3, #reqs)
+    assert.equals(KEY, reqs[1].headers["x-api-key"])
+    assert.matches("1 requests made, 1 answered from", out2)
+    assert.matches("candidates: 2 of 2 replies", out2)
+    assert.equals(GOOD, support.slurp(dir .. "/out/019_cfg_s2_t1.lua"))
+  end)
+
   it("stops at a 401 with the provider's message, the key redacted, before asking more", function()
     local dir = support.tmpdir()
     support.spit(dir .. "/cfg.lua", 'return { provider = "openai", model = "test-model" }\n')

@@ -232,8 +232,9 @@ return {
           local k = util.hash(table.concat({ config_hash, cv.prompt.system, json.encode(msgs), tostring(cv.sample), tostring(turn) }, "\0"))
           local job = { conv = cv, inst = cv.inst, sample = cv.sample, turn = turn, key = k, messages = msgs,
                         file = ("%03d_%s_s%d_t%d.%s"):format(cv.inst.problem.id or 0, model_name, cv.sample, turn, ext) }
+          -- a stored reply answers again; a stored failure (the request never got one) is asked again
           local cached = not args.refresh and db:find_generation(k)
-          if cached then job.row = cached; job.cached = true else asks[#asks + 1] = job end
+          if cached and cached.status ~= "error" then job.row = cached; job.cached = true else asks[#asks + 1] = job end
           tjobs[#tjobs + 1] = job
           jobs[#jobs + 1] = job
         end
@@ -254,12 +255,15 @@ return {
       if #asks > 0 then
         local reqs = {}
         for i, job in ipairs(asks) do reqs[i] = (request_of(job)) end
-        local results = http.run(reqs, hopts)
-        made = made + #asks
-        for i, job in ipairs(asks) do
-          record(job, results[i])
-          progress(job)
+        -- each reply is stored as it arrives: a killed run resumes with what came
+        local o = {}
+        for k, v in pairs(hopts) do o[k] = v end
+        o.on_done = function(i, res)
+          made = made + 1
+          record(asks[i], res)
+          progress(asks[i])
         end
+        http.run(reqs, o)
       end
       -- the turn's candidates' files and manifest entries
       for _, job in ipairs(tjobs) do
