@@ -5,31 +5,18 @@
 -- accounting (tokens, cost), that a second run makes no request, and that the API key is in no
 -- output file, database row or message. No network beyond loopback, no GPU.
 local cjson = require "cjson"
-local proc = require "kreach.core.proc"
 local sqlite = require "kreach.core.sqlite"
 local support = require "support"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
-local SERVER = here .. "/../http_server.py"
-local PYTHON = os.getenv("KREACH_TEST_PYTHON") or "python3"
 local KREACH = require("kreach").executable()
 local KEY = "sk-test-9a8b7c6d5e4f3a2b1c0d"
 local GOOD = support.slurp(here .. "/../candidates/019_relu.lua")
 
-local function serve(dir, script)
-  support.spit(dir .. "/script.json", cjson.encode(script))
-  local w = assert(proc.spawn({ PYTHON, SERVER, dir .. "/script.json", dir .. "/log.jsonl" }))
-  local port = (w:read_line(20) or ""):match("^port (%d+)$")
-  assert(port, "the test server did not start: " .. tostring(w:stderr()))
-  local function log()
-    local out = {}
-    local f = io.open(dir .. "/log.jsonl")
-    if not f then return out end
-    for l in f:lines() do out[#out + 1] = cjson.decode(l) end
-    f:close()
-    return out
-  end
-  return "http://127.0.0.1:" .. port .. "/v1", log, function() w:kill(); w:wait(); w:free() end
+-- the test server; its base URL with the OpenAI-compatible API's /v1
+local function serve(_, script)
+  local base, log, stop = support.http_server(script)
+  return base .. "/v1", log, stop
 end
 
 local function reply(text, finish, tin, tout)

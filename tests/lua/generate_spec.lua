@@ -6,29 +6,14 @@
 local extract = require "kreach.generate.extract"
 local providers = require "kreach.generate.providers"
 local http = require "kreach.http"
-local proc = require "kreach.core.proc"
 local cjson = require "cjson"
 local support = require "support"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
-local SERVER = here .. "/../http_server.py"
-local PYTHON = os.getenv("KREACH_TEST_PYTHON") or "python3"
 local KEY = "sk-ant-test-0d9c8b7a6f5e4d3c"
 local GOOD = support.slurp(here .. "/../candidates/019_relu.lua")
 
-local function serve(script)
-  local dir = support.tmpdir()
-  support.spit(dir .. "/script.json", cjson.encode(script))
-  local w = assert(proc.spawn({ PYTHON, SERVER, dir .. "/script.json", dir .. "/log.jsonl" }))
-  local port = (w:read_line(20) or ""):match("^port (%d+)$")
-  assert(port, "the test server did not start: " .. tostring(w:stderr()))
-  local function log()
-    local out = {}
-    for l in io.lines(dir .. "/log.jsonl") do out[#out + 1] = cjson.decode(l) end
-    return out
-  end
-  return "http://127.0.0.1:" .. port, log, function() w:kill(); w:wait(); w:free() end
-end
+local serve = support.http_server
 
 local function fenced(lang, code) return "```" .. lang .. "\n" .. code .. "```\n" end
 

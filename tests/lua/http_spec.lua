@@ -4,35 +4,13 @@
 -- a body that is not JSON returned as it came; at most `concurrency` requests in flight; a
 -- request's secret header in nothing returned. No network beyond loopback.
 local http = require "kreach.http"
-local proc = require "kreach.core.proc"
 local cjson = require "cjson"
 local support = require "support"
 
-local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
-local SERVER = here .. "/../http_server.py"
-local PYTHON = os.getenv("KREACH_TEST_PYTHON") or "python3"
 
 local SECRET = "sk-test-7f3a9c2e1b5d4e6f8a0b"
 
--- starts the server with `script`; returns its base URL, a function reading its log, and a stop
-local function serve(script)
-  local dir = support.tmpdir()
-  support.spit(dir .. "/script.json", cjson.encode(script))
-  local w = assert(proc.spawn({ PYTHON, SERVER, dir .. "/script.json", dir .. "/log.jsonl" }))
-  local line = w:read_line(20)
-  local port = line and line:match("^port (%d+)$")
-  assert(port, "the test server did not start: " .. tostring(line) .. " " .. tostring(w:stderr()))
-  local function log()
-    local out = {}
-    local f = io.open(dir .. "/log.jsonl")
-    if not f then return out end
-    for l in f:lines() do out[#out + 1] = cjson.decode(l) end
-    f:close()
-    return out
-  end
-  local function stop() w:kill(); w:wait(); w:free() end
-  return "http://127.0.0.1:" .. port, log, stop
-end
+local serve = support.http_server
 
 local function post(base, path)
   return { url = base .. path, method = "POST", headers = { "Content-Type: application/json", "Authorization: Bearer " .. SECRET },

@@ -11,6 +11,24 @@ local PYTHON = os.getenv("KREACH_PYTHON") or "/usr/bin/python3"
 
 local suite = problem.load_suite("dlrm-bench")
 
+-- run_exported(inst, body) -> the output of Debian's PyTorch running `body` after loading the
+-- instance's KernelBench export as module m and building model = m.Model(*m.get_init_inputs())
+-- (seed 1)
+local function run_exported(inst, body)
+  local py = support.tmpdir() .. "/m.py"
+  support.spit(py, export.kernelbench(inst))
+  local f = io.popen(([[%q - 2>&1 <<'EOF'
+import importlib.util, torch
+spec = importlib.util.spec_from_file_location("m", %q); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+torch.manual_seed(1)
+model = m.Model(*m.get_init_inputs())
+%s
+EOF]]):format(PYTHON, py, body))
+  local out = f:read("a")
+  f:close()
+  return out
+end
+
 local function have_torch()
   local _, rc = support.sh(("%q -c 'import torch'"):format(PYTHON))
   return rc == 0
@@ -230,13 +248,7 @@ want = h]==] },
         return
       end
       local inst = kreach.load_problem("dlrm-bench/" .. id):instantiate{ dtype = "f32", sizes = c.sizes }
-      local py = support.tmpdir() .. "/m.py"
-      support.spit(py, export.kernelbench(inst))
-      local f = io.popen(([[%q - 2>&1 <<'EOF'
-import importlib.util, torch
-spec = importlib.util.spec_from_file_location("m", %q); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
-torch.manual_seed(1)
-model = m.Model(*m.get_init_inputs())
+      local out = run_exported(inst, ([[
 idx = m.get_inputs()
 with torch.no_grad():
     y = model(*idx)
@@ -244,9 +256,7 @@ ys = list(y) if isinstance(y, (tuple, list)) else [y]
 y = ys[0]
 %s
 print("shape", list(y.shape), y.dtype, "close", bool(torch.allclose(y, want, rtol=1e-5, atol=1e-6)))
-EOF]]):format(PYTHON, py, c.want))
-      local out = f:read("a")
-      f:close()
+]]):format(c.want))
       local shape = c.shape
       if shape:find("%d", 1, true) then shape = shape:format(inst.args[c.count_arg or 2].numel) end
       assert.matches("shape " .. shape:gsub("[%[%]]", "%%%0") .. " torch%." .. (c.dtype or "float32") .. " close True", out)
@@ -274,13 +284,7 @@ describe("the dlrm-bench-variants suite", function()
     end
     local inst = kreach.load_problem("dlrm-bench-variants/6"):instantiate{ dtype = "f32",
       sizes = { rows = 50, dim = 4, batch_size = 6 } }
-    local py = support.tmpdir() .. "/m.py"
-    support.spit(py, export.kernelbench(inst))
-    local f = io.popen(([[%q - 2>&1 <<'EOF'
-import importlib.util, torch
-spec = importlib.util.spec_from_file_location("m", %q); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
-torch.manual_seed(1)
-model = m.Model(*m.get_init_inputs())
+    local out = run_exported(inst, [[
 ids, g, lr = m.get_inputs()
 with torch.no_grad():
     rows, new, n = model(ids, g, lr)
@@ -292,9 +296,7 @@ ok = int(n[0]) == len(keys) and rows.tolist() == keys + [-1] * (L - len(keys))
 want = torch.zeros(L, 4)
 want[:len(keys)] = t[keys]
 print("L", L, "repeats", L > len(keys), "ok", ok, "close", bool(torch.allclose(new, want, rtol=1e-5, atol=1e-6)))
-EOF]]):format(PYTHON, py))
-    local out = f:read("a")
-    f:close()
+]])
     assert.matches("L 21 repeats True ok True close True", out)
   end)
 end)

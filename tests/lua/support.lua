@@ -212,4 +212,33 @@ function M.conv_out_shape(c)
   return y
 end
 
+
+-- ---- the scripted HTTP server of the HTTP tests (tests/http_server.py, 127.0.0.1 only) ----
+
+-- http_server(script) -> the base URL ("http://127.0.0.1:PORT"), log() (the requests it received
+-- so far, decoded) and stop(). script: { ["/path"] = { step, ... } } as the server reads it.
+-- KREACH_TEST_PYTHON names the python3 (default python3).
+function M.http_server(script)
+  local proc = require "kreach.core.proc"
+  local cjson = require "cjson"
+  local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+  local dir = M.tmpdir()
+  M.spit(dir .. "/script.json", cjson.encode(script))
+  local w = assert(proc.spawn({ os.getenv("KREACH_TEST_PYTHON") or "python3", here .. "/../http_server.py",
+                                dir .. "/script.json", dir .. "/log.jsonl" }))
+  local line = w:read_line(20)
+  local port = line and line:match("^port (%d+)$")
+  assert(port, "the test server did not start: " .. tostring(line) .. " " .. tostring(w:stderr()))
+  local function log()
+    local out = {}
+    local f = io.open(dir .. "/log.jsonl")
+    if not f then return out end
+    for l in f:lines() do out[#out + 1] = cjson.decode(l) end
+    f:close()
+    return out
+  end
+  local function stop() w:kill(); w:wait(); w:free() end
+  return "http://127.0.0.1:" .. port, log, stop
+end
+
 return M
