@@ -171,6 +171,27 @@ describe("kreach generate", function()
     assert.equals(GOOD, support.slurp(dir .. "/out/019_cfg_s2_t1.lua"))
   end)
 
+  it("asks for KernelBench's format with --format python and writes a .py candidate", function()
+    local dir = support.tmpdir()
+    support.spit(dir .. "/cfg.lua", 'return { provider = "openai", model = "test-model" }\n')
+    local py = "import torch\nimport torch.nn as nn\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+    local base, log, stop = serve(dir, { ["/v1/chat/completions"] = { reply("```python\n" .. py .. "```\n", "stop", 1, 2) } })
+    local out, rc = support.sh(("cd %q && KREACH_TEST_KEY=%s %q generate 19 --model %q --base-url %q --api-key-env KREACH_TEST_KEY --format python --out %q --db %q --json"):format(
+      dir, KEY, KREACH, dir .. "/cfg.lua", base, dir .. "/out", dir .. "/r.db"))
+    local reqs = log()
+    stop()
+    assert.equals(0, rc, out)
+    local prompt = cjson.decode(reqs[1].body).messages[2].content
+    assert.matches("a Python file defining ModelNew", prompt)
+    assert.matches("load_inline", prompt)
+    assert.equals(py, support.slurp(dir .. "/out/019_cfg_s1_t1.py"))
+    local j = cjson.decode(out:match("(%b{})%s*$"))
+    assert.equals(1, j.summary.candidates)
+    assert.equals("ok", j.generations[1].status)
+    assert.equals("019_cfg_s1_t1.py", j.generations[1].file)
+    assert.equals("019_cfg_s1_t1.py", cjson.decode(support.slurp(dir .. "/out/manifest.json"))[1].file)
+  end)
+
   it("stops at a 401 with the provider's message, the key redacted, before asking more", function()
     local dir = support.tmpdir()
     support.spit(dir .. "/cfg.lua", 'return { provider = "openai", model = "test-model" }\n')

@@ -213,7 +213,7 @@ return {
       if not sok then errors.raise(errors.STATUS.load, serr, "seal") end
       db:close()
       for _, path in ipairs(order) do
-        ev.run{ target = path, candidates = by_problem[path], dtype = args.dtype, sizes = {}, policy = {}, db = db_path,
+        ev.run{ target = path, candidates = by_problem[path], dtype = args.dtype, sizes = {}, policy = {}, db = db_path, timeout_s = 60,
                 tty = false, command = { "kreach", "generate", "--eval" },
                 log = function(l) io.stderr:write("kreach generate: eval: ", l, "\n") end }
       end
