@@ -4,7 +4,10 @@ and logs every request it receives.
 
     python3 tests/http_server.py SCRIPT.json LOG.jsonl
 
-SCRIPT.json: {"/path": [step, ...], ...}; a step is an object with any of
+SCRIPT.json: {"/path": [step, ...], ...}, or for a path {"by_body": [{"contains": "text", "steps":
+[step, ...]}, ...], "default": [step, ...]} (the first route whose text the request's body
+contains answers, each with its own steps: a model that answers by the problem asked); a step
+is an object with any of
   "status" (default 200), "headers" ({name: value}), "body" (a string, or any JSON value, sent
   as JSON), "delay_s" (wait before answering), "drop" (true: the connection dies mid-response, the
   headers promising 100 bytes and 7 sent).
@@ -27,6 +30,19 @@ inflight = 0
 log = None
 
 
+def route(path, body):
+    """The steps for a request, and the key of their counter: a path's list, or, for a path
+    whose entry is {"by_body": [{"contains": text, "steps": [...]}, ...], "default": [...]},
+    the first route whose text the request's body contains (each route counts its own steps)."""
+    entry = script.get(path)
+    if isinstance(entry, dict):
+        for i, r in enumerate(entry.get("by_body", [])):
+            if r["contains"] in body:
+                return r["steps"], (path, i)
+        return entry.get("default"), (path, "default")
+    return entry, path
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -40,9 +56,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             inflight += 1
             now_inflight = inflight
-            steps = script.get(self.path)
-            k = steps_taken.get(self.path, 0)
-            steps_taken[self.path] = k + 1
+            steps, counter = route(self.path, body)
+            k = steps_taken.get(counter, 0)
+            steps_taken[counter] = k + 1
             log.write(json.dumps({"t": time.monotonic(), "path": self.path, "method": method,
                                   "headers": dict(self.headers), "body": body, "inflight": now_inflight}) + "\n")
             log.flush()

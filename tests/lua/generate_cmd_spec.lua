@@ -215,3 +215,18 @@ describe("kreach generate", function()
     assert.matches("cfg%.lua: unknown field 'temprature'", out)
   end)
 end)
+
+describe("experiments/generate/e2e.lua", function()
+  it("runs the pipeline against its local model server (without --eval: no GPU)", function()
+    local dir = support.tmpdir()
+    local out, rc = support.sh(("%q %q --out %q --db %q"):format(KREACH, here .. "/../../experiments/generate/e2e.lua",
+      dir .. "/out", dir .. "/e2e.db"))
+    assert.equals(0, rc, out)
+    assert.matches("36 requests made, 0 answered", out)
+    assert.matches("candidates: 34 of 36 replies %(no code 2, no loadable candidate 0, failed requests 0", out)
+    local man = cjson.decode(support.slurp(dir .. "/out/manifest.json"))
+    assert.equals(34, #man)
+    -- a problem with an example candidate got it back
+    assert.equals(support.slurp(here .. "/../../examples/023_softmax_online.lua"), support.slurp(dir .. "/out/023_e2e-local_s2_t1.lua"))
+  end)
+end)
