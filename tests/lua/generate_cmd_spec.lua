@@ -192,6 +192,43 @@ describe("kreach generate", function()
     assert.equals("019_cfg_s1_t1.py", cjson.decode(support.slurp(dir .. "/out/manifest.json"))[1].file)
   end)
 
+  it("gives the correct rate, pass@k and kreach eval's figures once the candidates are judged", function()
+    local dir = support.tmpdir()
+    support.spit(dir .. "/cfg.lua", 'return { provider = "openai", model = "test-model" }\n')
+    local other = GOOD:gsub("relu_float4", "relu_other")
+    local base, _, stop = serve(dir, { ["/v1/chat/completions"] = {
+      reply("```lua\n" .. GOOD .. "```", "stop", 1, 2), reply("```lua\n" .. other .. "```", "stop", 3, 4) } })
+    local function run()
+      return support.sh(("cd %q && KREACH_TEST_KEY=%s %q generate 19 --model %q --base-url %q --api-key-env KREACH_TEST_KEY --samples 2 --concurrency 1 --out %q --db %q"):format(
+        dir, KEY, KREACH, dir .. "/cfg.lua", base, dir .. "/out", dir .. "/r.db"))
+    end
+    local out, rc = run()
+    assert.equals(0, rc, out)
+    assert.matches("correct: not yet judged %(0 of 2 samples%)", out)
+    -- judged as kreach eval stores it: sample 1 correct (1.5x [1.2, 1.8] over the baseline, 2x
+    -- over PyTorch), sample 2 incorrect
+    local store = require "kreach.store"
+    local util = require "kreach.core.util"
+    local db = assert(store.open(dir .. "/r.db"))
+    local run_id = db:begin_run{ command = { "kreach", "eval" }, config_hash = "h" }
+    local prob = { suite = "kernelbench-l1", problem_id = 19, name = "19_ReLU", file_hash = "p" }
+    db:record_evaluation{ run_id = run_id, problem = prob, eval_key = "e1", dtype = "f32", verdict = "correct",
+      candidate = { hash = util.hash(GOOD), path = "a.lua", source = GOOD },
+      speedup = 1.5, speedup_lo = 1.2, speedup_hi = 1.8, speedup_pytorch = 2.0, speedup_pytorch_lo = 1.9, speedup_pytorch_hi = 2.1 }
+    db:record_evaluation{ run_id = run_id, problem = prob, eval_key = "e2", dtype = "f32", verdict = "incorrect",
+      reason = "wrong_values", candidate = { hash = util.hash(other), path = "b.lua", source = other } }
+    db:close()
+    out, rc = run()
+    stop()
+    assert.equals(0, rc, out)
+    assert.matches("0 requests made, 2 answered", out)
+    assert.matches("correct: 1 of 2 samples %(50%.0%%%); pass@1 0%.500, pass@2 1%.000", out)
+    assert.matches("against kreach's baseline: wins 1 %(50%.0%%", out)
+    assert.matches("fast_1 50%.0%%, fast_1%.5 0%.0%%", out)
+    assert.matches("against PyTorch eager %(KernelBench's fast_p%): wins 1", out)
+    assert.matches("verdicts: correct 1, incorrect 1", out)
+  end)
+
   it("stops at a 401 with the provider's message, the key redacted, before asking more", function()
     local dir = support.tmpdir()
     support.spit(dir .. "/cfg.lua", 'return { provider = "openai", model = "test-model" }\n')

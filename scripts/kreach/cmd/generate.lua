@@ -21,6 +21,7 @@ local models = require "kreach.generate.models"
 local lfs = require "lfs"
 local ev = require "kreach.eval"
 local seal = require "kreach.seal"
+local evaluation = require "kreach.evaluation"
 
 local function mkdir_p(path)
   local acc = path:sub(1, 1) == "/" and "" or "."
@@ -237,6 +238,8 @@ return {
           if cached and cached.status ~= "error" then job.row = cached; job.cached = true else asks[#asks + 1] = job end
           tjobs[#tjobs + 1] = job
           jobs[#jobs + 1] = job
+          cv.jobs = cv.jobs or {}
+          cv.jobs[#cv.jobs + 1] = job
         end
       end
       if #tjobs == 0 then break end
@@ -346,6 +349,25 @@ return {
     end
     table.sort(latencies)
     sum.latency_median_s = #latencies > 0 and latencies[(#latencies + 1) // 2] or nil
+    -- kreach eval's figures over the samples, once all are judged: each sample's best
+    -- evaluation over its turns (a correct one, the fastest), a sample without a candidate as
+    -- an invalid one
+    local eval_rows = {}
+    if sum.judged == #convs then
+      for _, cv in ipairs(convs) do
+        local best
+        for _, job in ipairs(cv.jobs or {}) do
+          local e = job.row and job.row.candidate_hash and have[job.row.candidate_hash]
+          if e then
+            if not best or (e.verdict == "correct" and (best.verdict ~= "correct" or (e.speedup or 0) > (best.speedup or 0))) then
+              best = e
+            end
+          end
+        end
+        eval_rows[#eval_rows + 1] = best or { verdict = "invalid_candidate" }
+      end
+      sum.evaluation = evaluation.summary(eval_rows)
+    end
     if sum.judged == #convs and #convs > 0 and not stopped then
       sum.correct_rate = sum.correct / #convs
       sum.pass_at = {}
@@ -378,6 +400,10 @@ return {
         for k, v in ipairs(sum.pass_at) do pk[#pk + 1] = ("pass@%d %.3f"):format(k, v) end
         io.write(("correct: %d of %d samples (%.1f%%)%s; %s\n"):format(sum.correct, sum.samples, 100 * sum.correct_rate,
           args.turns > 1 and (" within %d turns"):format(args.turns) or "", table.concat(pk, ", ")))
+        if sum.evaluation then
+          io.write("kreach eval's figures over the samples (each its best turn):\n")
+          for l in evaluation.summary_text(sum.evaluation):gmatch("[^\n]+") do io.write("  ", l, "\n") end
+        end
       else
         io.write(("correct: not yet judged (%d of %d samples); kreach eval <suite> %s --db %s, then this command again (no request is repeated)\n"):format(
           sum.judged, sum.samples, args.out, db_path))
