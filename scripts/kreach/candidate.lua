@@ -183,9 +183,18 @@ end
 -- Loads a candidate file. Returns { path, source, options, forward, name, origin }; raises a
 -- candidate error for a file that does not load or is not a candidate.
 function M.load(path, opts)
-  opts = opts or {}
   local text, err = M.read(path)
   if not text then fail("invalid", err) end
+  return M.load_text(text, path, opts)
+end
+
+-- load_text(text, path, opts) -> what load returns, for a candidate's text that did not come
+-- from a file (a model's reply: kreach.generate.extract); `path` names it in every message.
+function M.load_text(text, path, opts)
+  opts = opts or {}
+  if #text > M.MAX_FILE_BYTES then
+    fail("invalid", ("%s: %d bytes, more than a candidate may hold (%d)"):format(path, #text, M.MAX_FILE_BYTES))
+  end
   local env = M.environment()
   local chunk, lerr = load(text, "@" .. path, "t", env)
   if not chunk then

@@ -38,18 +38,12 @@ function M.blocks(text)
   return out
 end
 
--- Whether a Lua block loads as a kreach candidate (kreach.candidate.load on a copy in a
--- temporary file): true, or false and the loader's message.
+-- Whether a Lua block loads as a kreach candidate (kreach.candidate.load_text, named "the
+-- block"): true, or false and the loader's message.
 local function loads_lua(code)
-  local path = os.tmpname() .. ".lua"
-  local f = assert(io.open(path, "w"))
-  f:write(code)
-  f:close()
-  local ok, err = pcall(candidate.load, path)
-  os.remove(path)
+  local ok, err = pcall(candidate.load_text, code, "the block")
   if ok then return true end
-  local msg = candidate.is_error(err) and err.msg or tostring(err)
-  return false, (msg:gsub(path:gsub("%p", "%%%0"), "the block"))
+  return false, candidate.is_error(err) and err.msg or tostring(err)
 end
 
 -- Whether a Python block can be a KernelBench candidate: it defines ModelNew.
