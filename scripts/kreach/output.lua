@@ -92,4 +92,18 @@ function M.open(path, opts)
   return self
 end
 
+-- mkdirs(path) -> true, or nil and why: the directory and the ones above it, created where
+-- missing (as mkdir -p)
+function M.mkdirs(path)
+  local cur = path:sub(1, 1) == "/" and "" or "."
+  for part in path:gmatch("[^/]+") do
+    cur = cur .. "/" .. part
+    if lfs.attributes(cur, "mode") ~= "directory" then
+      local ok, err = lfs.mkdir(cur)
+      if not ok and lfs.attributes(cur, "mode") ~= "directory" then return nil, err end
+    end
+  end
+  return true
+end
+
 return M

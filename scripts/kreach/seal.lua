@@ -11,6 +11,7 @@ local kcore = require "kreach.core"
 local ctiming = require "kreach.core.timing"
 local cudnn = require "kreach.cudnn"
 local lfs = require "lfs"
+local output = require "kreach.output"
 local problem = require "kreach.problem"
 
 local M = {}
@@ -96,17 +97,7 @@ function M.cache_dir()
   if h and h ~= "" then return h .. "/.cache/kreach" end
 end
 
-local function mkdirs(path)
-  local cur = path:sub(1, 1) == "/" and "" or "."
-  for part in path:gmatch("[^/]+") do
-    cur = cur .. "/" .. part
-    if lfs.attributes(cur, "mode") ~= "directory" then
-      local ok, err = lfs.mkdir(cur)
-      if not ok and lfs.attributes(cur, "mode") ~= "directory" then return nil, err end
-    end
-  end
-  return true
-end
+local mkdirs = output.mkdirs
 
 -- Removes a directory tree without following links.
 local function remove_tree(path)

@@ -18,27 +18,18 @@ local providers = require "kreach.generate.providers"
 local extract = require "kreach.generate.extract"
 local prompt_mod = require "kreach.generate.prompt"
 local models = require "kreach.generate.models"
-local lfs = require "lfs"
+local output = require "kreach.output"
 local ev = require "kreach.eval"
 local seal = require "kreach.seal"
 local evaluation = require "kreach.evaluation"
 
-local function mkdir_p(path)
-  local acc = path:sub(1, 1) == "/" and "" or "."
-  for part in path:gmatch("[^/]+") do
-    acc = acc .. "/" .. part
-    if not lfs.attributes(acc, "mode") then
-      local ok, err = lfs.mkdir(acc)
-      if not ok then errors.file(acc, "cannot create the directory: " .. tostring(err)) end
-    end
-  end
-end
-
-local function write(path, text)
-  local f, err = io.open(path, "w")
-  if not f then errors.file(path, err) end
-  f:write(text)
-  f:close()
+-- writes a file whole or not at all (kreach.output), never over the results database
+local function write(path, text, db_path)
+  local out, err, status = output.open(path, { protect = output.database_files(db_path) })
+  if not out then errors.raise(status, ("cannot write %s: %s"):format(path, tostring(err))) end
+  out:write(text)
+  local ok, cerr = out:commit()
+  if not ok then errors.failed("cannot write %s: %s", path, tostring(cerr)) end
 end
 
 -- unbiased pass@k (Chen et al.): 1 - C(n - c, k) / C(n, k)
@@ -117,7 +108,8 @@ return {
     local config_hash = util.hash(json.encode(conf))
     local db_path = args.db
     local db = store.open(db_path)
-    mkdir_p(args.out)
+    local mok, merr = output.mkdirs(args.out)
+    if not mok then errors.file(args.out, "cannot create the directory: " .. tostring(merr)) end
 
     -- the conversations, one a (problem, sample); each turn of one is a job
     local ext = format == "lua" and "lua" or "py"
@@ -130,12 +122,15 @@ return {
       end
     end
 
+    -- the job's HTTP request; its record (what may be stored: no key) kept on the job
     local function request_of(job)
-      return providers.request(provider, { base = base, model = cfg.model, key = key, system = job.conv.prompt.system,
+      local req, rec = providers.request(provider, { base = base, model = cfg.model, key = key, system = job.conv.prompt.system,
         messages = job.messages, temperature = temperature, max_tokens = max_tokens, top_p = cfg.top_p, extra = cfg.extra })
+      job.record = rec
+      return req
     end
     local function record(job, res)
-      local _, rec = request_of(job)
+      local rec = job.record
       local reply = providers.parse(provider, res, secrets)
       local row = { key = job.key, model = model_name, provider = provider, config_hash = config_hash,
                     suite = job.inst.problem.suite, problem_id = job.inst.problem.id, problem_name = job.inst.problem.name,
@@ -246,7 +241,7 @@ return {
       if #asks > 0 and made == 0 then
         -- the run's first request alone: a bad key or a bad request stops it before the others go
         local first = table.remove(asks, 1)
-        local res = http.run({ (request_of(first)) }, hopts)
+        local res = http.run({ request_of(first) }, hopts)
         made = made + 1
         local reply = record(first, res[1])
         progress(first)
@@ -257,7 +252,7 @@ return {
       end
       if #asks > 0 then
         local reqs = {}
-        for i, job in ipairs(asks) do reqs[i] = (request_of(job)) end
+        for i, job in ipairs(asks) do reqs[i] = request_of(job) end
         -- each reply is stored as it arrives: a killed run resumes with what came
         local o = {}
         for k, v in pairs(hopts) do o[k] = v end
@@ -277,14 +272,14 @@ return {
             job.code = c and c.code
           end
           if job.code then
-            write(args.out .. "/" .. job.file, job.code)
+            write(args.out .. "/" .. job.file, job.code, db_path)
             local e = { file = job.file, problem = job.inst.problem.id,
                         origin = { model = model_name, sample = job.sample, turn = job.turn, request_id = r.request_id } }
             if by_file[job.file] then entries[by_file[job.file]] = e else entries[#entries + 1] = e; by_file[job.file] = #entries end
           end
         end
       end
-      write(manifest_path, json.encode(json.array(entries)) .. "\n")
+      write(manifest_path, json.encode(json.array(entries)) .. "\n", db_path)
       -- judged (where a next turn needs it, or --eval asks), then the next turn's message
       if turn < args.turns or args.eval then evaluate(tjobs) end
       if turn < args.turns then
