@@ -24,7 +24,7 @@
 #include <string.h>
 
 #define KR_HTTP_MT "kreach.HttpMulti"
-#define MAX_BODY_BYTES ((size_t)256 << 20) /* a response larger than this fails (a runaway server) */
+#define MAX_BODY_BYTES ((size_t)16 << 20) /* a response larger than this fails (a runaway server) */
 
 /* ---- libcurl, loaded at run time ---- */
 

@@ -52,6 +52,52 @@ static int l_util_die_with_parent(lua_State *L) {
     return 1;
 }
 
+/* ---- the Lua heap's size, counted, with an optional cap ----
+ * kreach's Lua state allocates through kr_heap_alloc (installed by kr_lua_count_heap right
+ * after the state is made): it counts the bytes in use and refuses an allocation that would
+ * pass the cap, which Lua reports as "not enough memory" (after an emergency collection). The
+ * cap is off (0) unless a caller sets one around untrusted Lua code it must run in this
+ * process: kreach.generate.extract loading a model's reply. */
+static struct {
+    lua_Alloc orig;
+    void *orig_ud;
+    size_t used, limit;
+} kr_heap;
+
+static void *kr_heap_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    (void)ud;
+    size_t old = ptr ? osize : 0;
+    if (nsize > old && kr_heap.limit && kr_heap.used + (nsize - old) > kr_heap.limit) return NULL;
+    void *p = kr_heap.orig(kr_heap.orig_ud, ptr, osize, nsize);
+    if (p || nsize == 0) kr_heap.used = kr_heap.used - old + nsize;
+    return p;
+}
+
+void kr_lua_count_heap(lua_State *L) {
+    kr_heap.orig = lua_getallocf(L, &kr_heap.orig_ud);
+    kr_heap.used = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
+    kr_heap.limit = 0;
+    lua_setallocf(L, kr_heap_alloc, NULL);
+}
+
+/* util.heap_used() -> bytes the Lua heap holds */
+static int l_util_heap_used(lua_State *L) {
+    lua_pushinteger(L, (lua_Integer)kr_heap.used);
+    return 1;
+}
+
+/* util.heap_limit(bytes | nil) -> the cap before (nil: none); nil or 0 removes the cap */
+static int l_util_heap_limit(lua_State *L) {
+    if (!kr_heap.orig) return luaL_error(L, "heap_limit: the heap is not counted in this state");
+    size_t before = kr_heap.limit;
+    lua_Integer n = luaL_optinteger(L, 1, 0);
+    if (n < 0) return luaL_argerror(L, 1, "a non-negative number of bytes expected");
+    kr_heap.limit = (size_t)n;
+    if (before) lua_pushinteger(L, (lua_Integer)before);
+    else lua_pushnil(L);
+    return 1;
+}
+
 /* util.sleep(seconds): waits that long (a signal does not cut it short); for retry backoff */
 static int l_util_sleep(lua_State *L) {
     lua_Number s = luaL_checknumber(L, 1);
@@ -63,6 +109,7 @@ static int l_util_sleep(lua_State *L) {
 
 int luaopen_kreach_util(lua_State *L) {
     static const luaL_Reg fns[] = {{"hash", l_util_hash}, {"isatty", l_util_isatty}, {"sleep", l_util_sleep},
+                                   {"heap_used", l_util_heap_used}, {"heap_limit", l_util_heap_limit},
                                    {"hostname", l_util_hostname}, {"pid", l_util_pid},
                                    {"die_with_parent", l_util_die_with_parent},
                                    {NULL, NULL}};

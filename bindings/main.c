@@ -240,6 +240,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s: cannot create a Lua state (out of memory)\n", progname);
         return EXIT_INTERNAL;
     }
+    kr_lua_count_heap(L);
     luaL_openlibs(L);
     kr_lua_openlibs(L);
     setup_package(L);

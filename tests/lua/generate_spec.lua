@@ -59,6 +59,24 @@ describe("extracting the candidate from a reply", function()
     assert.equals("no_candidate", reason)
   end)
 
+  it("loads a hostile block in the sandbox, under the step limit and a heap cap, and goes on", function()
+    local bomb = "return { source = string.rep('x', 2^30), forward = function() end }\n"
+    local c, reason, why = extract.candidate(fenced("lua", bomb), "lua")
+    assert.is_nil(c)
+    assert.equals("no_candidate", reason)
+    assert.equals("the block: loading it asked for more than 64 MiB", why)
+    c, reason, why = extract.candidate(fenced("lua", "while true do end\n"), "lua")
+    assert.equals("no_candidate", reason)
+    assert.matches("the block:1: ran past its step limit", why)
+    c, reason, why = extract.candidate(fenced("lua", "return io.open('/etc/passwd'):read('a')\n"), "lua")
+    assert.equals("no_candidate", reason)
+    assert.matches("attempt to index a nil value %(global 'io'%)", why)
+    -- an earlier good block is still taken, and the heap is uncapped again
+    assert.equals(GOOD, extract.candidate(fenced("lua", GOOD) .. fenced("lua", bomb), "lua").code)
+    assert.is_nil(require("kreach.core.util").heap_limit(nil))
+    assert.equals(2 ^ 26, #string.rep("x", 2 ^ 26))
+  end)
+
   it("reads KernelBench's format: the last Python block defining ModelNew", function()
     local py = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
     local text = fenced("python", "import torch\nx = 1\n") .. fenced("python", py) .. fenced("bash", "pip install torch\n")
@@ -131,6 +149,10 @@ describe("the providers", function()
     assert.equals("format", p.kind)
     p = providers.parse("openai", { status = 0, error = "Connection refused", body = "" }, { KEY })
     assert.equals("transport", p.kind)
+    -- a status line, then the transfer failed: not a reply to read
+    p = providers.parse("openai", { status = 200, error = "transfer closed with 93 bytes remaining", body = '{"cho' }, { KEY })
+    assert.equals("transport", p.kind)
+    assert.equals("transfer closed with 93 bytes remaining", p.message)
   end)
 end)
 

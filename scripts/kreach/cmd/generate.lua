@@ -22,6 +22,7 @@ local output = require "kreach.output"
 local ev = require "kreach.eval"
 local seal = require "kreach.seal"
 local evaluation = require "kreach.evaluation"
+local text = require "kreach.text"
 
 -- writes a file whole or not at all (kreach.output), never over the results database
 local function write(path, text, db_path)
@@ -139,7 +140,7 @@ return {
                     response = http.redact(res.body or "", secrets), latency_s = res.latency_s,
                     retries = res.retries, attempts = #res.attempts }
       if not reply.ok then
-        row.status, row.error = "error", reply.message
+        row.status, row.error = "error", text.clean(reply.message)
       else
         row.reply, row.finish, row.request_id = http.redact(reply.text, secrets), reply.finish, reply.request_id
         row.input_tokens, row.output_tokens = reply.input_tokens, reply.output_tokens
@@ -151,7 +152,7 @@ return {
           row.status, row.candidate_file, row.candidate_hash = "ok", job.file, util.hash(c.code)
           job.code = c.code
         else
-          row.status, row.error = why, detail
+          row.status, row.error = why, text.clean(detail)
         end
       end
       db:save_generation(row)
@@ -163,19 +164,29 @@ return {
       local r = job.row
       io.stderr:write(("kreach generate: %s sample %d turn %d: %s%s%s\n"):format(job.inst.problem.name, job.sample, job.turn,
         r.status, (r.finish == "length" or r.finish == "max_tokens") and " (truncated)" or "",
-        r.error and (": " .. tostring(r.error):sub(1, 200)) or ""))
+        r.error and (": " .. text.clean(r.error, 200)) or ""))
     end
 
     -- the manifest: the entries of other files kept
     local manifest_path = args.out .. "/manifest.json"
     local entries, by_file = {}, {}
     do
+      -- an existing manifest's entries are kept; one that does not read is the user's to fix,
+      -- not to be overwritten
       local f = io.open(manifest_path, "r")
       if f then
-        local ok, old = pcall(json.decode, f:read("a"))
+        local body = f:read("a")
         f:close()
-        if ok and type(old) == "table" then
-          for _, e in ipairs(old) do if type(e) == "table" and e.file then entries[#entries + 1] = e; by_file[e.file] = #entries end end
+        local ok, old = pcall(json.decode, body)
+        if not ok or type(old) ~= "table" then
+          errors.file(manifest_path, "not a manifest (a JSON array of {file, problem, origin}): " .. text.clean(tostring(old), 200))
+        end
+        for i, e in ipairs(old) do
+          if type(e) ~= "table" or type(e.file) ~= "string" then
+            errors.file(manifest_path, ("entry %d has no file name"):format(i))
+          end
+          entries[#entries + 1] = e
+          by_file[e.file] = #entries
         end
       end
     end
@@ -246,7 +257,7 @@ return {
         local reply = record(first, res[1])
         progress(first)
         if not reply.ok and (reply.status == 400 or reply.status == 401 or reply.status == 403 or reply.status == 404) then
-          stopped = reply.message
+          stopped = text.clean(reply.message, 2000)
           break
         end
       end

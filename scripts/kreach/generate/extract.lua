@@ -4,6 +4,7 @@
 -- decoy or a draft before the answer does not count. A reply cut off mid-block (a truncated
 -- reply) still yields the block, marked unterminated.
 local candidate = require "kreach.candidate"
+local util = require "kreach.core.util"
 
 local M = {}
 
@@ -38,12 +39,24 @@ function M.blocks(text)
   return out
 end
 
+-- The most heap a block's loading may take: it runs in this process (a model's reply is
+-- hostile), under the candidate sandbox's step limit and this cap.
+M.LOAD_HEAP_BYTES = 64 * 1024 * 1024
+
 -- Whether a Lua block loads as a kreach candidate (kreach.candidate.load_text, named "the
 -- block"): true, or false and the loader's message.
 local function loads_lua(code)
+  collectgarbage()
+  local before = util.heap_limit(util.heap_used() + M.LOAD_HEAP_BYTES)
   local ok, err = pcall(candidate.load_text, code, "the block")
+  util.heap_limit(before)
+  collectgarbage()
   if ok then return true end
-  return false, candidate.is_error(err) and err.msg or tostring(err)
+  local msg = candidate.is_error(err) and err.msg or tostring(err)
+  if msg:find("not enough memory", 1, true) then
+    msg = ("the block: loading it asked for more than %d MiB"):format(M.LOAD_HEAP_BYTES // 2 ^ 20)
+  end
+  return false, msg
 end
 
 -- Whether a Python block can be a KernelBench candidate: it defines ModelNew.

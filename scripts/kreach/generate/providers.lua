@@ -82,7 +82,9 @@ function M.parse(provider, r, secrets)
   local function fail(kind, msg)
     return { ok = false, kind = kind, status = r.status, message = http.redact(msg, secrets) }
   end
-  if r.error and (r.status or 0) == 0 then return fail("transport", r.error) end
+  -- a transfer that failed (no reply, a dropped connection, a reply past the size limit) is a
+  -- transport failure even when a status line came first
+  if r.error then return fail("transport", r.error) end
   if r.status ~= 200 then
     return fail("http", ("HTTP %d: %s"):format(r.status, error_message(r.body)))
   end
