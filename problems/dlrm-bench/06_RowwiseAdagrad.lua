@@ -40,8 +40,11 @@ return kreach.problem{
 class Model(nn.Module):
     def __init__(self, rows, dim):
         super(Model, self).__init__()
-        self.table = nn.Parameter(torch.empty(rows, dim))
-        self.state = nn.Parameter(torch.empty(rows))
+        # drawn as kreach draws them (an uninitialised table would make the export's output
+        # whatever memory held, NaN included)
+        b = 1 / math.sqrt(rows)
+        self.table = nn.Parameter(torch.empty(rows, dim).uniform_(-b, b))
+        self.state = nn.Parameter(torch.empty(rows).uniform_(0, 1))
 
     def forward(self, ids, grad, lr, eps):
         st = self.state[ids] + grad.pow(2).mean(dim=1)

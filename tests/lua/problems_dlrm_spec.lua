@@ -13,7 +13,10 @@ local suite = problem.load_suite("dlrm-bench")
 
 -- run_exported(inst, body) -> the output of Debian's PyTorch running `body` after loading the
 -- instance's KernelBench export as module m and building model = m.Model(*m.get_init_inputs())
--- (seed 1)
+-- (seed 1). While the model is built, torch.empty returns NaN-filled floating tensors, so a
+-- parameter the model leaves uninitialised is NaN every time rather than whatever memory held
+-- (zeros on one machine, garbage on another); the first line printed is
+-- "uninitialised [names of the parameters that are not all finite]".
 local function run_exported(inst, body)
   local py = support.tmpdir() .. "/m.py"
   support.spit(py, export.kernelbench(inst))
@@ -21,7 +24,18 @@ local function run_exported(inst, body)
 import importlib.util, torch
 spec = importlib.util.spec_from_file_location("m", %q); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
 torch.manual_seed(1)
-model = m.Model(*m.get_init_inputs())
+_empty = torch.empty
+def _nan_empty(*a, **k):
+    t = _empty(*a, **k)
+    if t.is_floating_point():
+        t.fill_(float("nan"))
+    return t
+torch.empty = _nan_empty
+try:
+    model = m.Model(*m.get_init_inputs())
+finally:
+    torch.empty = _empty
+print("uninitialised", [n for n, p in model.named_parameters() if not bool(torch.isfinite(p).all())])
 %s
 EOF]]):format(PYTHON, py, body))
   local out = f:read("a")
@@ -259,6 +273,7 @@ print("shape", list(y.shape), y.dtype, "close", bool(torch.allclose(y, want, rto
 ]]):format(c.want))
       local shape = c.shape
       if shape:find("%d", 1, true) then shape = shape:format(inst.args[c.count_arg or 2].numel) end
+      assert.matches("^uninitialised %[%]\n", out)
       assert.matches("shape " .. shape:gsub("[%[%]]", "%%%0") .. " torch%." .. (c.dtype or "float32") .. " close True", out)
     end)
   end
@@ -297,6 +312,7 @@ want = torch.zeros(L, 4)
 want[:len(keys)] = t[keys]
 print("L", L, "repeats", L > len(keys), "ok", ok, "close", bool(torch.allclose(new, want, rtol=1e-5, atol=1e-6)))
 ]])
+    assert.matches("^uninitialised %[%]\n", out)
     assert.matches("L 21 repeats True ok True close True", out)
   end)
 end)

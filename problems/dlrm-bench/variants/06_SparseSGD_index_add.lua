@@ -43,7 +43,10 @@ return kreach.problem{
 class Model(nn.Module):
     def __init__(self, rows, dim):
         super(Model, self).__init__()
-        self.table = nn.Parameter(torch.empty(rows, dim))
+        # drawn as kreach draws it (an uninitialised table would make the export's output
+        # whatever memory held, NaN included)
+        b = 1 / math.sqrt(rows)
+        self.table = nn.Parameter(torch.empty(rows, dim).uniform_(-b, b))
 
     def forward(self, ids, grad, lr):
         L = ids.numel()
