@@ -15,16 +15,32 @@ static int parse(const char *src) {
     return kr_sig_parse_source(src, ks, NK, err, sizeof err);
 }
 
-/* The one parameter of `__global__ void k(<decl>) {}`; a zeroed one when that does not parse. */
+/* The one parameter of `__global__ void k(<decl>) {}`. A declaration that does not parse to
+ * exactly one parameter is a failed check (with the parser's message), never a quiet default:
+ * the parameter returned then is poisoned (type -1, spellings "<no parse>") so that no
+ * expectation can match it either. */
 static kr_param one(const char *decl) {
-    static const kr_param none;
+    kr_param bad;
     char src[512];
+    int n;
     snprintf(src, sizeof src, "__global__ void k(%s) {}", decl);
-    if (parse(src) != 1 || ks[0].n_params != 1) {
-        fprintf(stderr, "'%s' did not parse to one parameter: %s\n", decl, err);
-        return none;
-    }
-    return ks[0].params[0];
+    n = parse(src);
+    kr_test_checks++;
+    if (n == 1 && ks[0].n_params == 1) return ks[0].params[0];
+    kr_test_failures++;
+    if (n < 0)
+        fprintf(stderr, "%s:%d: '%s' is a parse error: %s\n", __FILE__, __LINE__, decl, err);
+    else
+        fprintf(stderr, "%s:%d: '%s' parsed to %d kernels, the first with %d parameters\n",
+                __FILE__, __LINE__, decl, n, n ? ks[0].n_params : 0);
+    memset(&bad, 0x55, sizeof bad);
+    bad.type = (kr_ptype)-1;
+    bad.elem = (kr_elem)-1;
+    bad.vec = -1;
+    bad.is_const = -1;
+    strcpy(bad.name, "<no parse>");
+    strcpy(bad.type_text, "<no parse>");
+    return bad;
 }
 
 static void scalars(void) {
@@ -162,25 +178,73 @@ static void pointers(void) {
     }
 }
 
+/* Parameters that parse but that kreach cannot pass from Lua: they are KR_PT_UNKNOWN (the
+ * launcher refuses to launch the kernel with them), never a parse error, which would hide every
+ * other kernel in the source. Each is checked field by field, so a zeroed or poisoned parameter
+ * from a failed parse cannot pass (a parsed one has vec 1). */
 static void not_passable(void) {
-    static const char *const T[] = {
-        "Foo f", "struct Foo f", "const Foo f", "__grid_constant__ const Foo p", "T x",
-        "const T x", "float &r", "const float &r", "float *&r", "float &&r", "float a[4]",
-        "float a[]", "int (*fn)(int)", "ns::Params p", "Foo<int> f", "float * restrict p",
-        "enum E e", "const *p",
+    static const struct { const char *decl, *text, *name; } T[] = {
+        /* function pointers and references: the name sits inside the declarator and is not
+         * taken out (name NULL: not checked), the spelling is kept whole */
+        {"void (*f)(int)", "void (* f) (int)", NULL},
+        {"int (*fn)(int)", "int (* fn) (int)", NULL},
+        {"void (*)(int)", "void (*) (int)", NULL},
+        {"float (*cb)(float, float)", "float (* cb) (float, float)", NULL},
+        {"void (*const f)(void)", "void (* const f) (void)", NULL},
+        {"void (&f)(int)", "void (& f) (int)", NULL},
+        {"float (*a)[4]", "float (* a) [4]", NULL}, /* pointer to an array */
+        /* arrays */
+        {"float a[4]", "float [4]", "a"}, {"float a[]", "float []", "a"},
+        {"float a[2][3]", "float [2] [3]", "a"}, {"const float a[N]", "const float [N]", "a"},
+        /* references */
+        {"float &r", "float &", "r"}, {"const float &r", "const float &", "r"},
+        {"float *&r", "float * &", "r"}, {"float &&r", "float &&", "r"},
+        {"const Params &p", "const Params &", "p"},
+        /* by-value types with no Lua spelling */
+        {"Foo f", "Foo", "f"}, {"struct Foo f", "struct Foo", "f"}, {"Foo", "Foo", ""},
+        {"const Foo f", NULL, "f"}, {"__grid_constant__ const Foo p", "const Foo", "p"},
+        {"T x", "T", "x"}, {"const T x", NULL, "x"}, {"ns::Params p", "ns::Params", "p"},
+        {"Foo<int> f", "Foo<int>", "f"}, {"enum E e", "enum E", "e"},
+        {"float4 v", "float4", "v"}, {"long double x", "long double", "x"},
+        {"void v", "void", "v"}, {"...", "...", ""},
+        /* not a type at all */
+        {"float * restrict p", NULL, NULL}, {"const *p", NULL, NULL},
     };
     size_t i;
     for (i = 0; i < sizeof T / sizeof *T; i++) {
-        kr_param p = one(T[i]);
+        kr_param p = one(T[i].decl);
+        int bad = kr_test_failures;
         CHECK_INT(p.type, KR_PT_UNKNOWN);
-        if (p.type != KR_PT_UNKNOWN) fprintf(stderr, "  for '%s'\n", T[i]);
         CHECK_INT(p.elem, KR_EL_NONE);
+        CHECK_INT(p.vec, 1);
+        CHECK_INT(p.is_const, 0);
+        CHECK_INT(kr_ptype_size(p.type), 0);
+        if (T[i].text) CHECK_STR(p.type_text, T[i].text);
+        if (T[i].name) CHECK_STR(p.name, T[i].name);
+        if (kr_test_failures != bad) fprintf(stderr, "  for '%s'\n", T[i].decl);
     }
-    CHECK_STR(one("const Params &p").type_text, "const Params &");
-    CHECK_STR(one("const Params &p").name, "p");
-    CHECK_STR(one("Foo").type_text, "Foo");
-    CHECK_STR(one("Foo").name, "");
-    CHECK_STR(one("float a[4]").name, "a");
+    /* among other parameters: the commas inside a function pointer's or an array's brackets
+     * split nothing, and the parameters around it keep their types */
+    CHECK_INT(parse("__global__ void k(float *x, void (*f)(int, float), int n,\n"
+                    "                  float (&a)[4], const half *h) {}\n"
+                    "__global__ void after(double *d);\n"), 2);
+    CHECK_STR(err, "");
+    CHECK_STR(ks[0].name, "k");
+    CHECK_INT(ks[0].n_params, 5);
+    CHECK_INT(ks[0].params[0].type, KR_PT_PTR);
+    CHECK_INT(ks[0].params[0].elem, KR_EL_F32);
+    CHECK_STR(ks[0].params[0].name, "x");
+    CHECK_INT(ks[0].params[1].type, KR_PT_UNKNOWN);
+    CHECK_STR(ks[0].params[1].type_text, "void (* f) (int, float)");
+    CHECK_INT(ks[0].params[2].type, KR_PT_I32);
+    CHECK_STR(ks[0].params[2].name, "n");
+    CHECK_INT(ks[0].params[3].type, KR_PT_UNKNOWN);
+    CHECK_STR(ks[0].params[3].type_text, "float (& a) [4]");
+    CHECK_INT(ks[0].params[4].type, KR_PT_PTR);
+    CHECK_INT(ks[0].params[4].elem, KR_EL_F16);
+    CHECK_INT(ks[0].params[4].is_const, 1);
+    CHECK_STR(ks[1].name, "after");
+    CHECK_INT(ks[1].params[0].elem, KR_EL_F64);
 }
 
 static void linkage(void) {
@@ -339,6 +403,10 @@ static void malformed(void) {
     expect_error("int x;\n\n__global__ void k(int a, float *b {\n}\n",
                  "line 3: unbalanced parentheses in the declaration of kernel 'k'");
     expect_error("__global__ void k(int a, (float *b);\n", "line 1: unbalanced parentheses");
+    /* a function pointer that does not close is malformed, unlike a whole one (not_passable) */
+    expect_error("\n__global__ void k(float *x, void (*f)(int);\n",
+                 "line 2: unbalanced parentheses in the declaration of kernel 'k'");
+    expect_error("__global__ void k(void (*f(int) {}", "line 1: unbalanced parentheses");
     expect_error("\n__global__ int x;\n", "line 2: __global__ is not followed by a function");
     expect_error("__global__\n", "line 1: __global__ is not followed by a function");
     expect_error("__global__ void (int a);", "line 1: __global__ is not followed by a function");
