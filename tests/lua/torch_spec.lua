@@ -74,10 +74,11 @@ describe("the problems against their PyTorch models", function()
   for _, f in ipairs(files) do
     it(f:match("[^/]+$"), function()
       local p = problem.load(f)
-      -- scaled_dot_product_attention arrived in PyTorch 2.0
+      -- scaled_dot_product_attention arrived in PyTorch 2.0: under an older torch this problem
+      -- is reported pending (busted's pending raises, so nothing below runs), never passed
       if p.id == 97 and ver:match("^1%.") then
-        print(("skipping %s: torch %s has no F.scaled_dot_product_attention"):format(p.name, ver))
-        return
+        pending(("%s needs torch >= 2.0 for F.scaled_dot_product_attention; %s has torch %s")
+          :format(p.name, PYTHON, ver))
       end
       local inst = p.category == "convolution" and conv_instance(p) or nil
       local ok = inst ~= nil
