@@ -57,6 +57,10 @@ alignas(16) static unsigned char g_dyn_smem[228 * 1024]; /* dynamic shared memor
 inline void __syncthreads() { g_bar->arrive_and_wait(); }
 inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 inline double __longlong_as_double(long long i) { double f; memcpy(&f, &i, 8); return f; }
+inline long long __double_as_longlong(double f) { long long i; memcpy(&i, &f, 8); return i; }
+using std::isfinite;
+using std::isnan;
+using std::isinf;
 inline unsigned emu_tid() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
 /* v from lane src_lane(lane) of this warp; every lane of the warp calls it */
 template <typename A, typename F> inline A emu_shfl(A v, F src_lane) {

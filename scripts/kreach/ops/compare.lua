@@ -137,6 +137,51 @@ __global__ void hash_bytes(const void *__restrict__ data, i64 n, u64 *h) {
 }
 ]==]
 
+-- x / 0: 0 when x is 0 too (an exact answer to an all-zero oracle), infinite otherwise
+local function ratio(x, d) if d > 0 then return x / d end return x > 0 and math.huge or 0 end
+
+-- derive(m) -> m with the metrics derived from the two passes' sums and maxima (sum_d2, sum_r2,
+-- sum_c2, max_abs, max_ref, max_c): rel_l2, max_scaled, centred_l2, centred_max, const_l2,
+-- const_max (docs/correctness.md). Pure, so that it is tested on hand-computed sums.
+local function derive(m)
+  m.rel_l2 = ratio(math.sqrt(m.sum_d2), math.sqrt(m.sum_r2))
+  m.max_scaled = ratio(m.max_abs, m.max_ref)
+  m.centred_l2 = ratio(math.sqrt(m.sum_d2), math.sqrt(m.sum_c2))
+  m.centred_max = ratio(m.max_abs, m.max_c)
+  m.const_l2 = ratio(math.sqrt(m.sum_c2), math.sqrt(m.sum_r2))
+  m.const_max = ratio(m.max_c, m.max_ref)
+  return m
+end
+
+-- from_diff(n, r) -> lib.compare's result from diff_stats's sums `r` (1-based).
+local function from_diff(n, r)
+  return {
+    n = n,
+    rel_l2 = r[2] > 0 and math.sqrt(r[1] / r[2]) or math.sqrt(r[1]),
+    max_abs = r[3], -- stored as the bits of a double, read back as one
+    max_ref = r[4],
+    nonfinite = math.tointeger(r[5]),
+    mean_ref = n > 0 and r[6] / n or 0,
+  }
+end
+
+-- The oracle's mean over its finite elements, from pass 1's sums (metrics1's m).
+local function mean_of(a)
+  local finite = math.tointeger(a[10])
+  return finite > 0 and a[3] / finite or 0
+end
+
+-- assemble(n, a, c, tols) -> the metrics of lib.metrics from pass 1's ten sums `a` (metrics1's
+-- m, 1-based) and pass 2's two `c` (metrics2's m), derived.
+local function assemble(n, a, c, tols)
+  return derive{
+    n = n, finite = math.tointeger(a[10]), sum_d2 = a[1], sum_r2 = a[2], mean_ref = mean_of(a),
+    max_abs = a[4], max_ref = a[5], sum_c2 = c[1], max_c = c[2],
+    nonfinite = math.tointeger(a[6]), special_mismatch = math.tointeger(a[7]),
+    allclose_fail = { math.tointeger(a[8]), math.tointeger(a[9]) }, allclose_tols = tols,
+  }
+end
+
 local function install(lib, K)
   -- a grid-stride launch: enough blocks to fill the GPU, no more than the work needs
   local function blocks_for(n)
@@ -171,14 +216,7 @@ local function install(lib, K)
     p[name]{ grid = blocks, block = 256 }(y, ref, n, acc)
     local r = acc:to_table()
     acc:free()
-    return {
-      n = n,
-      rel_l2 = r[2] > 0 and math.sqrt(r[1] / r[2]) or math.sqrt(r[1]),
-      max_abs = r[3], -- stored as the bits of a double, read back as one
-      max_ref = r[4],
-      nonfinite = math.tointeger(r[5]),
-      mean_ref = r[6] / n,
-    }
+    return from_diff(n, r)
   end
 
   -- metrics(y, ref, {tols = {ta, tb}}) -> the correctness metrics of a float output against
@@ -210,27 +248,11 @@ local function install(lib, K)
     if n > 0 then p[n1]{ grid = blocks_for(n), block = 256 }(y, ref, n, tols[1], tols[2], acc) end
     local a = acc:to_table()
     acc:free()
-    local finite = math.tointeger(a[10])
-    local mu = finite > 0 and a[3] / finite or 0
     local acc2 = tensors.zeros({ 2 }, "f64")
-    if n > 0 then p[n2]{ grid = blocks_for(n), block = 256 }(ref, n, mu, acc2) end
+    if n > 0 then p[n2]{ grid = blocks_for(n), block = 256 }(ref, n, mean_of(a), acc2) end
     local c = acc2:to_table()
     acc2:free()
-    local m = {
-      n = n, finite = finite, sum_d2 = a[1], sum_r2 = a[2], mean_ref = mu,
-      max_abs = a[4], max_ref = a[5], sum_c2 = c[1], max_c = c[2],
-      nonfinite = math.tointeger(a[6]), special_mismatch = math.tointeger(a[7]),
-      allclose_fail = { math.tointeger(a[8]), math.tointeger(a[9]) }, allclose_tols = tols,
-    }
-    -- x / 0: 0 when x is 0 too (an exact answer to an all-zero oracle), infinite otherwise
-    local function ratio(x, d) if d > 0 then return x / d end return x > 0 and math.huge or 0 end
-    m.rel_l2 = ratio(math.sqrt(m.sum_d2), math.sqrt(m.sum_r2))
-    m.max_scaled = ratio(m.max_abs, m.max_ref)
-    m.centred_l2 = ratio(math.sqrt(m.sum_d2), math.sqrt(m.sum_c2))
-    m.centred_max = ratio(m.max_abs, m.max_c)
-    m.const_l2 = ratio(math.sqrt(m.sum_c2), math.sqrt(m.sum_r2))
-    m.const_max = ratio(m.max_c, m.max_ref)
-    return m
+    return assemble(n, a, c, tols)
   end
 
   -- hash(t) -> a 32-hex-digit string: a 128-bit hash of the tensor's bytes, on the GPU.
@@ -252,6 +274,10 @@ end
 
 return {
   install = install,
+  derive = derive,
+  assemble = assemble,
+  from_diff = from_diff,
+  SOURCE = SRC,
   sources = { { name = "compare", source = SRC, instantiate = function(T)
     return { ("diff_stats<%s, double>"):format(T), ("diff_stats<%s, %s>"):format(T, T),
              ("metrics1<%s, double>"):format(T), "metrics2<double>", "hash_bytes" }
