@@ -31,6 +31,10 @@ return {
   -- adversarial candidates
   { file = "adv_zeros.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "incorrect", reasons = { "wrong_values" } },
   { file = "adv_partial.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "incorrect", reasons = { "incomplete_write" } },
+  -- one element unwritten of 262336; the last element (n % 4 = 1) and the last three (n % 4 = 3)
+  { file = "adv_skip_one.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "incorrect", reasons = { "incomplete_write" } },
+  { file = "adv_no_tail.lua", problem = 19, sizes = { batch_size = 63, dim = 4099 }, verdict = "incorrect", reasons = { "incomplete_write" } },
+  { file = "adv_no_tail.lua", problem = 19, sizes = { batch_size = 61, dim = 4099 }, verdict = "incorrect", reasons = { "incomplete_write" } },
   { file = "adv_nan.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "incorrect", reasons = { "non_finite" } },
   { file = "adv_mutation.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "incorrect", reasons = { "input_mutation" } },
   { file = "adv_race.lua", problem = 47, sizes = { batch_size = 16, dim1 = 257, dim2 = 255 }, verdict = "incorrect", reasons = { "wrong_values", "nondeterministic" } },
