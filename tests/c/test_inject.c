@@ -1,7 +1,9 @@
 /* test_inject.c: libkreach_inject.so without a GPU: the text helpers (runtime/inject/kr_inject_fmt.c,
  * compiled in), the library's exports, and InitializeInjection's behaviour when it cannot trace.
  * The library is found beside the tests directory (../libkreach_inject.so), or at $KREACH_INJECT_LIB.
- * With a GPU, tests/inject/inject_check.c checks a real trace. */
+ * With a GPU, tests/inject/inject_check.c checks a real trace. kreach's reader is checked against
+ * these same record functions by tests/lua/inject_trace_spec.lua (tests/inject/inject_write.c
+ * writes the file, kreach.profile.trace reads it). */
 #define _GNU_SOURCE
 #include "kr_inject_fmt.h"
 #include "kr_test.h"

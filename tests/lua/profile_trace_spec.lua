@@ -1,6 +1,8 @@
 -- kreach.profile.trace and its readers: the committed PyTorch profiler trace and kreach JSON
 -- Lines trace, an Nsight Systems export built here with the sqlite3 command, format detection,
 -- step selection, and malformed files reported as <file>:<line>: <what>.
+-- The JSON Lines here are written by hand; inject_trace_spec.lua reads files the injection
+-- library's own record writer wrote.
 local trace = require "kreach.profile.trace"
 
 local KINETO = "tests/data/profile/kineto_small.json"
