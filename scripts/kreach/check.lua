@@ -228,6 +228,7 @@ local function bookkeeping_failure(inst, r)
       #r.mutated == 1 and "" or "s", table.concat(r.mutated, ", ")))
   end
 end
+M.bookkeeping_failure = bookkeeping_failure -- for the tests (tests/lua/check_spec.lua)
 
 -- Metrics as JSON can carry them: non-finite numbers as strings.
 function M.clean_metrics(m)

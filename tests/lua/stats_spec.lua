@@ -79,6 +79,84 @@ describe("kreach.stats", function()
     assert.equals(0.01, stats.STOP_DEFAULTS.rel_ci)
   end)
 
+  -- ---- the stopping rule at its boundaries, known answers ----
+
+  -- For n = 10 the 95% interval of the median is X(2)..X(9): binomial(10, 1/2) puts
+  -- (1 + 10) / 1024 = 0.0107 <= 0.025 below X(2), and (1 + 10 + 45) / 1024 = 0.0547 below X(3).
+  -- ten(lo, hi): ten samples, unsorted, whose 2nd and 9th order statistics are lo and hi and
+  -- whose median is 100 (the 5th and 6th both 100); the extremes 90 and 110 are outside it.
+  local function ten(lo, hi)
+    return { 110, hi, 99.8, 100, 90, 99.9, 100.2, 100, 100.1, lo }
+  end
+
+  it("takes the n = 10 interval of the median from the 2nd and 9th order statistics", function()
+    assert.same({ 99.5, 100.5 }, { stats.median_ci(ten(99.5, 100.5)) })
+    assert.equals(100, stats.median(ten(99.5, 100.5)))
+  end)
+
+  it("converges on the full width of the interval: at 1% of the median, not above", function()
+    -- the default rule: width <= 0.01 * 100 = 1
+    assert.same({ true, "converged" }, { stats.should_stop(ten(99.51, 100.5), 0) })  -- width 0.99
+    assert.same({ true, "converged" }, { stats.should_stop(ten(99.5, 100.5), 0) })   -- width 1, exactly
+    assert.same({ false }, { stats.should_stop(ten(99.49, 100.5), 0) })              -- width 1.01
+    -- widths up to twice the limit do not converge either (the half-width would be within it)
+    assert.same({ false }, { stats.should_stop(ten(99.1, 100.9), 0) })               -- width 1.8
+    -- with rel_ci = 1/16 and a median of 100: width 6.25 converges, 6.5 does not
+    local o = { rel_ci = 0.0625 }
+    assert.same({ true, "converged" }, { stats.should_stop(ten(96.875, 103.125), 0, o) })
+    assert.same({ false }, { stats.should_stop(ten(96.75, 103.25), 0, o) })
+  end)
+
+  it("stops at max_samples, before the other rules", function()
+    local noisy = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 } -- median 5.5, interval 2..9: width 7
+    assert.same({ false }, { stats.should_stop(noisy, 0, { max_samples = 11 }) })
+    assert.same({ true, "max_samples" }, { stats.should_stop(noisy, 0, { max_samples = 10 }) })
+    -- a converged sample set and a spent budget at the cap still say max_samples
+    assert.same({ true, "max_samples" }, { stats.should_stop(ten(99.5, 100.5), 5, { max_samples = 10 }) })
+    -- and the cap holds below min_samples
+    assert.same({ true, "max_samples" }, { stats.should_stop({ 1, 2, 3 }, 0, { max_samples = 3 }) })
+  end)
+
+  it("never stops for convergence or budget before min_samples", function()
+    local xs = ten(99.5, 100.5)
+    local nine = { table.unpack(xs, 1, 9) }
+    assert.same({ false }, { stats.should_stop(nine, 100) })                    -- n = 9 = min - 1
+    assert.same({ true, "converged" }, { stats.should_stop(xs, 100) })          -- n = 10 = min
+    assert.same({ false }, { stats.should_stop(xs, 100, { min_samples = 11 }) })
+    -- with min_samples lowered below 6 the interval does not exist yet: only the budget stops
+    local five = { 1, 1, 1, 1, 1 }
+    assert.same({ false }, { stats.should_stop(five, 0, { min_samples = 5 }) })
+    assert.same({ true, "budget" }, { stats.should_stop(five, 2, { min_samples = 5 }) })
+  end)
+
+  it("stops when the budget is spent exactly, not before", function()
+    local noisy = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 }
+    assert.same({ false }, { stats.should_stop(noisy, 1.999) })
+    assert.same({ true, "budget" }, { stats.should_stop(noisy, 2) })              -- spent == budget_s
+    assert.same({ false }, { stats.should_stop(noisy, 0.25, { budget_s = 0.5 }) })
+    assert.same({ true, "budget" }, { stats.should_stop(noisy, 0.5, { budget_s = 0.5 }) })
+    -- a converged set says converged even with the budget spent
+    assert.same({ true, "converged" }, { stats.should_stop(ten(99.5, 100.5), 2) })
+  end)
+
+  it("converges exactly when the interval's width is within rel_ci of the median (random sets)", function()
+    local s = seed + 3
+    print(("should_stop boundary: seed %d (KREACH_SEED=%d repeats it)"):format(s, seed))
+    local u = uniform(s)
+    for _ = 1, 200 do
+      local n = 10 + math.floor(u() * 200)
+      local xs = {}
+      for i = 1, n do xs[i] = 1 + u() * u() end
+      local lo, hi = stats.median_ci(xs)
+      local width, med = hi - lo, stats.median(xs)
+      local rel = width / med
+      local msg = ("n = %d, width %.6g, median %.6g"):format(n, width, med)
+      assert.same({ true, "converged" }, { stats.should_stop(xs, 0, { rel_ci = rel * 1.001 }) }, msg)
+      assert.same({ false }, { stats.should_stop(xs, 0, { rel_ci = rel * 0.999 }) }, msg)
+      assert.same({ false }, { stats.should_stop(xs, 0, { rel_ci = rel * 0.6 }) }, msg)
+    end
+  end)
+
   it("compares each untraced step with the traced steps beside it, switching taken out", function()
     -- traced steps cost 10% more on a machine drifting by 1 ms a step: the drift cancels
     local t = {}
