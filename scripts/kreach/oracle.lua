@@ -55,6 +55,105 @@ function M.within(result, dtype)
   return true
 end
 
+-- ---- against PyTorch: an implementation that is not kreach's ----
+
+-- The thresholds of the oracle (f64) against PyTorch's model run in float64 on the same
+-- inputs: two fp64 computations of the same formula in other orders agree to far better than
+-- this unless the formula differs.
+M.TORCH_F64_TOL = { rel_l2 = 1e-9, max_scaled = 1e-7 }
+
+-- The instance's f64 twin, for PyTorch: float arguments at f64 (the oracle's), the rest as is.
+local function f64_twin(inst)
+  local args = {}
+  for i, a in ipairs(inst.args) do
+    local c = setmetatable({}, { __index = a })
+    if a.dtype == "f32" or a.dtype == "bf16" or a.dtype == "f16" then c.dtype = "f64" end
+    args[i] = c
+  end
+  return setmetatable({ problem = inst.problem, dtype = "f64", sizes = inst.sizes, args = args },
+    getmetatable(inst))
+end
+
+local function metrics_of(lib, y, ref)
+  local m = lib.metrics(y, ref)
+  if m.mismatches then return { n = m.n, mismatches = m.mismatches } end
+  return { n = m.n, rel_l2 = m.rel_l2, max_scaled = m.max_scaled, max_abs = m.max_abs, max_ref = m.max_ref,
+           nonfinite = m.nonfinite, special_mismatch = m.special_mismatch }
+end
+
+-- torch_check(inst, session, {seed =, variant =}) -> { outputs = { {name =, baseline = metrics,
+-- oracle = metrics} ... } }: the baseline (the instance's dtype) and the oracle (f64) against
+-- the problem's PyTorch model run in float64 (kreach.pytorch's Python worker, a session from
+-- pytorch.start) on the same inputs and parameters (the oracle's: the baseline's rounded values
+-- at f64). Metrics: lib.metrics's rel_l2, max_scaled, max_abs, max_ref, nonfinite and
+-- special_mismatch for a float output, { n, mismatches } for an integer one. An independent
+-- check of the reference: the baseline and the oracle come from the same Lua reference, so a
+-- wrong formula is the same in both, and only another implementation shows it. Raises when
+-- PyTorch fails. Frees everything it allocates.
+function M.torch_check(inst, session, opts)
+  opts = opts or {}
+  local ops_lib = ops.get(false)
+  local lib = inst:ops(ops_lib)
+  local vals = inst:make_args(opts.seed or 1, { variant = opts.variant })
+  inst:run_reference(vals)
+  local ovals = inst:oracle_args(vals)
+  inst:run_reference(ovals)
+  local twin = f64_twin(inst)
+  local slot, set = "oracle_f64", opts.set or 1
+  local ok, why = session:load(slot, twin)
+  if ok then ok, why = session:mirror(set, twin, ovals) end
+  if ok then
+    session:refresh(set)
+    ok, why = session:call(slot, set, { copy = true })
+  end
+  if not ok then
+    inst:free_oracle(vals, ovals)
+    if session.sets[set] and not session.dead then session:drop(set, slot) end
+    error(("%s: PyTorch's model at f64 failed: %s"):format(inst.problem.name, tostring(why)), 0)
+  end
+  local touts = session:outputs(set)
+  local result = { outputs = {} }
+  local mok, merr = pcall(function()
+    for i, a in ipairs(inst.args) do
+      if a.kind == "output" then
+        result.outputs[#result.outputs + 1] = { name = a.name, baseline = metrics_of(lib, vals[i], touts[i]),
+                                                oracle = metrics_of(lib, ovals[i], touts[i]) }
+      end
+    end
+  end)
+  inst:free_oracle(vals, ovals)
+  local dok, dwhy = session:drop(set, slot)
+  if not mok then error(merr, 0) end
+  if not dok then error(("%s: the Python worker did not free its buffers: %s"):format(inst.problem.name, tostring(dwhy)), 0) end
+  return result
+end
+
+-- torch_within(result, dtype) -> true, or false and why: the baseline within the correctness
+-- policy's thresholds of its dtype of PyTorch's f64 answer, the oracle within TORCH_F64_TOL,
+-- integer outputs exact.
+function M.torch_within(result, dtype)
+  local tol = check.thresholds(check.DEFAULTS, dtype, nil)
+  local function judge(who, m, t)
+    if m.mismatches then
+      if m.mismatches > 0 then return ("%s: %d of %d elements differ"):format(who, m.mismatches, m.n) end
+      return nil
+    end
+    if m.nonfinite > 0 or m.special_mismatch > 0 then
+      return ("%s: %d non-finite where PyTorch is finite, %d differing from PyTorch's non-finite values"):format(
+        who, m.nonfinite, m.special_mismatch)
+    end
+    if not (m.rel_l2 <= t.rel_l2) or not (m.max_scaled <= t.max_scaled) then
+      return ("%s: relative L2 %.3g (threshold %.3g), worst %.3g of max |PyTorch| (threshold %.3g)"):format(
+        who, m.rel_l2, t.rel_l2, m.max_scaled, t.max_scaled)
+    end
+  end
+  for _, o in ipairs(result.outputs) do
+    local why = judge(o.name .. ", the baseline", o.baseline, tol) or judge(o.name .. ", the oracle", o.oracle, M.TORCH_F64_TOL)
+    if why then return false, why end
+  end
+  return true
+end
+
 -- time_ms(inst, {warmup =, repeats =, seed =}) -> median and min milliseconds of the baseline,
 -- hot (no L2 flush, back to back), each call between two events; the methodology of the
 -- PyTorch-eager reference table (3 warm-ups, median of 20).

@@ -270,6 +270,22 @@ function Session:candidate(slot, inst, o)
   return true
 end
 
+-- drop(k [, slot]) -> true, or nil and why: unmaps set k's buffers here and frees them in the
+-- Python worker, and forgets the model in slot (where given), so that one session can go
+-- through many problems (kreach oracle --torch).
+function Session:drop(k, slot)
+  local s = self.sets[k]
+  if s then
+    core.synchronize()
+    for _, t in pairs(s.mapped) do if t:is_live() then t:free() end end
+    self.sets[k] = nil
+  end
+  local r, why = self:request({ op = "drop", set = k, slot = slot }, M.CALL_TIMEOUT_S)
+  if not r then return nil, why end
+  if slot and self.called then self.called[slot] = nil end
+  return true
+end
+
 function Session:close()
   for _, s in pairs(self.sets) do
     for _, t in pairs(s.mapped) do if t:is_live() then t:free() end end

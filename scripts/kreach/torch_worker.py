@@ -33,6 +33,8 @@
 #    the Landlock ruleset it was started with (descriptor 3) first; then the candidate's source
 #    runs as a module (its load_inline builds land in the extensions directory, Triton's cache
 #    in the triton one) and ModelNew(*get_init_inputs()) is built in dtype d; reply as load.
+#   {"op": "drop", "set": k, "slot": s}  frees set k's buffers (the kreach side unmapped them)
+#    and forgets slot s where given; reply {}
 #   {"op": "exit"}
 # Any failure replies {"error": "...", "kind": k}: k is "build" (an extension or a Triton kernel
 # that does not compile; "log" holds the compiler's output), "environment" (this machine cannot
@@ -220,7 +222,7 @@ def poison_free(pattern, sizes):
 
 
 def make_mirrors(c):
-    out, handles = {"args": c["args"], "tensors": [], "scalars": {}}, []
+    out, handles = {"args": c["args"], "tensors": [], "scalars": {}, "ptrs": []}, []
     for a in c["args"]:
         if a["kind"] == "scalar":
             out["tensors"].append(None)
@@ -229,10 +231,29 @@ def make_mirrors(c):
             continue
         t, h, p = mirror(a["shape"], a["dtype"])
         allocations.append(p)
+        out["ptrs"].append(p)
         out["tensors"].append(t)
         handles.append(h)
     sets[c["set"]] = out
     return {"handles": handles}
+
+
+def drop(c):
+    """Frees set k's buffers (kreach has unmapped them first) and forgets slot s, where given,
+    so that one worker can go through many problems."""
+    torch.cuda.synchronize()
+    s = sets.pop(c["set"], None)
+    if s is not None:
+        s["tensors"] = []
+        for p in s["ptrs"]:
+            allocations[:] = [q for q in allocations if q is not p]
+            rc = rt.cudaFree(p)
+            if rc != 0:
+                raise RuntimeError("cudaFree failed (error %d)" % rc)
+    if c.get("slot") is not None:
+        slots.pop(c["slot"], None)
+    torch.cuda.empty_cache()
+    return {}
 
 
 def forward_args(slot, s):
@@ -310,7 +331,7 @@ def call(c):
     return res
 
 
-OPS = {"load": load, "mirror": make_mirrors, "call": call, "candidate": candidate}
+OPS = {"load": load, "mirror": make_mirrors, "call": call, "candidate": candidate, "drop": drop}
 
 
 def classify(ex):

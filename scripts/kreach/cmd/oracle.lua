@@ -4,12 +4,16 @@
 -- ran where it can differ (a convolution: cuDNN's engine, or kreach's kernels). For a suite it
 -- ends with how many baselines are within the correctness policy's thresholds of their dtype,
 -- and exits 1 when one is not (or fails to run).
+-- With --torch, both are compared instead with the problem's PyTorch model run in float64 on
+-- the same inputs (a python3 with CUDA PyTorch: $KREACH_PYTHON or python3 on PATH): an
+-- independent check of the reference, whose baseline and oracle share one Lua definition.
 local kreach = require "kreach"
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
 local oracle = require "kreach.oracle"
 local problem = require "kreach.problem"
+local pytorch = require "kreach.pytorch"
 local text = require "kreach.text"
 
 local function backend_text(b)
@@ -30,12 +34,67 @@ local function print_one(name, dtype, seed, r)
   end
 end
 
+local function metric_text(m)
+  if m.mismatches then return ("%d of %d elements differ"):format(m.mismatches, m.n) end
+  return ("relative L2 %.3e  worst %.3e of max |PyTorch|%s"):format(m.rel_l2, m.max_scaled,
+    (m.nonfinite > 0 or m.special_mismatch > 0) and ("  %d non-finite, %d special mismatches"):format(m.nonfinite, m.special_mismatch) or "")
+end
+
+local function print_torch(name, dtype, seed, r)
+  io.write(("%s at %s (seed %d) against PyTorch in float64\n"):format(name, dtype, seed))
+  for _, o in ipairs(r.outputs) do
+    io.write(("  %-10s baseline  %s\n"):format(o.name, metric_text(o.baseline)))
+    io.write(("  %-10s oracle    %s\n"):format("", metric_text(o.oracle)))
+  end
+end
+
+-- --torch: each instance against PyTorch's f64 model, one Python worker for them all
+local function run_torch(args, insts, suite_name)
+  local py, why = pytorch.find()
+  if not py then errors.raise(errors.STATUS.load, "--torch needs a python3 with CUDA PyTorch: " .. why, "python") end
+  local session, serr = pytorch.start{ python = py.python }
+  if not session then errors.raise(errors.STATUS.load, "cannot start PyTorch: " .. serr, "python") end
+  local ok_n, bad = 0, {}
+  for _, inst in ipairs(insts) do
+    local name = inst.problem.name
+    local okc, r = pcall(oracle.torch_check, inst, session, { seed = args.seed })
+    local good, why2
+    if okc then good, why2 = oracle.torch_within(r, inst.dtype)
+    else good, why2 = false, "the check failed: " .. errors.message(r) end
+    if good then ok_n = ok_n + 1 else bad[#bad + 1] = ("%s (%s)"):format(name, why2) end
+    if args.json then
+      io.write(json.encode({ problem = name, dtype = inst.dtype, seed = args.seed, against = "pytorch_f64",
+                             outputs = okc and r.outputs or nil, within = good, why = why2 }), "\n")
+    else
+      if okc then print_torch(name, inst.dtype, args.seed, r) else io.write(("%s at %s: %s\n"):format(name, inst.dtype, why2)) end
+      if okc and not good then io.write("  outside the thresholds: ", why2, "\n") end
+    end
+    io.flush()
+    if session.dead then
+      session:close()
+      session, serr = pytorch.start{ python = py.python }
+      if not session then errors.raise(errors.STATUS.failed, "cannot restart PyTorch: " .. serr) end
+    end
+  end
+  session:close()
+  local summary = ("%d of %d problems%s at %s agree with PyTorch in float64 (the baseline within its dtype's thresholds, the oracle within relative L2 %.0e and worst %.0e)%s"):format(
+    ok_n, #insts, suite_name and (" of " .. suite_name) or "", insts[1] and insts[1].dtype or args.dtype,
+    oracle.TORCH_F64_TOL.rel_l2, oracle.TORCH_F64_TOL.max_scaled, #bad > 0 and ("; not: " .. table.concat(bad, "; ")) or "")
+  if args.json then
+    io.write(json.encode({ suite = suite_name, against = "pytorch_f64", within = ok_n, problems = #insts, outside = bad }), "\n")
+  else
+    io.write(summary, "\n")
+  end
+  return #bad == 0 and 0 or 1
+end
+
 return {
   summary = "Run a problem's (or a suite's) baseline and fp64 oracle; print their errors (needs a GPU).",
   parser = function(p)
     p:argument("problem", "A problem file, id or name, or a suite (kreach list).")
     p:option("--seed", "Seed of the inputs.", "1"):convert(cli.nonnegative_integer)
     cli.problem_options(p)
+    p:flag("--torch", "Compare the baseline and the oracle with the problem's PyTorch model in float64 instead (needs CUDA PyTorch).")
     p:flag("--json", "Print one JSON object (a suite: one per problem, a line each, then the summary).")
   end,
   run = function(args)
@@ -48,6 +107,7 @@ return {
       local inst = p:instantiate{ dtype = args.dtype, sizes = sizes }
       inst:validate()
       kreach.require_device()
+      if args.torch then return run_torch(args, { inst }, nil) end
       local r = oracle.check(inst, { seed = args.seed })
       if args.json then
         io.write(json.encode({ problem = p.name, dtype = inst.dtype, seed = args.seed, outputs = r.outputs,
@@ -67,6 +127,7 @@ return {
       insts[i]:validate()
     end
     kreach.require_device()
+    if args.torch then return run_torch(args, insts, suite.name) end
     local ok_n, bad = 0, {}
     for _, inst in ipairs(insts) do
       local name = inst.problem.name
