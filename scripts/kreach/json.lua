@@ -174,7 +174,7 @@ function json.decode(s)
     if not x then fail("bad number '" .. tok .. "'") end
     pos = b + 1
     if not find(tok, "[%.eE]") then return math.tointeger(x) or x end
-    return x + 0.0
+    return x -- a float already (x + 0.0 would turn -0.0 into 0.0)
   end
 
   value = function(depth)

@@ -1,9 +1,18 @@
 -- The bookkeeping --resume relies on: a run whose process is killed (SIGKILL, no finish_run,
 -- no clean close) keeps every evaluation it committed, stays 'running', is found again by its
 -- config hash, and the database passes integrity_check. The child is this kreach binary.
+-- Then what `kreach eval --resume` and `--force` do with it, through kreach.eval.run without a
+-- GPU (a stand-in device, and a stub for the workers' evaluation that can die mid-run).
 local kreach = require "kreach"
+local campaign = require "kreach.campaign"
+local device = require "kreach.device"
+local errors = require "kreach.errors"
+local ev = require "kreach.eval"
+local evaluation = require "kreach.evaluation"
 local store = require "kreach.store"
+local verdict = require "kreach.verdict"
 local lfs = require "lfs"
+local support = require "support"
 
 local CHILD = [[
 local store = require "kreach.store"
@@ -73,5 +82,195 @@ describe("a killed run", function()
       if f ~= "." and f ~= ".." then os.remove(d .. "/" .. f) end
     end
     lfs.rmdir(d)
+  end)
+end)
+
+describe("kreach eval --resume and --force", function()
+  local saved, dir, db_path, problem_path, cands, evaluated, die_at
+  local SINK = { write = function() end, flush = function() end }
+  local dirs = {}
+
+  before_each(function()
+    saved = { require = device.require, calibration = campaign.calibration, evaluate = ev.evaluate }
+    device.require = function() return { uuid = "GPU-0000-resume", name = "a stand-in" } end
+    campaign.calibration = function() return nil end
+    -- the workers' evaluation: records what it evaluates; at die_at (a candidate's name) the
+    -- process "dies" with that evaluation in flight (nothing of it stored, the run left open)
+    ev.evaluate = function(item, o)
+      local name = item.candidate_path:match("([^/]+)%.lua$")
+      if name == die_at then error("killed while evaluating " .. name, 0) end
+      evaluated[#evaluated + 1] = name
+      return evaluation.finish(evaluation.new(item, o), { verdict = verdict.new("correct"), wall_s = 0 })
+    end
+    dir = support.tmpdir()
+    dirs[#dirs + 1] = dir
+    db_path = dir .. "/results.db"
+    problem_path = dir .. "/019_ReLU.lua"
+    support.spit(problem_path, support.slurp("problems/kernelbench/level1/019_ReLU.lua"))
+    cands = {}
+    for _, n in ipairs({ "a", "b", "c" }) do
+      cands[#cands + 1] = dir .. "/" .. n .. ".lua"
+      support.spit(cands[#cands], ("-- candidate %s\nreturn {}\n"):format(n))
+    end
+  end)
+  after_each(function()
+    device.require, campaign.calibration, ev.evaluate = saved.require, saved.calibration, saved.evaluate
+  end)
+  teardown(function()
+    for _, d in ipairs(dirs) do
+      for f in lfs.dir(d) do if f ~= "." and f ~= ".." then os.remove(d .. "/" .. f) end end
+      lfs.rmdir(d)
+    end
+  end)
+
+  -- eval(o) -> the result of kreach.eval.run (nil and the error when it raised), and the names
+  -- of the candidates it evaluated. o: resume, force, dtype, candidates, die_at.
+  local function eval(o)
+    o = o or {}
+    evaluated, die_at = {}, o.die_at
+    local ok, res = pcall(ev.run, { target = problem_path, candidates = o.candidates or cands, dtype = o.dtype or "f32",
+                                    db = db_path, resume = o.resume, force = o.force, command = { "kreach", "eval" },
+                                    log = function() end, out = SINK })
+    if not ok then return nil, res, evaluated end
+    return res, nil, evaluated
+  end
+
+  -- the runs: { {status, number of evaluations}, ... } in id order
+  local function runs()
+    local db = assert(store.open(db_path))
+    local out = {}
+    for _, r in ipairs(db:runs()) do out[#out + 1] = { r.status, #db:evaluations{ run_id = r.id } } end
+    db:close()
+    return out
+  end
+
+  local function nothing_to_resume(res, err)
+    assert.is_nil(res, res and ("run %d was resumed"):format(res.run_id))
+    assert.is_true(errors.is(err), tostring(err))
+    assert.equals(2, errors.status(err))
+    assert.truthy(errors.message(err):find("nothing to resume", 1, true), errors.message(err))
+  end
+
+  it("continues an interrupted run: what it stored is kept, the evaluation in flight and the rest are made, it finishes", function()
+    local res, err, done = eval{ die_at = "b" }
+    assert.is_nil(res)
+    assert.equals("killed while evaluating b", err)
+    assert.same({ "a" }, done)
+    assert.same({ { "running", 1 } }, runs())
+    local db = assert(store.open(db_path))
+    local a_id = db:evaluations()[1].id
+    db:close()
+
+    res, err, done = eval{ resume = true }
+    assert.is_nil(err)
+    assert.same({ "b", "c" }, done)
+    assert.equals(1, res.run_id)
+    assert.is_true(res.records[1].reused)
+    assert.equals(a_id, res.records[1].id)
+    assert.is_nil(res.records[2].reused)
+    assert.same({ { "finished", 3 } }, runs())
+
+    -- finished now: nothing to resume, and nothing evaluated or begun
+    res, err, done = eval{ resume = true }
+    nothing_to_resume(res, err)
+    assert.same({}, done)
+    assert.same({ { "finished", 3 } }, runs())
+  end)
+
+  it("resumes only a run still 'running': not a finished one, a failed one, one of another status or of another configuration", function()
+    local res, err, done = eval()
+    assert.same({ "a", "b", "c" }, done)
+    res, err, done = eval{ resume = true }
+    nothing_to_resume(res, err)
+    assert.same({}, done)
+
+    -- an interrupted run, marked failed afterwards
+    res, err = eval{ force = true, die_at = "b" }
+    assert.is_nil(res)
+    local db = assert(store.open(db_path))
+    db:finish_run(2, "failed")
+    db:close()
+    res, err, done = eval{ resume = true }
+    nothing_to_resume(res, err)
+    assert.same({}, done)
+
+    -- an interrupted run with some other status
+    res, err = eval{ force = true, die_at = "c" }
+    assert.is_nil(res)
+    db = assert(store.open(db_path))
+    db.sql:exec("UPDATE runs SET status = 'aborted' WHERE id = 3")
+    db:close()
+    res, err, done = eval{ resume = true }
+    nothing_to_resume(res, err)
+    assert.same({}, done)
+
+    -- interrupted runs of another configuration: another dtype, other candidates
+    res, err = eval{ dtype = "f16", die_at = "b" }
+    assert.is_nil(res)
+    res, err = eval{ candidates = { cands[1], cands[2] }, force = true, die_at = "b" }
+    assert.is_nil(res)
+    res, err, done = eval{ resume = true }
+    nothing_to_resume(res, err)
+    assert.same({}, done)
+    assert.same({ { "finished", 3 }, { "failed", 1 }, { "aborted", 2 }, { "running", 1 }, { "running", 1 } }, runs())
+
+    -- each of those resumed by its own configuration
+    res, err, done = eval{ dtype = "f16", resume = true }
+    assert.is_nil(err)
+    assert.equals(4, res.run_id)
+    assert.same({ "b", "c" }, done)
+    res, err, done = eval{ candidates = { cands[1], cands[2] }, resume = true }
+    assert.is_nil(err)
+    assert.equals(5, res.run_id)
+    assert.same({}, done) -- a its own, b stored by an earlier run of the same evaluation configuration
+    assert.same({ { "finished", 3 }, { "failed", 1 }, { "aborted", 2 }, { "finished", 3 }, { "finished", 1 } }, runs())
+  end)
+
+  it("resumes the newest interrupted run of its configuration, the older one after it", function()
+    local res, err = eval{ die_at = "b" }            -- run 1: a stored
+    assert.is_nil(res)
+    res, err = eval{ force = true, die_at = "a" }    -- run 2: nothing stored
+    assert.is_nil(res)
+    local done
+    res, err, done = eval{ resume = true }
+    assert.is_nil(err)
+    assert.equals(2, res.run_id)
+    assert.same({ "b", "c" }, done)                  -- a: run 1's evaluation is reused
+    assert.same({ { "running", 1 }, { "finished", 2 } }, runs())
+    res, err, done = eval{ resume = true }
+    assert.is_nil(err)
+    assert.equals(1, res.run_id)
+    assert.same({}, done)                            -- a its own, b and c run 2's
+    assert.same({ { "finished", 1 }, { "finished", 2 } }, runs())
+  end)
+
+  it("reuses what is stored unless --force; a resumed run keeps its own evaluations even with --force", function()
+    local res, err, done = eval()
+    assert.same({ "a", "b", "c" }, done)
+    res, err, done = eval()
+    assert.same({}, done)
+    for _, r in ipairs(res.records) do assert.is_true(r.reused) end
+    res, err, done = eval{ force = true }
+    assert.is_nil(err)
+    assert.same({ "a", "b", "c" }, done)
+    for _, r in ipairs(res.records) do assert.is_nil(r.reused) end
+    assert.same({ { "finished", 3 }, { "finished", 0 }, { "finished", 3 } }, runs())
+
+    -- interrupted with --force after a; resumed without it, b and c are found stored
+    res, err, done = eval{ force = true, die_at = "b" }
+    assert.same({ "a" }, done)
+    res, err, done = eval{ resume = true }
+    assert.is_nil(err)
+    assert.equals(4, res.run_id)
+    assert.same({}, done)
+    -- interrupted with --force after a; resumed with it, b and c are evaluated again, a is kept
+    res, err, done = eval{ force = true, die_at = "b" }
+    assert.same({ "a" }, done)
+    res, err, done = eval{ resume = true, force = true }
+    assert.is_nil(err)
+    assert.equals(5, res.run_id)
+    assert.same({ "b", "c" }, done)
+    assert.is_true(res.records[1].reused)
+    assert.same({ { "finished", 3 }, { "finished", 0 }, { "finished", 3 }, { "finished", 1 }, { "finished", 3 } }, runs())
   end)
 end)

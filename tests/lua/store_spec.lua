@@ -414,6 +414,39 @@ describe("kreach.store", function()
       assert.equals(math.huge, db:get_run(run).config.tol)
     end)
 
+    it("keeps keys that need escaping in JSON columns, as SQLite's own JSON reads them too", function()
+      local KEYS = { 'q"uote', "back\\slash", "new\nline", "ctl\1\31\127", "tab\t", '"', "\\", "", "é😀", 'x":1,"y' }
+      local function keyed(tag)
+        local t = {}
+        for i, k in ipairs(KEYS) do t[k] = { tag = tag, i = i, [k] = k } end
+        return t
+      end
+      local run = db:begin_run{ config_hash = "h", config = keyed("config"), command = { 'a"b', "c\\d\n" } }
+      local origin = keyed("origin")
+      db:record_evaluation(evaluation(run, "keys", {
+        sizes = keyed("sizes"), check_result = keyed("check"), timing = { candidate = keyed("timing"), neg_zero = -0.0 },
+        candidate = { hash = "k3y5", path = "c.lua", source = "return {}", origin = origin } }))
+      local e = db:find_evaluation("keys")
+      assert.same(keyed("sizes"), e.sizes)
+      assert.same(keyed("check"), e.check_result)
+      assert.same(keyed("timing"), e.timing.candidate)
+      assert.equals(-math.huge, 1 / e.timing.neg_zero) -- -0.0 stays negative
+      assert.same(origin, e.origin)
+      assert.same(keyed("config"), db:get_run(run).config)
+      assert.same({ 'a"b', "c\\d\n" }, db:get_run(run).command)
+      -- the stored text is JSON to SQLite as well, with the same keys
+      local col = db.sql:query("SELECT sizes, json_valid(sizes) AS ok FROM evaluations WHERE eval_key = 'keys'")[1]
+      assert.equals(1, col.ok, col.sizes)
+      local got = {}
+      for _, r in ipairs(db.sql:query("SELECT key FROM json_each((SELECT sizes FROM evaluations WHERE eval_key = 'keys'))")) do
+        got[#got + 1] = r.key
+      end
+      local want = { table.unpack(KEYS) }
+      table.sort(want)
+      table.sort(got)
+      assert.same(want, got)
+    end)
+
     it("saves calibrations and gives the newest of a device", function()
       local a = db:save_calibration{ device_uuid = "GPU-1", device_name = "NVIDIA H200", driver_version = 13000,
                                      copy_bytes_per_s = 4.2e12, flops_per_s = { f32 = 6.7e13, bf16 = 9.9e14 },
