@@ -1,0 +1,209 @@
+-- tools/mutate.lua: the mutation check of issue 20. It plants known bugs in kreach's checker,
+-- one at a time, runs the tests that should catch each, and reports the ones that survive.
+-- A benchmark, not a CI test (a minute or so on 2 cores):
+--
+--   build/kreach tools/mutate.lua [--json] [--keep] [ID ...]
+--
+-- Nothing in the source tree is changed. A Lua mutant is planted in a copy of scripts/ in a
+-- temporary directory, and the tests run with KREACH_LUA_DIR pointing at that copy (the
+-- binary's embedded modules are overridden). A C mutant is planted in a copy of its file, and
+-- its test is compiled against the copy with cc. Before any mutant, every test named below is
+-- run on the unmutated code: a test that fails there would "catch" everything, so the tool
+-- stops. Each mutant names the exact text it replaces; when that text is no longer in the
+-- file (the code moved on), the tool says so and fails rather than report a mutant that was
+-- never planted.
+--
+-- Exit status: 0 when every mutant is caught, 1 when one survives, 2 on a usage error or when
+-- a mutant cannot be planted or the unmutated tests fail.
+local json = require "kreach.json"
+local kreach = require "kreach"
+
+local MUTANTS = {
+  { id = "judge_worst_error", file = "scripts/kreach/check.lua",
+    what = "check.judge drops the worst-error condition",
+    old = "if m.rel_l2 > th.rel_l2 or m.max_scaled > th.max_scaled then",
+    new = "if m.rel_l2 > th.rel_l2 then",
+    specs = { "check" } },
+  { id = "centred_cap_l2", file = "scripts/kreach/check.lua",
+    what = "check.thresholds: min changed to max in the centred L2 cap",
+    old = "th.centred_l2 = math.min(policy.centred_cap,",
+    new = "th.centred_l2 = math.max(policy.centred_cap,",
+    specs = { "check" } },
+  { id = "centred_cap_max", file = "scripts/kreach/check.lua",
+    what = "check.thresholds: min changed to max in the centred worst-error cap",
+    old = "th.centred_max = math.min(policy.centred_cap,",
+    new = "th.centred_max = math.max(policy.centred_cap,",
+    specs = { "check" } },
+  { id = "unwritten_1pct", file = "scripts/kreach/check.lua",
+    what = "check allows 1% of an output unwritten",
+    old = "if u and u > 0 then",
+    new = "if u and u > 0.01 * r.outs[i].n then",
+    specs = { "check" } },
+  { id = "stop_half_width", file = "scripts/kreach/stats.lua",
+    what = "stats.should_stop's rule on the half-width of the median's interval",
+    old = "(hi - lo) <= o.rel_ci * M.median(xs)",
+    new = "(hi - lo) / 2 <= o.rel_ci * M.median(xs)",
+    specs = { "stats" } },
+  { id = "export_invalid_compiled", file = "scripts/kreach/results.lua",
+    what = "the KernelBench export writes invalid_candidate as compiled",
+    old = "local NO_COMPILE = { compile_error = true, invalid_candidate = true }",
+    new = "local NO_COMPILE = { compile_error = true }",
+    specs = { "results_export" } },
+  { id = "json_keys_unescaped", file = "scripts/kreach/json.lua",
+    what = "JSON object keys written without escaping",
+    old = [[out[#out + 1] = '"' .. k:gsub('[%c"\\]', esc_char) .. '":']],
+    new = [[out[#out + 1] = '"' .. k .. '":']],
+    specs = { "json", "store" } },
+  { id = "rel_l2_no_sqrt", file = "scripts/kreach/ops/compare.lua",
+    what = "the judge's relative L2 without its square root",
+    old = "m.rel_l2 = ratio(math.sqrt(m.sum_d2), math.sqrt(m.sum_r2))",
+    new = "m.rel_l2 = ratio(m.sum_d2, m.sum_r2)",
+    specs = { "ops_compare" } },
+  { id = "oracle_rel_l2_no_sqrt", file = "scripts/kreach/ops/compare.lua",
+    what = "the oracle check's relative L2 without its square root",
+    old = "rel_l2 = r[2] > 0 and math.sqrt(r[1] / r[2]) or math.sqrt(r[1]),",
+    new = "rel_l2 = r[2] > 0 and r[1] / r[2] or r[1],",
+    specs = { "ops_compare" } },
+  { id = "sig_function_pointer", file = "runtime/kr_sig.c",
+    what = "a function-pointer kernel parameter made a hard parse error",
+    old = [[else if (is(k, "(")) fn = 1;]],
+    new = [[else if (is(k, "(")) { free(kx); return fail(s->err, s->errlen, "line %d: a function pointer", k->line); }]],
+    ctest = { name = "sig", srcs = { "tests/c/test_sig.c", "runtime/kr_sig.c" } } },
+}
+
+local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local function sh(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("a")
+  local ok = p:close()
+  return ok and true or false, out
+end
+local function slurp(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+local function spit(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+
+-- ---- arguments ----
+local as_json, keep, only = false, false, {}
+for _, a in ipairs(arg) do
+  if a == "--json" then as_json = true
+  elseif a == "--keep" then keep = true
+  elseif a == "-h" or a == "--help" then
+    io.write("usage: build/kreach tools/mutate.lua [--json] [--keep] [ID ...]\nmutants:\n")
+    for _, m in ipairs(MUTANTS) do io.write(("  %-24s %s\n"):format(m.id, m.what)) end
+    os.exit(0)
+  elseif a:sub(1, 1) == "-" then io.stderr:write("mutate: unknown option ", a, "\n"); os.exit(2)
+  else only[a] = true end
+end
+local list = {}
+for _, m in ipairs(MUTANTS) do if next(only) == nil or only[m.id] then list[#list + 1] = m; only[m.id] = nil end end
+if next(only) then io.stderr:write("mutate: no mutant named ", (next(only)), "\n"); os.exit(2) end
+
+-- the source tree: this script's directory's parent
+local root = (debug.getinfo(1, "S").source:sub(2):match("^(.*)/tools/[^/]*$")) or "."
+local ok0, absroot = sh("cd " .. quote(root) .. " && pwd")
+root = absroot:gsub("%s+$", "")
+local bin = kreach.executable()
+local _, tmp = sh("mktemp -d")
+tmp = tmp:gsub("%s+$", "")
+local function say(fmt, ...) if not as_json then io.stderr:write(fmt:format(...)) end end
+
+-- run one mutant's tests against the Lua directory `luadir` (or, for a C test, compile against
+-- the sources given) -> caught (true when some test failed), the output's tail, seconds
+local function run_tests(m, luadir, csrcs)
+  local t0 = os.time()
+  if m.ctest then
+    local exe = tmp .. "/test_" .. m.ctest.name
+    local srcs = {}
+    for _, s in ipairs(csrcs) do srcs[#srcs + 1] = quote(s) end
+    local cok, cout = sh(("cc -std=gnu11 -O0 -w -I%s -I%s %s -o %s"):format(quote(root .. "/runtime"),
+      quote(root .. "/tests/c"), table.concat(srcs, " "), quote(exe)))
+    if not cok then return nil, "the test does not compile:\n" .. cout end
+    local rok, rout = sh(quote(exe))
+    return not rok, rout:sub(-600), os.time() - t0
+  end
+  local failed, tail = false, ""
+  for _, spec in ipairs(m.specs) do
+    local rok, rout = sh(("cd %s && KREACH_LUA_DIR=%s %s tests/lua/runner.lua tests/lua/%s_spec.lua"):format(
+      quote(root), quote(luadir), quote(bin), spec))
+    if not rok then failed = true; tail = tail .. rout:sub(-600) end
+  end
+  return failed, tail, os.time() - t0
+end
+
+-- the unmutated code must pass every test used
+local baseline_dir = root .. "/scripts"
+local seen = {}
+for _, m in ipairs(list) do
+  local key = m.ctest and ("c:" .. m.ctest.name) or table.concat(m.specs, ",")
+  if not seen[key] then
+    seen[key] = true
+    local srcs
+    if m.ctest then srcs = {}; for i, s in ipairs(m.ctest.srcs) do srcs[i] = root .. "/" .. s end end
+    local failed, tail = run_tests(m, baseline_dir, srcs)
+    if failed ~= false then
+      io.stderr:write(("mutate: the tests of %s fail on the unmutated code; fix them first:\n%s\n"):format(m.id, tostring(tail)))
+      os.exit(2)
+    end
+  end
+end
+
+local results, survived = {}, 0
+for _, m in ipairs(list) do
+  local src = slurp(root .. "/" .. m.file)
+  local s, e
+  if src then s, e = src:find(m.old, 1, true) end
+  if not s then
+    io.stderr:write(("mutate: %s: '%s' is no longer in %s; update the mutant\n"):format(m.id, m.old, m.file))
+    os.exit(2)
+  end
+  if src:find(m.old, e + 1, true) then
+    io.stderr:write(("mutate: %s: '%s' is in %s more than once; make it unique\n"):format(m.id, m.old, m.file))
+    os.exit(2)
+  end
+  local mutated = src:sub(1, s - 1) .. m.new .. src:sub(e + 1)
+  local dir = tmp .. "/" .. m.id
+  local caught, tail, secs
+  if m.ctest then
+    sh("mkdir -p " .. quote(dir))
+    local srcs = {}
+    for i, f in ipairs(m.ctest.srcs) do
+      if f == m.file then
+        srcs[i] = dir .. "/" .. f:match("[^/]+$")
+        spit(srcs[i], mutated)
+      else
+        srcs[i] = root .. "/" .. f
+      end
+    end
+    caught, tail, secs = run_tests(m, nil, srcs)
+  else
+    sh(("mkdir -p %s && cp -r %s %s"):format(quote(dir), quote(root .. "/scripts/kreach"), quote(dir .. "/")))
+    spit(dir .. "/" .. m.file:gsub("^scripts/", ""), mutated)
+    caught, tail, secs = run_tests(m, dir, nil)
+  end
+  if caught == nil then
+    io.stderr:write(("mutate: %s: %s\n"):format(m.id, tail))
+    os.exit(2)
+  end
+  if not caught then survived = survived + 1 end
+  results[#results + 1] = { id = m.id, what = m.what, file = m.file, caught = caught, seconds = secs,
+                            tests = m.ctest and { "kreach.c." .. m.ctest.name } or m.specs }
+  say("%-24s %-8s %3d s  %s\n", m.id, caught and "caught" or "SURVIVED", secs, m.what)
+end
+if not keep then sh("rm -rf " .. quote(tmp)) else say("mutants kept in %s\n", tmp) end
+
+if as_json then
+  io.write(json.encode({ mutants = results, caught = #results - survived, survived = survived }), "\n")
+else
+  io.write(("%d of %d mutants caught%s\n"):format(#results - survived, #results,
+    survived > 0 and ", the others survive" or ""))
+end
+os.exit(survived == 0 and 0 or 1)
