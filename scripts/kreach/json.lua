@@ -141,11 +141,13 @@ function json.decode(s)
       parts[np] = sub(s, i, j - 1)
       local c = sub(s, j + 1, j + 1)
       if c == "u" then
-        local cp = #s >= j + 5 and tonumber(sub(s, j + 2, j + 5), 16)
+        local hex = sub(s, j + 2, j + 5)
+        local cp = hex:find("^%x%x%x%x$") and tonumber(hex, 16)
         if not cp then pos = j; fail("bad \\u escape") end
         i = j + 6
         if cp >= 0xD800 and cp <= 0xDBFF and sub(s, i, i + 1) == "\\u" then
-          local lo = tonumber(sub(s, i + 2, i + 5), 16)
+          local lhex = sub(s, i + 2, i + 5)
+          local lo = lhex:find("^%x%x%x%x$") and tonumber(lhex, 16)
           if lo and lo >= 0xDC00 and lo <= 0xDFFF then
             cp = 0x10000 + (cp - 0xD800) * 0x400 + (lo - 0xDC00)
             i = i + 6

@@ -87,6 +87,18 @@ describe("kreach.json", function()
     assert.same({ ["😀k"] = "😀" }, json.decode('{"\\uD83D\\uDE00k":"\\uD83D\\uDE00"}'))
   end)
 
+  it("refuses a \\u escape that is not four hex digits, naming the byte", function()
+    for _, bad in ipairs({ [["\u-001"]], [["\u 41 "]], [["\u+041"]], [["\u12"]], [["\u12G4"]] }) do
+      local ok, err = pcall(json.decode, bad)
+      assert.is_false(ok, bad)
+      assert.matches("^json: bad \\u escape at byte 2$", err, 1, false, bad)
+    end
+    -- a high surrogate followed by a malformed \u: the second escape is refused on its own
+    local ok, err = pcall(json.decode, [["\ud83d\u+e00"]])
+    assert.is_false(ok)
+    assert.matches("^json: bad \\u escape at byte 8$", err)
+  end)
+
   it("keeps -0.0 a negative zero, and integers and floats apart", function()
     assert.equals("-0.0", json.encode(-0.0))
     local z = json.decode("-0.0")
