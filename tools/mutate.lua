@@ -64,6 +64,32 @@ local MUTANTS = {
     old = "rel_l2 = r[2] > 0 and math.sqrt(r[1] / r[2]) or math.sqrt(r[1]),",
     new = "rel_l2 = r[2] > 0 and r[1] / r[2] or r[1],",
     specs = { "ops_compare" } },
+  -- beyond the issue's list: the evaluation key, resume and the JSON reader
+  { id = "eval_key_no_candidate", file = "scripts/kreach/eval.lua",
+    what = "the evaluation key leaves out the candidate's text",
+    old = "return { item.problem_hash, item.candidate_hash }",
+    new = "return { item.problem_hash }",
+    specs = { "eval_key" } },
+  { id = "eval_key_no_device", file = "scripts/kreach/campaign.lua",
+    what = "the evaluation key leaves out the device",
+    old = "econf.device = dev.uuid",
+    new = "econf.device = nil",
+    specs = { "eval_key" } },
+  { id = "resume_any_status", file = "scripts/kreach/campaign.lua",
+    what = "resume picks up finished runs, not only those still running",
+    old = [[db:latest_run{ config_hash = rconf_hash, status = "running" }]],
+    new = [[db:latest_run{ config_hash = rconf_hash }]],
+    specs = { "store_resume" } },
+  { id = "resume_reuse_ignores_force", file = "scripts/kreach/campaign.lua",
+    what = "--force does not re-evaluate stored results",
+    old = "(spec.reuse ~= false and db:find_evaluation(item.eval_key))",
+    new = "db:find_evaluation(item.eval_key)",
+    specs = { "store_resume" } },
+  { id = "json_negative_zero", file = "scripts/kreach/json.lua",
+    what = "the JSON reader turns -0.0 into 0.0",
+    old = "return x -- a float already",
+    new = "return x + 0.0 -- a float already",
+    specs = { "json" } },
   { id = "sig_function_pointer", file = "runtime/kr_sig.c",
     what = "a function-pointer kernel parameter made a hard parse error",
     old = [[else if (is(k, "(")) fn = 1;]],
@@ -98,13 +124,14 @@ for _, a in ipairs(arg) do
   elseif a == "--keep" then keep = true
   elseif a == "-h" or a == "--help" then
     io.write("usage: build/kreach tools/mutate.lua [--json] [--keep] [ID ...]\nmutants:\n")
-    for _, m in ipairs(MUTANTS) do io.write(("  %-24s %s\n"):format(m.id, m.what)) end
+    for _, m in ipairs(MUTANTS) do io.write(("  %-26s %s\n"):format(m.id, m.what)) end
     os.exit(0)
   elseif a:sub(1, 1) == "-" then io.stderr:write("mutate: unknown option ", a, "\n"); os.exit(2)
   else only[a] = true end
 end
 local list = {}
-for _, m in ipairs(MUTANTS) do if next(only) == nil or only[m.id] then list[#list + 1] = m; only[m.id] = nil end end
+local selecting = next(only) ~= nil
+for _, m in ipairs(MUTANTS) do if not selecting or only[m.id] then list[#list + 1] = m; only[m.id] = nil end end
 if next(only) then io.stderr:write("mutate: no mutant named ", (next(only)), "\n"); os.exit(2) end
 
 -- the source tree: this script's directory's parent
@@ -196,7 +223,7 @@ for _, m in ipairs(list) do
   if not caught then survived = survived + 1 end
   results[#results + 1] = { id = m.id, what = m.what, file = m.file, caught = caught, seconds = secs,
                             tests = m.ctest and { "kreach.c." .. m.ctest.name } or m.specs }
-  say("%-24s %-8s %3d s  %s\n", m.id, caught and "caught" or "SURVIVED", secs, m.what)
+  say("%-26s %-8s %3d s  %s\n", m.id, caught and "caught" or "SURVIVED", secs, m.what)
 end
 if not keep then sh("rm -rf " .. quote(tmp)) else say("mutants kept in %s\n", tmp) end
 
