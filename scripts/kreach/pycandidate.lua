@@ -73,7 +73,8 @@ local function failure(path, why, kind, log, dirs, during)
     return verdict.new("runtime_error", ("%s: a CUDA error while %s: %s"):format(path, during, why))
   elseif kind == "worker" then
     if tostring(why):find("did not answer within", 1, true) then
-      return verdict.new("timeout", ("%s: the Python worker %s"):format(path, tostring(why):gsub("^the Python worker ", "")))
+      return verdict.new("timeout", ("%s: the Python worker %s while %s"):format(path,
+        (tostring(why):gsub("^the Python worker ", "")), during))
     end
     return verdict.new("runtime_error", ("%s: while %s, %s"):format(path, during, why))
   end

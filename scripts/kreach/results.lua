@@ -59,6 +59,21 @@ end
 
 local NO_COMPILE = { compile_error = true, invalid_candidate = true }
 
+-- compiled(r) -> KernelBench's `compiled` for an evaluation row: false for compile errors and
+-- invalid candidates, and for a timeout while the candidate was still being loaded or built
+-- (the worker's phase 'load' or 'compile', or a KernelBench-format candidate's Python worker
+-- "while loading it", where its load_inline builds run); true otherwise.
+local function compiled(r)
+  if NO_COMPILE[r.verdict] then return false end
+  if r.verdict == "timeout" then
+    local why = tostring(r.reason or "")
+    local phase = why:match("^phase '([^']*)' ran past")
+    if phase == "load" or phase == "compile" then return false end
+    if why:find("the Python worker did not answer within [%d%.]+ s while loading it") then return false end
+  end
+  return true
+end
+
 local function population_std(xs)
   local n = #xs
   if n == 0 then return nil end
@@ -74,7 +89,9 @@ local function float(x) if x == nil then return nil end return x + 0.0 end
 -- One KernelBench sample from an evaluation row (nil for a baseline-only row). `hardware` is the
 -- device name of the row's run.
 function M.kernelbench_sample(r, hardware)
-  if r.candidate_ref == nil then return nil end
+  -- a baseline timed alone has no candidate; a skipped candidate was never judged (kreach could
+  -- not: no PyTorch, a mode it cannot time in), which KernelBench has no way to say
+  if r.candidate_ref == nil or r.verdict == "skipped" then return nil end
   local null = json.null
   local tc = type(r.timing) == "table" and r.timing.candidate or nil
   local summary = type(tc) == "table" and tc.summary or nil
@@ -88,7 +105,7 @@ function M.kernelbench_sample(r, hardware)
   end
   return {
     sample_id = (type(r.origin) == "table" and math.tointeger(r.origin.sample)) or 0,
-    compiled = not NO_COMPILE[r.verdict],
+    compiled = compiled(r),
     correctness = r.verdict == "correct",
     -- KernelBench states speedups against PyTorch eager (ref_runtime / runtime): those are
     -- `speedup` and `ref_runtime` here, from the PyTorch times kreach measured in the same run
@@ -104,7 +121,7 @@ function M.kernelbench_sample(r, hardware)
 end
 
 -- eval_results.json: { "<problem_id>": [ sample, ... ] }, problem ids in numeric order, one
--- sample a line. `runs` maps a run id to its row (for the device name). Baseline-only rows are
+-- sample a line. `runs` maps a run id to its row (for the device name). Baseline-only and skipped rows are
 -- left out. Returns the number of samples written.
 function M.kernelbench(rows, runs, write)
   local by, keys = {}, {}

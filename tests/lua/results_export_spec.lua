@@ -14,17 +14,18 @@ local support = require "support"
 
 -- Every verdict of kreach.verdict and what its KernelBench sample says: compiled (the
 -- candidate was built and loaded: false only where it never was) and correctness (only a
--- correct one). nil: no sample (a baseline timed alone has no candidate). Timeouts and skips
--- count as compiled, as runtime errors do: the export cannot tell in which phase they came.
+-- correct one). false: no sample (a baseline timed alone has no candidate; a skipped candidate
+-- was never judged). A timeout after the build (here in phase 'check') counts as compiled, as
+-- runtime errors do; one while loading or building does not (tested below).
 local EXPECTED = {
   correct = { compiled = true, correctness = true },
   incorrect = { compiled = true, correctness = false },
   runtime_error = { compiled = true, correctness = false },
   timeout = { compiled = true, correctness = false },
-  skipped = { compiled = true, correctness = false },
+  skipped = false,
   compile_error = { compiled = false, correctness = false },
   invalid_candidate = { compiled = false, correctness = false },
-  baseline = nil,
+  baseline = false,
 }
 local REASON = { incorrect = "wrong_values", runtime_error = "illegal address", timeout = "phase 'check' ran past its limit",
                  skipped = "no python3 with CUDA PyTorch", compile_error = "error: expected ';'",
@@ -41,7 +42,7 @@ end
 describe("the KernelBench export, known answers", function()
   it("has an expected sample for every verdict kreach has", function()
     for _, v in ipairs(verdict.KINDS) do
-      assert.is_true(EXPECTED[v] ~= nil or v == "baseline", "no expected KernelBench sample for verdict " .. v)
+      assert.is_true(EXPECTED[v] ~= nil, "no expected KernelBench sample for verdict " .. v)
     end
   end)
 
@@ -49,7 +50,7 @@ describe("the KernelBench export, known answers", function()
     it(("exports verdict %s as %s"):format(v, EXPECTED[v] and ("compiled = %s, correctness = %s"):format(
       EXPECTED[v].compiled, EXPECTED[v].correctness) or "no sample"), function()
       local s = results.kernelbench_sample(row(v))
-      if EXPECTED[v] == nil then
+      if not EXPECTED[v] then
         assert.is_nil(s)
         return
       end
@@ -88,6 +89,18 @@ describe("the KernelBench export, known answers", function()
     assert.equals(json.null, results.kernelbench_sample(r).runtime_stats.hardware)
   end)
 
+  it("counts a timeout while the candidate was loaded or built as not compiled, any other as compiled", function()
+    local function c(reason) return results.kernelbench_sample(row("timeout", { reason = reason })).compiled end
+    assert.is_false(c("phase 'load' ran past its limit of 60 s"))
+    assert.is_false(c("phase 'compile' ran past its limit of 60 s"))
+    assert.is_false(c("c.py: the Python worker did not answer within 600 s while loading it"))
+    assert.is_true(c("phase 'trial1.forward' ran past its limit of 60 s"))
+    assert.is_true(c("phase 'timing' ran past its limit of 60 s"))
+    assert.is_true(c("c.py: the Python worker did not answer within 60 s while calling it"))
+    -- a candidate's words cannot pass for the phase: the reason must start with it
+    assert.is_true(c("phase 'trial1.forward' ran past its limit: phase 'compile' ran past"))
+  end)
+
   it("takes the runtime from candidate_ms without timing statistics, else -1", function()
     local s = results.kernelbench_sample(row("correct", { candidate_ms = 1.5 }))
     assert.same({ 1.5, {} }, { s.runtime, s.runtime_stats })
@@ -97,7 +110,7 @@ describe("the KernelBench export, known answers", function()
     assert.equals(-1.0, results.kernelbench_sample(row("incorrect")).runtime)
   end)
 
-  it("writes eval_results.json by problem id in numeric order, samples in order, baselines left out", function()
+  it("writes eval_results.json by problem id in numeric order, samples in order, baselines and skips left out", function()
     local rows = {
       row("correct", { id = 1, problem_id = 100, problem_name = "100_HingeLoss", origin = { sample = 1 }, candidate_ms = 1.0 }),
       row("invalid_candidate", { id = 2, problem_id = 19, origin = { sample = 2 } }),
@@ -105,6 +118,7 @@ describe("the KernelBench export, known answers", function()
       row("compile_error", { id = 4, problem_id = 19, origin = { sample = 0 } }),
       row("incorrect", { id = 5, problem_id = 2, problem_name = "2_Standard_matrix_multiplication_" }),
       row("timeout", { id = 6, problem_id = 19, origin = { sample = 2 } }),
+      row("skipped", { id = 7, problem_id = 19, origin = { sample = 3 } }),
     }
     local out = {}
     local n = results.write("kernelbench", { rows = rows, runs = { [1] = { device = { name = "NVIDIA H200" } } } },
@@ -145,8 +159,8 @@ describe("the KernelBench export, known answers", function()
     db:close()
     for f in lfs.dir(dir) do if f ~= "." and f ~= ".." then assert(os.remove(dir .. "/" .. f)) end end
     assert(os.remove(dir))
-    assert.equals(#verdict.KINDS - 1, n)
-    local got = {}
+    assert.equals(#verdict.KINDS - 2, n)
+    local got = { skipped = false, baseline = false }
     for _, s in ipairs(cjson.decode(table.concat(out))["19"]) do
       got[s.metadata.verdict] = { compiled = s.compiled, correctness = s.correctness }
       assert.equals(-1, s.runtime)
