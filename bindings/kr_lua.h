@@ -71,6 +71,7 @@ int luaopen_kreach_util(lua_State *L);
 int luaopen_kreach_fs(lua_State *L);
 int luaopen_kreach_seal(lua_State *L);
 int luaopen_kreach_http(lua_State *L);
+int luaopen_kreach_host(lua_State *L);
 void kr_lua_openlibs(lua_State *L);
 /* Counts the Lua heap's bytes from now on (util.heap_used), with an optional cap (util.heap_limit). */
 void kr_lua_count_heap(lua_State *L);

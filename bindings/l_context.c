@@ -195,14 +195,17 @@ static void setstr(lua_State *L, const char *k, const char *v) {
     lua_setfield(L, -2, k);
 }
 
-/* device() -> table of properties; raises "no CUDA device: ..." without one. */
+/* device() -> table of properties; raises "no CUDA device: ..." without one. `host` is true
+ * on the host device (KREACH_DEVICE=host), whose properties are the CPU emulation's. */
 static int l_core_device(lua_State *L) {
     kr_context *ctx = kr_lua_ctx(L);
     kr_device_info d;
     kr_status s = kr_context_device(ctx, &d);
     if (s != KR_OK) return kr_lua_raise(L, ctx, s);
-    lua_createtable(L, 0, 24);
+    lua_createtable(L, 0, 25);
     setint(L, "ordinal", d.ordinal);
+    lua_pushboolean(L, kr_context_is_host(ctx)); /* KREACH_DEVICE=host: the CPU emulation */
+    lua_setfield(L, -2, "host");
     setstr(L, "name", d.name);
     setstr(L, "pci_bus_id", d.pci_bus_id);
     setstr(L, "uuid", d.uuid);
@@ -328,6 +331,7 @@ void kr_lua_openlibs(lua_State *L) {
         {"kreach.core.sqlite", luaopen_kreach_sqlite}, {"kreach.core.fs", luaopen_kreach_fs},
         {"kreach.core.http", luaopen_kreach_http},
         {"kreach.core.seal", luaopen_kreach_seal},    {"kreach.core.cudnn", luaopen_kreach_cudnn},
+        {"kreach.core.host", luaopen_kreach_host},
         {"lfs", luaopen_lfs},
         {"cjson", luaopen_cjson},                 {"cjson.safe", luaopen_cjson_safe},
         {NULL, NULL}};

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct kr_context {
     int refs;
@@ -54,13 +55,14 @@ kr_context *kr_context_new(int ordinal) {
     kr_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
     ctx->refs = 1;
-    if (ordinal < 0) {
+    if (ordinal < 0 && ordinal != KR_HOST_ORDINAL) {
         const char *env = getenv("KREACH_DEVICE");
         char *end = NULL;
         long v = env && *env ? strtol(env, &end, 10) : 0;
         /* A malformed KREACH_DEVICE is remembered as an impossible ordinal so that opening the
          * device reports it, instead of silently using device 0. */
         ordinal = (env && *env && (*end || v < 0 || v > 1024)) ? -2 : (int)v;
+        if (env && strcmp(env, "host") == 0) ordinal = KR_HOST_ORDINAL;
     }
     ctx->ordinal = ordinal;
     ctx->msg_cap = 256;
@@ -133,6 +135,12 @@ const char *kr_context_errmsg(const kr_context *ctx) { return ctx->msg; }
 int kr_context_broken(const kr_context *ctx) { return ctx->broken; }
 int kr_context_state(const kr_context *ctx) { return ctx->state; }
 int kr_context_ordinal(const kr_context *ctx) { return ctx->ordinal; }
+int kr_context_is_host(const kr_context *ctx) { return ctx->ordinal == KR_HOST_ORDINAL; }
+
+kr_status kr_context_not_on_host(kr_context *ctx, const char *what) {
+    return kr_set_error(ctx, KR_ERR_ARG, __FILE__, __LINE__,
+                        "%s is not available on the host device (KREACH_DEVICE=host)", what);
+}
 void *kr_context_stream(kr_context *ctx) { return ctx->state == 1 ? (void *)ctx->stream : NULL; }
 
 /* Errors after which the CUDA context is corrupt and every later call fails the same way. */
@@ -225,7 +233,44 @@ static void read_info(kr_context *ctx) {
     if (cudaMemGetInfo(&fr, &tot) == cudaSuccess) d->free_mem_bytes = fr;
 }
 
+/* The host device: the facts kreach's CUDA emulation (scripts/kreach/emulate.lua) presents,
+ * an sm_90-like device with 4 SMs, and the machine's memory. */
+static void host_info(kr_context *ctx) {
+    kr_device_info *d = &ctx->info;
+    memset(d, 0, sizeof *d);
+    d->ordinal = KR_HOST_ORDINAL;
+    snprintf(d->name, sizeof d->name, "host (kreach's CUDA emulation on the CPU)");
+    snprintf(d->uuid, sizeof d->uuid, "host");
+    snprintf(d->pci_bus_id, sizeof d->pci_bus_id, "host");
+    d->cc_major = 9;
+    d->cc_minor = 0;
+    d->sm_count = 4;
+    d->max_threads_per_block = 1024;
+    d->max_threads_per_sm = 2048;
+    d->warp_size = 32;
+    d->max_grid[0] = 2147483647;
+    d->max_grid[1] = d->max_grid[2] = 65535;
+    d->max_block[0] = d->max_block[1] = 1024;
+    d->max_block[2] = 64;
+    d->shared_per_block = 49152;
+    d->shared_per_block_optin = 232448;
+    d->shared_per_sm = 233472;
+    d->regs_per_block = 65536;
+    long page = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES),
+         avail = sysconf(_SC_AVPHYS_PAGES);
+    if (page > 0 && phys > 0) d->total_mem_bytes = (size_t)phys * (size_t)page;
+    if (page > 0 && avail > 0) d->free_mem_bytes = (size_t)avail * (size_t)page;
+}
+
 kr_status kr_context_require(kr_context *ctx) {
+    if (ctx->ordinal == KR_HOST_ORDINAL) {
+        if (ctx->state != 1) {
+            host_info(ctx);
+            ctx->state = 1;
+            kr_clear_error(ctx);
+        }
+        return KR_OK;
+    }
     if (ctx->state == 1) {
         if (ctx->broken)
             return kr_set_error(ctx, KR_ERR_BROKEN, __FILE__, __LINE__,
@@ -296,6 +341,10 @@ void kr_context_note_launch(kr_context *ctx, const char *kernel) {
 kr_status kr_context_sync(kr_context *ctx) {
     kr_status s = kr_context_require(ctx);
     if (s != KR_OK) return s;
+    if (ctx->ordinal == KR_HOST_ORDINAL) { /* host work is done when its call returns */
+        ctx->launches_since_sync = 0;
+        return KR_OK;
+    }
     s = KR_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
     if (s == KR_OK) ctx->launches_since_sync = 0;
     return s;

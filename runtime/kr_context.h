@@ -44,7 +44,18 @@ typedef struct {
     int cublas;    /* cublasGetProperty as major*10000 + minor*100 + patch; 0 if unavailable */
 } kr_versions;
 
-/* Creates a context for device `ordinal` (-1: $KREACH_DEVICE, else 0). Touches no GPU.
+/* The ordinal of the host device: kreach's CUDA emulation on the CPU, chosen with
+ * KREACH_DEVICE=host (or by passing it to kr_context_new). Opening it touches no CUDA: there is
+ * no stream, the device info describes the emulation, tensors live in host memory
+ * (kr_tensor.h), GEMM runs on the CPU (kr_cublas.h), kernels run through kr_host_call
+ * (kr_host.h), and what needs a GPU (events, graphs, the L2 flush, the timing gate, NVML, CUDA
+ * IPC, cuBLAS's handle, cuDNN, kr_launch) fails with KR_ERR_ARG "<what> is not available on the
+ * host device (KREACH_DEVICE=host)". NVRTC compiles as usual (for sm_90 by default). */
+#define KR_HOST_ORDINAL (-3)
+
+/* Creates a context for device `ordinal` (-1: $KREACH_DEVICE, else 0; "host" in
+ * KREACH_DEVICE, or KR_HOST_ORDINAL, is the host device; another non-number is remembered as
+ * -2, which opening reports). Touches no GPU.
  * Returns NULL only when out of host memory. The caller owns one reference. */
 kr_context *kr_context_new(int ordinal);
 kr_context *kr_context_retain(kr_context *ctx);
@@ -61,11 +72,18 @@ kr_status kr_context_device(kr_context *ctx, kr_device_info *out);
 /* Versions: needs no GPU; fields that cannot be read are 0. */
 void kr_context_versions(kr_context *ctx, kr_versions *out);
 int kr_context_ordinal(const kr_context *ctx);
-/* The harness stream (a cudaStream_t), or NULL before the device is opened. */
+/* 1 when the context is the host device (KR_HOST_ORDINAL), else 0. Needs no GPU. */
+int kr_context_is_host(const kr_context *ctx);
+/* Records KR_ERR_ARG "<what> is not available on the host device (KREACH_DEVICE=host)" and
+ * returns it: what the GPU-only functions give on the host device. */
+kr_status kr_context_not_on_host(kr_context *ctx, const char *what);
+/* The harness stream (a cudaStream_t), or NULL before the device is opened (and always NULL on
+ * the host device). */
 void *kr_context_stream(kr_context *ctx);
 
 /* Waits for all work on the harness stream. An asynchronous fault is reported here, naming
- * the last kernel launched since the previous successful synchronisation. */
+ * the last kernel launched since the previous successful synchronisation. On the host device
+ * all work is synchronous: KR_OK. */
 kr_status kr_context_sync(kr_context *ctx);
 
 /* The last error: its status, its message (never NULL; "" when none), and the source location

@@ -131,6 +131,7 @@ kr_status kr_cublas_handle(kr_context *ctx, void **handle) {
     *handle = NULL;
     kr_status s = kr_context_require(ctx);
     if (s != KR_OK) return s;
+    if (kr_context_is_host(ctx)) return kr_context_not_on_host(ctx, "cuBLAS's handle");
     handle_ext *e = kr_context_ext(ctx, KR_EXT_CUBLAS);
     if (e) {
         *handle = e->h;
@@ -245,6 +246,79 @@ static const char *compute_name(cublasComputeType_t c) {
     }
 }
 
+/* ---- gemm on the host device ---- */
+
+/* op(X)'s elements of one matrix as doubles, row-major [rows, cols] into out; X is stored
+ * [rows, cols], or [cols, rows] when trans. */
+static void load_op(double *out, const void *x, kr_dtype dt, size_t base, int64_t rows,
+                    int64_t cols, int trans) {
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            size_t at = base + (size_t)(trans ? c * rows + r : r * cols + c);
+            out[r * cols + c] = kr_host_get(x, dt, at);
+        }
+}
+
+/* C = alpha * op(A) @ op(B) + beta * C on the CPU: products summed in double in increasing k,
+ * then alpha and beta (as float below f64, as cuBLAS takes them) applied in double and the
+ * result rounded once to C's dtype (nearest even). As in BLAS, C is not read when beta is 0, and
+ * A and B are not read when alpha is 0. TF32 is ignored: an f32 product with tf32 is the same
+ * as without. */
+static kr_status host_gemm(kr_context *ctx, kr_tensor *c, const kr_tensor *a, const kr_tensor *b,
+                           const kr_gemm_opts *o, int64_t m, int64_t n, int64_t k,
+                           int64_t batch, int64_t ba, int64_t bb) {
+    kr_dtype dt = a->dtype;
+    double alpha = dt == KR_F64 ? o->alpha : (double)(float)o->alpha;
+    double beta = dt == KR_F64 ? o->beta : (double)(float)o->beta;
+    double *ad = NULL, *bd = NULL, *acc = malloc(sizeof(double) * (size_t)n);
+    if (alpha != 0 && k > 0) {
+        ad = malloc(sizeof(double) * (size_t)(m * k));
+        bd = malloc(sizeof(double) * (size_t)(k * n));
+    }
+    if (!acc || (alpha != 0 && k > 0 && (!ad || !bd))) {
+        free(ad);
+        free(bd);
+        free(acc);
+        return KR_ERROR(ctx, KR_ERR_NOMEM, "gemm: out of host memory for a %lldx%lldx%lld "
+                        "product on the host device", (long long)m, (long long)n, (long long)k);
+    }
+    const void *pa = kr_tensor_data(a), *pb = kr_tensor_data(b);
+    void *pc = kr_tensor_data(c);
+    int64_t loaded_a = -1, loaded_b = -1;
+    for (int64_t z = 0; z < batch; z++) {
+        int64_t za = ba == 1 ? 0 : z, zb = bb == 1 ? 0 : z;
+        if (ad && za != loaded_a) {
+            load_op(ad, pa, dt, (size_t)(za * m * k), m, k, o->trans_a);
+            loaded_a = za;
+        }
+        if (bd && zb != loaded_b) {
+            load_op(bd, pb, dt, (size_t)(zb * k * n), k, n, o->trans_b);
+            loaded_b = zb;
+        }
+        size_t cbase = (size_t)(z * m * n);
+        for (int64_t i = 0; i < m; i++) {
+            for (int64_t j = 0; j < n; j++) acc[j] = 0;
+            if (ad)
+                for (int64_t p = 0; p < k; p++) {
+                    double x = ad[i * k + p];
+                    const double *row = bd + p * n;
+                    for (int64_t j = 0; j < n; j++) acc[j] += x * row[j];
+                }
+            for (int64_t j = 0; j < n; j++) {
+                size_t at = cbase + (size_t)(i * n + j);
+                double v = alpha * acc[j];
+                if (beta != 0) v += beta * kr_host_get(pc, dt, at);
+                kr_host_set(pc, dt, at, v);
+            }
+        }
+    }
+    free(ad);
+    free(bd);
+    free(acc);
+    kr_context_note_launch(ctx, "host gemm");
+    return KR_OK;
+}
+
 /* ---- gemm ---- */
 
 kr_status kr_cublas_gemm(kr_context *ctx, kr_tensor *c, const kr_tensor *a, const kr_tensor *b,
@@ -328,6 +402,7 @@ kr_status kr_cublas_gemm(kr_context *ctx, kr_tensor *c, const kr_tensor *a, cons
 
     if ((s = kr_context_require(ctx)) != KR_OK) return s;
     if (m == 0 || n == 0 || batch == 0) return KR_OK; /* nothing to write */
+    if (kr_context_is_host(ctx)) return host_gemm(ctx, c, a, b, o, m, n, k, batch, ba, bb);
     void *hp;
     if ((s = kr_cublas_handle(ctx, &hp)) != KR_OK) return s;
     cublasHandle_t h = hp;

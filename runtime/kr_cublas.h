@@ -43,7 +43,13 @@ int kr_cublas_version(void);
  * so a fault in it is named at the next kr_context_sync. Bad shapes, dtypes or sizes give
  * KR_ERR_ARG with the shapes in the message, before any device work; cuBLAS failures give
  * KR_ERR_CUBLAS with cuBLAS's status name and words; a sticky CUDA error gives KR_ERR_BROKEN.
- * Nothing is written to C on failure, except by a launched product that faults later. */
+ * Nothing is written to C on failure, except by a launched product that faults later.
+ * On the host device (KREACH_DEVICE=host) the same checks are made and the product is computed
+ * by the CPU before the call returns, without cuBLAS: each element summed in double over k in
+ * increasing order, alpha and beta applied in double (rounded to float first below f64, as
+ * cuBLAS receives them) and rounded once to the dtype, nearest even; C is not read when beta is
+ * 0, A and B are not read when alpha is 0 (as in BLAS); tf32 is accepted and ignored (the f32
+ * product is the one without it). kr_cublas_handle there is KR_ERR_ARG. */
 kr_status kr_cublas_gemm(kr_context *ctx, kr_tensor *c, const kr_tensor *a, const kr_tensor *b,
                          const kr_gemm_opts *o);
 

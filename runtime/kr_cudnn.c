@@ -15,6 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
+/* What loading cuDNN says on the host device (KREACH_DEVICE=host): kreach.cudnn.available()
+ * reports it, and the convolutions take kreach's own kernels. */
+static const char host_no_cudnn[] = "the host device has no cuDNN";
+
 #if defined(__has_include)
 #if __has_include(<cudnn.h>)
 #define KR_HAVE_CUDNN_H 1
@@ -28,6 +32,7 @@ static const char no_headers[] = "kreach was built without cuDNN's headers (cudn
                                  "cannot use cuDNN";
 kr_status kr_cudnn_load(kr_context *ctx, const char *path) {
     (void)path;
+    if (kr_context_is_host(ctx)) return KR_ERROR(ctx, KR_ERR_NOTFOUND, "%s", host_no_cudnn);
     return KR_ERROR(ctx, KR_ERR_NOTFOUND, "%s", no_headers);
 }
 int kr_cudnn_version(void) { return 0; }
@@ -84,6 +89,7 @@ static const char *loaded_name(void) {
 }
 
 kr_status kr_cudnn_load(kr_context *ctx, const char *path) {
+    if (kr_context_is_host(ctx)) return KR_ERROR(ctx, KR_ERR_NOTFOUND, "%s", host_no_cudnn);
     const char *shown = path ? path : SONAME;
     char real[PATH_MAX];
     pthread_mutex_lock(&api_lock);

@@ -18,6 +18,8 @@
  * cuDNN 9 (a missing entry point, another major version) is KR_ERR_NOTFOUND too, and is
  * unloaded. A failed attempt leaves nothing loaded, so another path may be tried. */
 kr_status kr_cudnn_load(kr_context *ctx, const char *path);
+/* (On the host device, KREACH_DEVICE=host, loading is KR_ERR_NOTFOUND "the host device has no
+ * cuDNN", so that kreach.cudnn.available() says so and nothing is loaded.) */
 
 /* The loaded cuDNN's version (cudnnGetVersion: major*10000 + minor*100 + patch, e.g. 91900),
  * or 0 when none is loaded. Loads nothing. */

@@ -15,6 +15,7 @@ kr_status kr_event_new(kr_context *ctx, kr_event **out) {
     *out = NULL;
     kr_status s = kr_context_require(ctx);
     if (s != KR_OK) return s;
+    if (kr_context_is_host(ctx)) return kr_context_not_on_host(ctx, "a CUDA event");
     kr_event *e = calloc(1, sizeof *e);
     if (!e) return KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory");
     s = KR_CUDA(ctx, cudaEventCreate(&e->ev));
@@ -35,6 +36,7 @@ void kr_event_free(kr_event *e) {
 kr_status kr_event_record(kr_context *ctx, kr_event *e) {
     kr_status s = kr_context_require(ctx);
     if (s != KR_OK) return s;
+    if (kr_context_is_host(ctx)) return kr_context_not_on_host(ctx, "a CUDA event");
     cudaStream_t st = (cudaStream_t)kr_context_stream(ctx);
     /* Inside a graph capture an event becomes a record node of its own ("external"), so that
      * each replay records it and times between such events measure parts of the replay; a
@@ -50,7 +52,9 @@ kr_status kr_event_record(kr_context *ctx, kr_event *e) {
 
 static kr_status recorded(kr_context *ctx, kr_event *e) {
     if (!e->recorded) return KR_ERROR(ctx, KR_ERR_ARG, "the event has not been recorded");
-    return kr_context_require(ctx);
+    kr_status s = kr_context_require(ctx);
+    if (s == KR_OK && kr_context_is_host(ctx)) return kr_context_not_on_host(ctx, "a CUDA event");
+    return s;
 }
 
 kr_status kr_event_sync(kr_context *ctx, kr_event *e) {

@@ -15,6 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What loading and launching say on the host device (KREACH_DEVICE=host). */
+#define NOT_ON_HOST "running CUDA kernels on a GPU (kernels built for the CPU run through " \
+                    "kreach.core.host)"
+
 /* Gives C++ kernels found in the source their mangled names, by enumerating the library. */
 static kr_status resolve_cpp(kr_context *ctx, kr_program *p) {
     int need = 0;
@@ -53,6 +57,7 @@ static kr_status resolve_cpp(kr_context *ctx, kr_program *p) {
 kr_status kr_program_load(kr_context *ctx, kr_program *p) {
     kr_status s = kr_context_require(ctx);
     if (s != KR_OK) return s;
+    if (kr_context_is_host(ctx)) return kr_context_not_on_host(ctx, NOT_ON_HOST);
     if (p->library) return KR_OK;
     kr_device_info d;
     kr_context_device(ctx, &d);
@@ -439,6 +444,7 @@ kr_status kr_launch(kr_context *ctx, kr_program *p, int i, kr_dim3 grid, kr_dim3
                     size_t shared_bytes, void **args) {
     if (i < 0 || i >= p->n_kernels)
         return KR_ERROR(ctx, KR_ERR_NOTFOUND, "%s: no kernel number %d", p->name, i);
+    if (kr_context_is_host(ctx)) return kr_context_not_on_host(ctx, NOT_ON_HOST);
     kr_pkernel *k;
     kr_status s = kernel_handle(ctx, p, i, &k);
     if (s != KR_OK) return s;

@@ -91,6 +91,7 @@ static int open_nvml(kr_context *ctx, nvml_state *n) {
 
 kr_status kr_nvml_clocks(kr_context *ctx, kr_clocks *out) {
     memset(out, 0, sizeof *out);
+    if (kr_context_is_host(ctx)) return kr_context_not_on_host(ctx, "NVML");
     nvml_state *n = kr_context_ext(ctx, KR_EXT_NVML);
     if (!n) {
         n = calloc(1, sizeof *n);

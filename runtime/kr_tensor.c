@@ -1,7 +1,10 @@
 /* kr_tensor.c: device storage, tensor views, host transfers, fills and conversion.
  * Runtime layer (no Lua). Device work goes on the context's harness stream; transfers to and
- * from the host wait for it, so that a fault is reported at the transfer that would see it. */
+ * from the host wait for it, so that a fault is reported at the transfer that would see it.
+ * On the host device (KREACH_DEVICE=host) the storage is host memory and the same operations
+ * are CPU loops (kr_host.c), finished when they return. */
 #include "kr_tensor.h"
+#include "kr_host.h"
 #include "kr_kernels.h"
 
 #include <cuda_runtime.h>
@@ -16,6 +19,7 @@ struct kr_storage {
     void *ptr;
     size_t bytes;
     int ipc; /* ptr is another process's memory, mapped by kr_tensor_open_ipc */
+    int host; /* ptr is host memory (kr_host_alloc): the host device's storage */
 };
 
 int64_t kr_shape_numel(int ndim, const int64_t *shape) {
@@ -66,18 +70,29 @@ kr_status kr_tensor_alloc(kr_context *ctx, kr_tensor *t, kr_dtype dtype, int ndi
     kr_storage *st = calloc(1, sizeof *st);
     if (!st) return KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory");
     st->bytes = (size_t)n * es;
-    /* a zero-sized tensor still gets a distinct, valid address */
-    cudaError_t e = cudaMalloc(&st->ptr, st->bytes ? st->bytes : 16);
-    if (e != cudaSuccess) {
-        free(st);
-        size_t fr = 0, tot = 0;
-        cudaGetLastError(); /* an allocation failure is not sticky: clear it */
-        cudaMemGetInfo(&fr, &tot);
-        if (e == cudaErrorMemoryAllocation)
+    if (kr_context_is_host(ctx)) {
+        st->ptr = kr_host_alloc(st->bytes);
+        if (!st->ptr) {
+            free(st);
             return KR_ERROR(ctx, KR_ERR_NOMEM,
-                            "out of device memory: %zu bytes asked for, %zu free of %zu",
-                            (size_t)n * es, fr, tot);
-        return KR_CUDA(ctx, e);
+                            "out of host memory: %zu bytes asked for (the host device)",
+                            (size_t)n * es);
+        }
+        st->host = 1;
+    } else {
+        /* a zero-sized tensor still gets a distinct, valid address */
+        cudaError_t e = cudaMalloc(&st->ptr, st->bytes ? st->bytes : 16);
+        if (e != cudaSuccess) {
+            free(st);
+            size_t fr = 0, tot = 0;
+            cudaGetLastError(); /* an allocation failure is not sticky: clear it */
+            cudaMemGetInfo(&fr, &tot);
+            if (e == cudaErrorMemoryAllocation)
+                return KR_ERROR(ctx, KR_ERR_NOMEM,
+                                "out of device memory: %zu bytes asked for, %zu free of %zu",
+                                (size_t)n * es, fr, tot);
+            return KR_CUDA(ctx, e);
+        }
     }
     st->refs = 1;
     st->ctx = kr_context_retain(ctx);
@@ -94,7 +109,9 @@ void kr_tensor_release(kr_tensor *t) {
     t->storage = NULL;
     if (!st || --st->refs > 0) return;
     /* After a sticky error cudaFree fails too; the memory goes with the process. */
-    if (!kr_context_broken(st->ctx)) {
+    if (st->host) {
+        kr_host_free(st->ptr);
+    } else if (!kr_context_broken(st->ctx)) {
         if (st->ipc) cudaIpcCloseMemHandle(st->ptr);
         else cudaFree(st->ptr);
     }
@@ -122,6 +139,7 @@ kr_status kr_tensor_ipc_handle(kr_context *ctx, const kr_tensor *t, unsigned cha
                                size_t *offset) {
     kr_status s = live(ctx, t);
     if (s != KR_OK) return s;
+    if (t->storage->host) return kr_context_not_on_host(ctx, "CUDA IPC (ipc_handle)");
     cudaIpcMemHandle_t h;
     if ((s = KR_CUDA(ctx, cudaIpcGetMemHandle(&h, t->storage->ptr))) != KR_OK) return s;
     _Static_assert(sizeof h == 64, "a CUDA IPC handle is 64 bytes");
@@ -137,6 +155,7 @@ kr_status kr_tensor_open_ipc(kr_context *ctx, kr_tensor *t, const unsigned char 
     kr_status s = kr_tensor_check_alloc(ctx, dtype, ndim, shape, &bytes);
     if (s != KR_OK) return s;
     if ((s = kr_context_require(ctx)) != KR_OK) return s;
+    if (kr_context_is_host(ctx)) return kr_context_not_on_host(ctx, "CUDA IPC (open_ipc)");
     cudaIpcMemHandle_t h;
     memcpy(&h, handle, sizeof h);
     void *p = NULL;
@@ -249,6 +268,10 @@ kr_status kr_tensor_to_host(kr_context *ctx, const kr_tensor *t, size_t offset, 
                             size_t n) {
     kr_status s = range_ok(ctx, t, offset, n);
     if (s != KR_OK || n == 0) return s;
+    if (t->storage->host) {
+        memcpy(host, (char *)kr_tensor_data(t) + offset, n);
+        return KR_OK;
+    }
     cudaStream_t st = (cudaStream_t)kr_context_stream(ctx);
     s = KR_CUDA(ctx, cudaMemcpyAsync(host, (char *)kr_tensor_data(t) + offset, n,
                                      cudaMemcpyDeviceToHost, st));
@@ -259,6 +282,10 @@ kr_status kr_tensor_from_host(kr_context *ctx, kr_tensor *t, size_t offset, cons
                               size_t n) {
     kr_status s = range_ok(ctx, t, offset, n);
     if (s != KR_OK || n == 0) return s;
+    if (t->storage->host) {
+        memcpy((char *)kr_tensor_data(t) + offset, host, n);
+        return KR_OK;
+    }
     cudaStream_t st = (cudaStream_t)kr_context_stream(ctx);
     s = KR_CUDA(ctx, cudaMemcpyAsync((char *)kr_tensor_data(t) + offset, host, n,
                                      cudaMemcpyHostToDevice, st));
@@ -274,6 +301,19 @@ kr_status kr_tensor_copy(kr_context *ctx, kr_tensor *dst, const kr_tensor *src) 
     if (n != kr_tensor_numel(src))
         return KR_ERROR(ctx, KR_ERR_ARG, "copy of %lld elements into a tensor of %lld",
                         (long long)kr_tensor_numel(src), (long long)n);
+    if (dst->storage->host || src->storage->host) {
+        if (!dst->storage->host || !src->storage->host)
+            return KR_ERROR(ctx, KR_ERR_ARG, "copy between host-device and GPU tensors");
+        if (dst->dtype == src->dtype) {
+            if (kr_tensor_data(dst) != kr_tensor_data(src))
+                memmove(kr_tensor_data(dst), kr_tensor_data(src), kr_tensor_nbytes(dst));
+            return KR_OK;
+        }
+        if (kr_tensor_data(dst) == kr_tensor_data(src))
+            return KR_ERROR(ctx, KR_ERR_ARG, "an in-place conversion needs a separate destination");
+        krh_convert(kr_tensor_data(dst), dst->dtype, kr_tensor_data(src), src->dtype, n);
+        return KR_OK;
+    }
     void *st = kr_context_stream(ctx);
     if (dst->dtype == src->dtype) {
         if (kr_tensor_data(dst) == kr_tensor_data(src)) return KR_OK;
@@ -288,11 +328,17 @@ kr_status kr_tensor_copy(kr_context *ctx, kr_tensor *dst, const kr_tensor *src) 
                                     src->dtype, n, st));
 }
 
+static kr_status host_fill(kr_tensor *t, const unsigned char *pat) {
+    krh_fill_pattern(kr_tensor_data(t), kr_tensor_numel(t), (int)kr_dtype_size(t->dtype), pat);
+    return KR_OK;
+}
+
 kr_status kr_tensor_fill(kr_context *ctx, kr_tensor *t, double value) {
     kr_status s = live(ctx, t);
     if (s != KR_OK) return s;
     unsigned char pat[8];
     kr_host_set(pat, t->dtype, 0, value);
+    if (t->storage->host) return host_fill(t, pat);
     kr_context_note_launch(ctx, "kreach fill");
     return KR_CUDA(ctx, krk_fill_pattern(kr_tensor_data(t), kr_tensor_numel(t),
                                          (int)kr_dtype_size(t->dtype), pat,
@@ -304,6 +350,7 @@ kr_status kr_tensor_fill_i64(kr_context *ctx, kr_tensor *t, int64_t value) {
     if (s != KR_OK) return s;
     unsigned char pat[8];
     kr_host_set_i64(pat, t->dtype, 0, value);
+    if (t->storage->host) return host_fill(t, pat);
     kr_context_note_launch(ctx, "kreach fill");
     return KR_CUDA(ctx, krk_fill_pattern(kr_tensor_data(t), kr_tensor_numel(t),
                                          (int)kr_dtype_size(t->dtype), pat,
@@ -315,6 +362,7 @@ kr_status kr_tensor_poison(kr_context *ctx, kr_tensor *t) {
     if (s != KR_OK) return s;
     unsigned char pat[8];
     kr_dtype_poison_bits(t->dtype, pat);
+    if (t->storage->host) return host_fill(t, pat);
     kr_context_note_launch(ctx, "kreach fill");
     return KR_CUDA(ctx, krk_fill_pattern(kr_tensor_data(t), kr_tensor_numel(t),
                                          (int)kr_dtype_size(t->dtype), pat,
@@ -326,6 +374,13 @@ kr_status kr_tensor_count_poisoned(kr_context *ctx, const kr_tensor *t, int64_t 
     if (s != KR_OK) return s;
     unsigned char pat[8];
     kr_dtype_poison_bits(t->dtype, pat);
+    if (t->storage->host) {
+        unsigned long long c = 0;
+        krh_count_pattern(kr_tensor_data(t), kr_tensor_numel(t), (int)kr_dtype_size(t->dtype),
+                          pat, &c);
+        *count = (int64_t)c;
+        return KR_OK;
+    }
     unsigned long long *dcount = NULL, h = 0;
     cudaStream_t st = (cudaStream_t)kr_context_stream(ctx);
     if ((s = KR_CUDA(ctx, cudaMallocAsync((void **)&dcount, sizeof h, st))) != KR_OK) return s;
@@ -349,6 +404,10 @@ kr_status kr_tensor_uniform(kr_context *ctx, kr_tensor *t, double lo, double hi,
                         kr_dtype_name(t->dtype));
     if (!(lo < hi))
         return KR_ERROR(ctx, KR_ERR_ARG, "uniform needs lo < hi, got [%g, %g)", lo, hi);
+    if (t->storage->host) {
+        krh_random_float(kr_tensor_data(t), t->dtype, kr_tensor_numel(t), 0, lo, hi, seed);
+        return KR_OK;
+    }
     kr_context_note_launch(ctx, "kreach uniform");
     return KR_CUDA(ctx, krk_random_float(kr_tensor_data(t), t->dtype, kr_tensor_numel(t), 0,
                                          lo, hi, seed, kr_context_stream(ctx)));
@@ -363,6 +422,10 @@ kr_status kr_tensor_normal(kr_context *ctx, kr_tensor *t, double mean, double st
                         kr_dtype_name(t->dtype));
     if (!(std >= 0))
         return KR_ERROR(ctx, KR_ERR_ARG, "normal needs std >= 0, got %g", std);
+    if (t->storage->host) {
+        krh_random_float(kr_tensor_data(t), t->dtype, kr_tensor_numel(t), 1, mean, std, seed);
+        return KR_OK;
+    }
     kr_context_note_launch(ctx, "kreach normal");
     return KR_CUDA(ctx, krk_random_float(kr_tensor_data(t), t->dtype, kr_tensor_numel(t), 1,
                                          mean, std, seed, kr_context_stream(ctx)));
@@ -380,6 +443,10 @@ kr_status kr_tensor_randint(kr_context *ctx, kr_tensor *t, int64_t lo, int64_t h
         return KR_ERROR(ctx, KR_ERR_ARG, "randint [%lld, %lld) does not fit in %s ([%lld, %lld])",
                         (long long)lo, (long long)hi, kr_dtype_name(t->dtype), (long long)mn,
                         (long long)mx);
+    if (t->storage->host) {
+        krh_randint(kr_tensor_data(t), t->dtype, kr_tensor_numel(t), lo, hi, seed);
+        return KR_OK;
+    }
     kr_context_note_launch(ctx, "kreach randint");
     return KR_CUDA(ctx, krk_randint(kr_tensor_data(t), t->dtype, kr_tensor_numel(t), lo, hi,
                                     seed, kr_context_stream(ctx)));

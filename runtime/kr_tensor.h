@@ -1,7 +1,11 @@
 /* kr_tensor.h: contiguous device tensors over reference-counted device storage.
  * Runtime layer (no Lua). A kr_tensor is a small value (shape, dtype, offset) over a shared
  * kr_storage; views share the storage and the memory is freed with the last reference.
- * Sizes are 64-bit throughout: tensors over 4 GiB and over 2^31 elements are ordinary. */
+ * Sizes are 64-bit throughout: tensors over 4 GiB and over 2^31 elements are ordinary.
+ * On the host device (KREACH_DEVICE=host, kr_context.h) storage is host memory aligned to 256
+ * bytes, every operation below is done by the CPU before it returns (kr_host.c: same bits as
+ * the GPU's kernels, except the random fills, which draw from another generator), kr_tensor_data
+ * is a host pointer, and CUDA IPC is KR_ERR_ARG. */
 #ifndef KR_TENSOR_H
 #define KR_TENSOR_H
 

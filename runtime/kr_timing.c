@@ -23,6 +23,7 @@ kr_status kr_timing_flush(kr_context *ctx, double factor, size_t *bytes_out) {
     if (bytes_out) *bytes_out = 0;
     kr_status s = kr_context_require(ctx);
     if (s != KR_OK) return s;
+    if (kr_context_is_host(ctx)) return kr_context_not_on_host(ctx, "the L2 flush");
     if (!(factor > 0) || factor > 64)
         return KR_ERROR(ctx, KR_ERR_ARG, "flush factor %g: expected a number in (0, 64]", factor);
     kr_device_info d;
@@ -73,6 +74,7 @@ kr_status kr_timing_persisting_l2(kr_context *ctx, size_t *bytes) {
     *bytes = 0;
     kr_status s = kr_context_require(ctx);
     if (s != KR_OK) return s;
+    if (kr_context_is_host(ctx)) return kr_context_not_on_host(ctx, "the persisting-L2 limit");
     return KR_CUDA(ctx, cudaDeviceGetLimit(bytes, cudaLimitPersistingL2CacheSize));
 }
 
@@ -86,6 +88,7 @@ struct kr_graph {
 kr_status kr_graph_begin(kr_context *ctx) {
     kr_status s = kr_context_require(ctx);
     if (s != KR_OK) return s;
+    if (kr_context_is_host(ctx)) return kr_context_not_on_host(ctx, "CUDA graph capture");
     cudaStream_t st = (cudaStream_t)kr_context_stream(ctx);
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     s = KR_CUDA(ctx, cudaStreamIsCapturing(st, &cs));
@@ -96,7 +99,7 @@ kr_status kr_graph_begin(kr_context *ctx) {
 }
 
 void kr_graph_abort(kr_context *ctx) {
-    if (kr_context_state(ctx) != 1) return;
+    if (kr_context_state(ctx) != 1 || kr_context_is_host(ctx)) return;
     cudaStream_t st = (cudaStream_t)kr_context_stream(ctx);
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(st, &cs) != cudaSuccess || cs == cudaStreamCaptureStatusNone) {
@@ -114,6 +117,7 @@ kr_status kr_graph_end(kr_context *ctx, kr_graph **out, size_t *nodes) {
     if (nodes) *nodes = 0;
     kr_status s = kr_context_require(ctx);
     if (s != KR_OK) return s;
+    if (kr_context_is_host(ctx)) return kr_context_not_on_host(ctx, "CUDA graph capture");
     cudaStream_t st = (cudaStream_t)kr_context_stream(ctx);
     cudaGraph_t g = NULL;
     cudaError_t e = cudaStreamEndCapture(st, &g);
@@ -153,6 +157,7 @@ kr_status kr_graph_end(kr_context *ctx, kr_graph **out, size_t *nodes) {
 kr_status kr_graph_launch(kr_context *ctx, kr_graph *g) {
     kr_status s = kr_context_require(ctx);
     if (s != KR_OK) return s;
+    if (kr_context_is_host(ctx)) return kr_context_not_on_host(ctx, "CUDA graph replay");
     s = KR_CUDA(ctx, cudaGraphLaunch(g->exec, (cudaStream_t)kr_context_stream(ctx)));
     if (s == KR_OK) kr_context_note_launch(ctx, "graph replay");
     return s;
@@ -177,6 +182,7 @@ kr_status kr_gate_new(kr_context *ctx, kr_gate **out) {
     *out = NULL;
     kr_status s = kr_context_require(ctx);
     if (s != KR_OK) return s;
+    if (kr_context_is_host(ctx)) return kr_context_not_on_host(ctx, "the timing gate");
     kr_gate *g = calloc(1, sizeof *g);
     if (!g) return KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory");
     s = KR_CUDA(ctx, cudaHostAlloc((void **)&g->host, 2 * sizeof(unsigned), cudaHostAllocMapped));
@@ -198,6 +204,7 @@ kr_status kr_gate_new(kr_context *ctx, kr_gate **out) {
 kr_status kr_gate_hold(kr_context *ctx, kr_gate *g, double timeout_ms) {
     kr_status s = kr_context_require(ctx);
     if (s != KR_OK) return s;
+    if (kr_context_is_host(ctx)) return kr_context_not_on_host(ctx, "the timing gate");
     if (!(timeout_ms > 0) || timeout_ms > 60000)
         return KR_ERROR(ctx, KR_ERR_ARG, "gate timeout %g ms: expected a number in (0, 60000]",
                         timeout_ms);

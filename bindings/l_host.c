@@ -1,0 +1,132 @@
+/* l_host.c: Lua binding of the host device's kernel entry points (module "kreach.core.host"):
+ * opening a shared library built for the CPU under kreach's CUDA emulation and calling its
+ * entry points (kr_host.h). Bindings layer. A library that does not load is an outcome (nil,
+ * why); a bad call raises, and so does an entry that fails (KR_ERR_LAUNCH, its own words). */
+#include "kr_lua.h"
+#include "kr_host.h"
+
+#define KR_HOSTLIB_MT "kreach.HostLibrary"
+
+typedef struct {
+    void *lib; /* NULL once closed */
+} hostlib;
+
+/* __gc, __close and :close() */
+static int l_hostlib_close(lua_State *L) {
+    hostlib *h = luaL_checkudata(L, 1, KR_HOSTLIB_MT);
+    kr_host_close(h->lib);
+    h->lib = NULL;
+    return 0;
+}
+
+static int l_hostlib_tostring(lua_State *L) {
+    hostlib *h = luaL_checkudata(L, 1, KR_HOSTLIB_MT);
+    lua_pushfstring(L, h->lib ? "kreach.HostLibrary (%p)" : "kreach.HostLibrary (closed)", h->lib);
+    return 1;
+}
+
+/* A grid or block: an integer, or a list of 1 to 3 positive integers (missing sizes are 1). */
+static void check_dim3(lua_State *L, int idx, const char *what, unsigned out[3]) {
+    out[0] = out[1] = out[2] = 1;
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        lua_Integer v = 0;
+        if (!lua_isinteger(L, idx) || (v = lua_tointeger(L, idx)) < 1 || v > 0xFFFFFFFFll)
+            luaL_argerror(L, idx, lua_pushfstring(L, "%s must be a positive integer", what));
+        out[0] = (unsigned)v;
+        return;
+    }
+    if (lua_type(L, idx) != LUA_TTABLE)
+        luaL_argerror(L, idx, lua_pushfstring(L, "%s expected as {x, y, z}, got %s", what,
+                                              luaL_typename(L, idx)));
+    lua_Integer n = luaL_len(L, idx);
+    if (n < 1 || n > 3)
+        luaL_argerror(L, idx, lua_pushfstring(L, "%s takes 1 to 3 sizes, got %d", what, (int)n));
+    for (int i = 0; i < n; i++) {
+        lua_geti(L, idx, i + 1);
+        lua_Integer v = 0;
+        if (!lua_isinteger(L, -1) || (v = lua_tointeger(L, -1)) < 1 || v > 0xFFFFFFFFll)
+            luaL_argerror(L, idx, lua_pushfstring(L, "%s size %d must be a positive integer",
+                                                  what, i + 1));
+        out[i] = (unsigned)v;
+        lua_pop(L, 1);
+    }
+}
+
+/* handle:call(symbol, grid, block, shared, args...) -> nothing. Each argument: a kreach tensor
+ * (its data pointer), an integer, a float, or a boolean (an integer 0 or 1). Runs the entry on
+ * this thread; returns when the kernel has finished. */
+static int l_hostlib_call(lua_State *L) {
+    hostlib *h = luaL_checkudata(L, 1, KR_HOSTLIB_MT);
+    if (!h->lib) return luaL_argerror(L, 1, "the host library has been closed");
+    const char *symbol = luaL_checkstring(L, 2);
+    unsigned grid[3], block[3];
+    check_dim3(L, 3, "grid", grid);
+    check_dim3(L, 4, "block", block);
+    lua_Integer shared = luaL_optinteger(L, 5, 0);
+    if (shared < 0) return luaL_argerror(L, 5, "shared memory bytes must not be negative");
+    int top = lua_gettop(L);
+    int nargs = top > 5 ? top - 5 : 0;
+    /* a userdata, so that an argument error below leaks nothing */
+    kr_harg *args = lua_newuserdatauv(L, sizeof(kr_harg) * (size_t)(nargs ? nargs : 1), 0);
+    for (int i = 0; i < nargs; i++) {
+        int idx = 6 + i;
+        kr_harg *a = &args[i];
+        a->kind = KR_HARG_INTEGER;
+        a->i = 0;
+        a->d = 0;
+        a->p = NULL;
+        switch (lua_type(L, idx)) {
+        case LUA_TNUMBER:
+            if (lua_isinteger(L, idx)) {
+                a->i = (int64_t)lua_tointeger(L, idx);
+            } else {
+                a->kind = KR_HARG_FLOAT;
+                a->d = (double)lua_tonumber(L, idx);
+            }
+            break;
+        case LUA_TBOOLEAN:
+            a->i = lua_toboolean(L, idx) ? 1 : 0;
+            break;
+        default:
+            if (kr_lua_totensor(L, idx)) {
+                a->kind = KR_HARG_POINTER;
+                a->p = kr_tensor_data(kr_lua_checktensor(L, idx));
+                break;
+            }
+            return luaL_argerror(L, idx, lua_pushfstring(L, "kernel argument %d: a tensor, "
+                                                            "number or boolean expected, got %s",
+                                                         i + 1, luaL_typename(L, idx)));
+        }
+    }
+    kr_context *ctx = kr_lua_ctx(L);
+    kr_status s = kr_host_call(ctx, h->lib, symbol, grid, block, (size_t)shared, args, nargs);
+    if (s != KR_OK) return kr_lua_raise(L, ctx, s);
+    return 0;
+}
+
+/* open(path) -> a library handle, or nil and why (dlerror's words) */
+static int l_host_open(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    hostlib *h = lua_newuserdatauv(L, sizeof *h, 0); /* made before the resource it owns */
+    h->lib = NULL;
+    luaL_setmetatable(L, KR_HOSTLIB_MT);
+    kr_context *ctx = kr_lua_ctx(L);
+    if (kr_host_open(ctx, path, &h->lib) != KR_OK) return kr_lua_fail(L, ctx);
+    return 1;
+}
+
+/* is_host() -> whether this state's context is the host device (KREACH_DEVICE=host) */
+static int l_host_is_host(lua_State *L) {
+    lua_pushboolean(L, kr_context_is_host(kr_lua_ctx(L)));
+    return 1;
+}
+
+int luaopen_kreach_host(lua_State *L) {
+    static const luaL_Reg methods[] = {{"call", l_hostlib_call}, {"close", l_hostlib_close},
+                                       {NULL, NULL}};
+    static const luaL_Reg fns[] = {{"open", l_host_open}, {"is_host", l_host_is_host},
+                                   {NULL, NULL}};
+    kr_lua_newclass(L, KR_HOSTLIB_MT, methods, l_hostlib_close, l_hostlib_tostring);
+    luaL_newlib(L, fns);
+    return 1;
+}
