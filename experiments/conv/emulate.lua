@@ -30,40 +30,7 @@ while i <= #args do
 end
 
 
-local MMA_EMU = [==[
-template <typename T> inline float emu_h2f(unsigned short b);
-template <> inline float emu_h2f<__half>(unsigned short b) { __half_raw r; r.x = b; return __half2float(__half(r)); }
-template <> inline float emu_h2f<__nv_bfloat16>(unsigned short b) {
-  __nv_bfloat16_raw r; r.x = b; return __bfloat162float(__nv_bfloat16(r));
-}
-struct EmuFrag { unsigned a[32][4], b[32][2]; };
-static EmuFrag g_frag[32];
-/* mma.sync m16n8k16 row.col, f32 accumulators, from the PTX ISA's fragment layout */
-template <typename T> struct Mma {
-  static void run(float *c, const unsigned *a, const unsigned *b) {
-    const int tid = threadIdx.x, w = tid / 32, lane = tid % 32;
-    for (int r = 0; r < 4; r++) g_frag[w].a[lane][r] = a[r];
-    for (int r = 0; r < 2; r++) g_frag[w].b[lane][r] = b[r];
-    __syncthreads();
-    const int gid = lane >> 2, tig = lane & 3;
-    auto A = [&](int row, int k) {
-      const int l = (row % 8) * 4 + (k % 8) / 2, reg = (row >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0);
-      return emu_h2f<T>((unsigned short)(g_frag[w].a[l][reg] >> (16 * (k & 1))));
-    };
-    auto B = [&](int k, int col) {
-      const int l = col * 4 + (k % 8) / 2, reg = k >= 8 ? 1 : 0;
-      return emu_h2f<T>((unsigned short)(g_frag[w].b[l][reg] >> (16 * (k & 1))));
-    };
-    for (int e = 0; e < 4; e++) {
-      const int row = gid + (e >= 2 ? 8 : 0), col = tig * 2 + (e & 1);
-      double s = 0;
-      for (int k = 0; k < 16; k++) s += (double)A(row, k) * B(k, col);
-      c[e] += (float)s;
-    }
-    __syncthreads();
-  }
-};
-]==]
+local MMA_EMU = emu.MMA
 
 local DRIVER = [==[
 template <typename T> inline double emu_d(T v) { return (double)ld(v); }

@@ -17,6 +17,7 @@
 -- system has one. Nothing here falls back silently: callers (the convolutions' baselines) ask
 -- available() and record which baseline ran.
 local core = require "kreach.core.cudnn"
+local chost = require "kreach.core.host"
 local errors = require "kreach.errors"
 local proc = require "kreach.core.proc"
 local cseal = require "kreach.core.seal"
@@ -164,6 +165,7 @@ local found = nil
 -- per process). Needs no GPU. Call it during a worker's setup, before the seal: afterwards
 -- python3 cannot be run and the library's directory cannot be read.
 function M.available()
+  if not found and chost.is_host() then found = { ok = false, why = "the host device has no cuDNN" } end
   if not found then
     local path, how = M.find()
     if not path then

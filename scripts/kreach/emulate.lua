@@ -30,6 +30,7 @@ M.HEADER = [==[
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <thread>
 #include <vector>
 #undef __global__
@@ -61,6 +62,15 @@ inline long long __double_as_longlong(double f) { long long i; memcpy(&i, &f, 8)
 using std::isfinite;
 using std::isnan;
 using std::isinf;
+/* CUDA's min and max: the integer overloads (the usual conversions), fminf/fmaxf for floats */
+template <typename A, typename B> inline auto min(A a, B b) {
+  if constexpr (std::is_floating_point_v<A> || std::is_floating_point_v<B>) return std::fmin(a, b);
+  else { using C = decltype(a < b ? a : b); return (C)b < (C)a ? (C)b : (C)a; }
+}
+template <typename A, typename B> inline auto max(A a, B b) {
+  if constexpr (std::is_floating_point_v<A> || std::is_floating_point_v<B>) return std::fmax(a, b);
+  else { using C = decltype(a < b ? a : b); return (C)a < (C)b ? (C)b : (C)a; }
+}
 inline unsigned emu_tid() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
 /* v from lane src_lane(lane) of this warp; every lane of the warp calls it */
 template <typename A, typename F> inline A emu_shfl(A v, F src_lane) {
@@ -114,12 +124,72 @@ static void emu_launch(Dim3E grid, Dim3E block, const std::function<void()> &ker
 }
 ]==]
 
+-- mma.sync m16n8k16 (kreach.ops.conv's Mma<T>::run) on the CPU: the warp's fragments gathered
+-- at a barrier, each product from the fragment layout of the PTX ISA ("Matrix Fragments for
+-- mma.m16n8k16 with floating point type"), summed in double.
+M.MMA = [==[
+template <typename T> inline float emu_h2f(unsigned short b);
+template <> inline float emu_h2f<__half>(unsigned short b) { __half_raw r; r.x = b; return __half2float(__half(r)); }
+template <> inline float emu_h2f<__nv_bfloat16>(unsigned short b) {
+  __nv_bfloat16_raw r; r.x = b; return __bfloat162float(__nv_bfloat16(r));
+}
+struct EmuFrag { unsigned a[32][4], b[32][2]; };
+static EmuFrag g_frag[32];
+/* mma.sync m16n8k16 row.col, f32 accumulators, from the PTX ISA's fragment layout */
+template <typename T> struct Mma {
+  static void run(float *c, const unsigned *a, const unsigned *b) {
+    const int tid = threadIdx.x, w = tid / 32, lane = tid % 32;
+    for (int r = 0; r < 4; r++) g_frag[w].a[lane][r] = a[r];
+    for (int r = 0; r < 2; r++) g_frag[w].b[lane][r] = b[r];
+    __syncthreads();
+    const int gid = lane >> 2, tig = lane & 3;
+    auto A = [&](int row, int k) {
+      const int l = (row % 8) * 4 + (k % 8) / 2, reg = (row >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0);
+      return emu_h2f<T>((unsigned short)(g_frag[w].a[l][reg] >> (16 * (k & 1))));
+    };
+    auto B = [&](int k, int col) {
+      const int l = col * 4 + (k % 8) / 2, reg = k >= 8 ? 1 : 0;
+      return emu_h2f<T>((unsigned short)(g_frag[w].b[l][reg] >> (16 * (k & 1))));
+    };
+    for (int e = 0; e < 4; e++) {
+      const int row = gid + (e >= 2 ? 8 : 0), col = tig * 2 + (e & 1);
+      double s = 0;
+      for (int k = 0; k < 16; k++) s += (double)A(row, k) * B(k, col);
+      c[e] += (float)s;
+    }
+    __syncthreads();
+  }
+};
+]==]
+
+-- host_source(src) -> src with its inline PTX replaced by the emulation's C++ (conv's mma.sync
+-- products by M.MMA, pool's max.NaN.f32 by the generic max_nan), for the host device
+-- (kreach.host); raises naming the first asm statement it does not know.
+function M.host_source(src)
+  src = src:gsub("template <> struct Mma<[%w_]+> {.-\n};\n", "")
+  src = src:gsub("template <typename T> struct Mma;\n", function() return M.MMA end)
+  src = src:gsub("template <> __device__ __forceinline__ float max_nan<float>%(float m, float v%) {.-\n}\n", "")
+  local at = src:find("%f[%w_]asm[%s%(]")
+  if at then
+    local line_no, line = 0, nil
+    for l in (src .. "\n"):gmatch("([^\n]*)\n") do
+      line_no = line_no + 1
+      at = at - #l - 1
+      if at <= 0 then line = l; break end
+    end
+    error(("kreach.emulate: line %d has inline PTX the host device cannot run: %s"):format(line_no,
+      (line or ""):gsub("^%s+", "")), 0)
+  end
+  return src
+end
+
 local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
 -- source(cuda_source) -> the kernel source as the emulation compiles it: each dynamic shared
 -- array (`extern __shared__ T name[];`) becomes a pointer to the emulation's one buffer (the
 -- blocks run one at a time, so they can share it).
 function M.source(src)
+  src = src:gsub("(extern%s+__shared__%s+)__align__%(%s*%d+%s*%)%s*", "%1")
   return (src:gsub("extern%s+__shared__%s+([%w_ ]-)%s*([%w_]+)%s*%[%s*%]%s*;", function(t, name)
     return ("%s *%s = reinterpret_cast<%s *>(g_dyn_smem);"):format(t, name, t)
   end))

@@ -3,6 +3,13 @@
 local check = require "kreach.check"
 local ops = require "kreach.ops"
 local device = require "kreach.device"
+local export = require "kreach.export"
+local host = require "kreach.host"
+local json = require "kreach.json"
+local pytorch = require "kreach.pytorch"
+local proc = require "kreach.core.proc"
+local tensor = require "kreach.core.tensor"
+local text = require "kreach.text"
 
 local M = {}
 
@@ -90,6 +97,79 @@ end
 -- check of the reference: the baseline and the oracle come from the same Lua reference, so a
 -- wrong formula is the same in both, and only another implementation shows it. Raises when
 -- PyTorch fails. Frees everything it allocates.
+-- On the host device (KREACH_DEVICE=host, no GPU), PyTorch runs on the CPU in its own process
+-- (scripts/kreach/torch_cpu.py, python3 from kreach.pytorch.python()) on the oracle's inputs
+-- written to files, and `session` is not used (opts.python: the interpreter, default
+-- kreach.pytorch.python()).
+-- The Python process that runs the models on the CPU (scripts/kreach/torch_cpu.py), kept for
+-- the process's later calls: torch is imported once.
+local cpu_worker
+M.CPU_TIMEOUT_S = 600
+
+local function cpu_request(python, dir)
+  if cpu_worker and (cpu_worker.python ~= python or cpu_worker.dead) then
+    cpu_worker.w:kill(); cpu_worker.w:wait(); cpu_worker.w:free()
+    cpu_worker = nil
+  end
+  if not cpu_worker then
+    local w, err = proc.spawn({ python, "-B", "-c", pytorch.script_source("torch_cpu.py") }, { watch = true })
+    if not w then error(("cannot start %s: %s"):format(python, tostring(err)), 0) end
+    cpu_worker = { w = w, python = python }
+  end
+  local w = cpu_worker.w
+  local ok, werr = w:write(dir .. "\n")
+  if not ok then cpu_worker.dead = true; error("PyTorch on the CPU is gone: " .. tostring(werr), 0) end
+  local line, why = w:read_line(M.CPU_TIMEOUT_S)
+  local r = line and select(2, pcall(json.decode, line))
+  if type(r) ~= "table" then
+    if why == "timeout" then w:kill() end
+    cpu_worker.dead = true
+    error(("PyTorch on the CPU (%s) %s: %s"):format(python, line and "broke the protocol" or tostring(why or "ended"),
+      text.clean((line or "") .. w:stderr():sub(-1500), 1600)), 0)
+  end
+  return r
+end
+
+local function torch_cpu(inst, twin, ovals, python)
+  local p = io.popen("mktemp -d 2>/dev/null")
+  local dir = p:read("l")
+  p:close()
+  if not dir or dir == "" then error("torch_check: mktemp -d failed", 0) end
+  local function rm() os.execute("rm -rf '" .. dir:gsub("'", "'\\''") .. "'") end
+  local ok, res = pcall(function()
+    local args = {}
+    for i, a in ipairs(twin.args) do
+      args[i] = { name = a.name, kind = a.kind, shape = json.array(a.kind ~= "scalar" and a.shape or {}),
+                  dtype = a.dtype, value = a.value }
+      if a.kind == "input" or a.kind == "param" then
+        local f = assert(io.open(("%s/a%d.bin"):format(dir, i), "wb"))
+        f:write(ovals[i]:to_bytes())
+        f:close()
+      end
+    end
+    local f = assert(io.open(dir .. "/spec.json", "w"))
+    f:write(json.encode({ inputs = pytorch.inputs_expr(twin), args = json.array(args) }))
+    f:close()
+    f = assert(io.open(dir .. "/m.py", "w"))
+    f:write(export.kernelbench(twin))
+    f:close()
+    local r = cpu_request(python or pytorch.python(), dir)
+    if r.error then error(text.clean(r.error .. (r.traceback and ("\n" .. r.traceback) or ""), 2500), 0) end
+    local outs = {}
+    for i, a in ipairs(twin.args) do
+      if a.kind == "output" then
+        local g = assert(io.open(("%s/out%d.bin"):format(dir, i), "rb"))
+        outs[i] = tensor.from_bytes(g:read("a"), a.shape, a.dtype)
+        g:close()
+      end
+    end
+    return outs
+  end)
+  rm()
+  if not ok then error(res, 0) end
+  return res
+end
+
 function M.torch_check(inst, session, opts)
   opts = opts or {}
   local ops_lib = ops.get(false)
@@ -99,6 +179,23 @@ function M.torch_check(inst, session, opts)
   local ovals = inst:oracle_args(vals)
   inst:run_reference(ovals)
   local twin = f64_twin(inst)
+  if host.active() then
+    local ok, touts = pcall(torch_cpu, inst, twin, ovals, opts.python)
+    if not ok then
+      inst:free_oracle(vals, ovals)
+      error(("%s: PyTorch's model at f64 (CPU) failed: %s"):format(inst.problem.name, tostring(touts)), 0)
+    end
+    local result = { outputs = {} }
+    for i, a in ipairs(inst.args) do
+      if a.kind == "output" then
+        result.outputs[#result.outputs + 1] = { name = a.name, baseline = metrics_of(lib, vals[i], touts[i]),
+                                                oracle = metrics_of(lib, ovals[i], touts[i]) }
+        touts[i]:free()
+      end
+    end
+    inst:free_oracle(vals, ovals)
+    return result
+  end
   local slot, set = "oracle_f64", opts.set or 1
   local ok, why = session:load(slot, twin)
   if ok then ok, why = session:mirror(set, twin, ovals) end

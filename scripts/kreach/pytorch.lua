@@ -76,16 +76,19 @@ function M.find(python)
   return { python = py, torch = r.torch, cuda = r.cuda, device = r.device, dirs = r.dirs }
 end
 
--- The worker's source: the embedded file, or the source tree's under $KREACH_LUA_DIR.
-local function worker_source()
+-- script_source(file) -> the text of kreach's Python file scripts/kreach/<file>: the embedded
+-- file, or the source tree's under $KREACH_LUA_DIR.
+function M.script_source(file)
   local dev = os.getenv("KREACH_LUA_DIR")
   if dev and dev ~= "" then
-    local f = io.open(dev .. "/kreach/torch_worker.py", "rb")
+    local f = io.open(dev .. "/kreach/" .. file, "rb")
     if f then local s = f:read("a"); f:close(); return s end
   end
   local files = package.loaded["kreach.embedded_files"] or {}
-  return assert(files["kreach/torch_worker.py"], "kreach/torch_worker.py is not embedded in this kreach")
+  return assert(files["kreach/" .. file], "kreach/" .. file .. " is not embedded in this kreach")
 end
+
+local function worker_source() return M.script_source("torch_worker.py") end
 
 -- ---- a session with the Python worker ----
 
@@ -154,6 +157,8 @@ local function inputs_expr(inst)
   for _, a in ipairs(inst.args) do if a.kind == "input" then names[#names + 1] = a.name end end
   return "[" .. table.concat(names, ", ") .. "]"
 end
+
+M.inputs_expr = inputs_expr
 
 -- check_params(inst, got, who) -> true, or nil and why: a model's parameter shapes (the Python
 -- worker's reply) are the problem's params, in order.

@@ -14,6 +14,7 @@ local json = require "kreach.json"
 local oracle = require "kreach.oracle"
 local problem = require "kreach.problem"
 local pytorch = require "kreach.pytorch"
+local host = require "kreach.host"
 local text = require "kreach.text"
 
 local function backend_text(b)
@@ -50,10 +51,14 @@ end
 
 -- --torch: each instance against PyTorch's f64 model, one Python worker for them all
 local function run_torch(args, insts, suite_name)
-  local py, why = pytorch.find()
-  if not py then errors.raise(errors.STATUS.load, "--torch needs a python3 with CUDA PyTorch: " .. why, "python") end
-  local session, serr = pytorch.start{ python = py.python }
-  if not session then errors.raise(errors.STATUS.load, "cannot start PyTorch: " .. serr, "python") end
+  -- on the host device (KREACH_DEVICE=host) PyTorch runs on the CPU, a process a problem
+  local py, session, why, serr
+  if not host.active() then
+    py, why = pytorch.find()
+    if not py then errors.raise(errors.STATUS.load, "--torch needs a python3 with CUDA PyTorch: " .. why, "python") end
+    session, serr = pytorch.start{ python = py.python }
+    if not session then errors.raise(errors.STATUS.load, "cannot start PyTorch: " .. serr, "python") end
+  end
   local ok_n, bad = 0, {}
   for _, inst in ipairs(insts) do
     local name = inst.problem.name
@@ -70,13 +75,13 @@ local function run_torch(args, insts, suite_name)
       if okc and not good then io.write("  outside the thresholds: ", why2, "\n") end
     end
     io.flush()
-    if session.dead then
+    if session and session.dead then
       session:close()
       session, serr = pytorch.start{ python = py.python }
       if not session then errors.raise(errors.STATUS.failed, "cannot restart PyTorch: " .. serr) end
     end
   end
-  session:close()
+  if session then session:close() end
   local summary = ("%d of %d problems%s at %s agree with PyTorch in float64 (the baseline within its dtype's thresholds, the oracle within relative L2 %.0e and worst %.0e)%s"):format(
     ok_n, #insts, suite_name and (" of " .. suite_name) or "", insts[1] and insts[1].dtype or args.dtype,
     oracle.TORCH_F64_TOL.rel_l2, oracle.TORCH_F64_TOL.max_scaled, #bad > 0 and ("; not: " .. table.concat(bad, "; ")) or "")

@@ -19,6 +19,7 @@
 local tensor = require "kreach.core.tensor"
 local nvrtc = require "kreach.core.nvrtc"
 local meta = require "kreach.meta"
+local host = require "kreach.host"
 local cuda = require "kreach.ops.cuda"
 local elementwise = require "kreach.ops.elementwise"
 local matmul = require "kreach.ops.matmul"
@@ -124,6 +125,13 @@ local function new_kit(lib)
     local p = programs[k]
     if p then return p end
     local inst = instantiate(CTYPE[dtype], dtype)
+    if host.active() then
+      -- the host device (KREACH_DEVICE=host): g++ under kreach.emulate, not NVRTC
+      local prog = host.build{ source = M.compile_source(family, source), instantiate = inst,
+                               name = "kreach.ops." .. family }
+      programs[k] = prog
+      return prog
+    end
     local prog, err = nvrtc.build{ source = M.compile_source(family, source),
                                     name = "kreach_ops_" .. family .. ".cu", instantiate = inst,
                                     options = M.OPTIONS }

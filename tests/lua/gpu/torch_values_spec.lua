@@ -26,7 +26,8 @@ local function small(p, dtype)
   for _, cap in ipairs({ 16, 32, 64, 128, 256 }) do
     local s = {}
     for k, v in pairs(p.sizes) do
-      if not KEEP[k] and v > cap then s[k] = cap end
+      -- a window, a stride or a dimension's index stays; `dim` as an extent does not
+      if v > cap and not (KEEP[k] and v <= 64) then s[k] = cap end
     end
     if p.sizes.batch_size and p.sizes.batch_size > 4 then s.batch_size = 4 end
     local ok, inst = pcall(p.instantiate, p, { dtype = dtype, sizes = s })

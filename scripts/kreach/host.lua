@@ -1,0 +1,161 @@
+-- kreach.host: the host device (KREACH_DEVICE=host), kreach's CUDA run on the CPU so that a
+-- machine without a GPU (CI) computes real values: tensors live in host memory (the runtime's
+-- host mode), and a program's kernels are compiled by g++ under kreach.emulate's emulation of
+-- CUDA (a thread a CUDA thread, warp shuffles at barriers, blocks one after another) into a
+-- shared library with one trampoline a kernel, which the runtime calls (kreach.core.host).
+-- Slow (a launch of a 256-thread block is 256 threads), exact in its arithmetic (the same
+-- source, IEEE on the CPU; the host's libm for expf and friends), for small sizes.
+--
+--   local host = require "kreach.host"
+--   if host.active() then
+--     local p = host.build{ source = src, instantiate = { "k<float>", ... }, name = "family" }
+--     p["k<float>"]{ grid = n, block = 256 }(x, y, n)
+--   end
+--
+-- Compiled libraries are cached by the hash of their source and the compiler's command in
+-- $KREACH_HOST_CACHE, else $XDG_CACHE_HOME/kreach/host, else ~/.cache/kreach/host; a compile
+-- writes a temporary file renamed into place, so that concurrent processes share the cache.
+local emu = require "kreach.emulate"
+local util = require "kreach.core.util"
+local lfs = require "lfs"
+
+local M = {}
+
+local core_host
+local function binding()
+  if core_host == nil then
+    local ok, mod = pcall(require, "kreach.core.host")
+    core_host = ok and mod or false
+  end
+  return core_host or nil
+end
+
+-- active() -> whether the current context is the host device (KREACH_DEVICE=host)
+function M.active()
+  local b = binding()
+  return b ~= nil and b.is_host() or false
+end
+
+-- The C++ each library starts with after the emulation: the arguments as the runtime passes
+-- them (kr_harg), converted to each kernel parameter's type, and the launch.
+local TRAMPOLINE = [==[
+#include <type_traits>
+#include <utility>
+struct kr_harg { int kind; long long i; double d; void *p; }; /* runtime/kr_host.h */
+template <typename T> static T kr_conv(const kr_harg &a) {
+  if constexpr (std::is_pointer_v<T>) return reinterpret_cast<T>(a.p);
+  else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) return (T)a.i;
+  else if constexpr (std::is_floating_point_v<T>) return (T)(a.kind == 2 ? a.d : (double)a.i);
+  else if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>)
+    return T((float)(a.kind == 2 ? a.d : (double)a.i));
+  else static_assert(sizeof(T) == 0, "a kernel parameter type the host emulation cannot pass");
+}
+template <typename... A, size_t... I>
+static void kr_invoke(void (*f)(A...), const kr_harg *a, std::index_sequence<I...>) {
+  f(kr_conv<std::decay_t<A>>(a[I])...);
+}
+template <typename... A>
+static int kr_run(void (*f)(A...), const char *name, const unsigned *g, const unsigned *b,
+                  const kr_harg *a, int n, char *err, size_t errlen) {
+  if (n != (int)sizeof...(A)) {
+    snprintf(err, errlen, "%s takes %d arguments, got %d", name, (int)sizeof...(A), n);
+    return 1;
+  }
+  if ((unsigned long long)b[0] * b[1] * b[2] > 1024) {
+    snprintf(err, errlen, "%s: a block of %u x %u x %u threads is more than 1024", name, b[0], b[1], b[2]);
+    return 1;
+  }
+  emu_launch({g[0], g[1], g[2]}, {b[0], b[1], b[2]}, [&] { kr_invoke(f, a, std::index_sequence_for<A...>{}); });
+  return 0;
+}
+]==]
+
+local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+local function cache_dir()
+  local d = os.getenv("KREACH_HOST_CACHE")
+  if d and d ~= "" then return d end
+  local x = os.getenv("XDG_CACHE_HOME")
+  if x and x ~= "" then return x .. "/kreach/host" end
+  return (os.getenv("HOME") or "/tmp") .. "/.cache/kreach/host"
+end
+
+local function mkdirs(path)
+  local acc = path:sub(1, 1) == "/" and "" or "."
+  for part in path:gmatch("[^/]+") do
+    acc = acc .. "/" .. part
+    if not lfs.attributes(acc, "mode") then lfs.mkdir(acc) end
+  end
+  if lfs.attributes(path, "mode") ~= "directory" then
+    error(("kreach.host: cannot create the cache directory %s"):format(path), 0)
+  end
+end
+
+-- source_for(source, instantiate) -> the C++ source of the library: the emulation, the
+-- kernels' source (dynamic shared arrays made pointers into the emulation's buffer, inline PTX
+-- replaced by emulate.host_source), and one
+-- trampoline kr_host_k<i> a name of `instantiate` (0-based, in order)
+function M.source_for(source, instantiate)
+  local parts = { emu.HEADER, emu.LAUNCH, TRAMPOLINE, emu.source(emu.host_source(source)) }
+  for i, name in ipairs(instantiate) do
+    parts[#parts + 1] = ('extern "C" int kr_host_k%d(const unsigned *g, const unsigned *b, size_t, const kr_harg *a, int n, char *err, size_t errlen) { return kr_run(&%s, %q, g, b, a, n, err, errlen); }')
+      :format(i - 1, name, name)
+  end
+  return table.concat(parts, "\n")
+end
+
+local libs = {} -- path -> the open library (kept for the process)
+
+-- build{source =, instantiate = {names}, name =} -> a program: p[name]{grid =, block =,
+-- shared =}(args...) launches kernel `name` (one of instantiate) on the host device. Raises
+-- with g++'s output when the source does not compile.
+function M.build(o)
+  local b = binding()
+  if not b then error("kreach.host: this kreach has no host device (kreach.core.host)", 0) end
+  local src = M.source_for(o.source, o.instantiate)
+  local cuda_home = os.getenv("CUDA_HOME") or "/usr/local/cuda"
+  local cmd = ("g++ -std=c++20 -O0 -w -pthread -shared -fPIC -I%s"):format(quote(cuda_home .. "/include"))
+  local key = util.hash(cmd .. "\0" .. src)
+  local dir = cache_dir()
+  mkdirs(dir)
+  local so = ("%s/%s.so"):format(dir, key)
+  if not lfs.attributes(so, "mode") then
+    local tmp = ("%s/%s.%d.tmp"):format(dir, key, math.random(1, 1 << 30))
+    local f = assert(io.open(tmp .. ".cpp", "w"))
+    f:write(src)
+    f:close()
+    local p = io.popen(("%s %s -o %s 2>&1"):format(cmd, quote(tmp .. ".cpp"), quote(tmp .. ".so")))
+    local out = p:read("a")
+    local ok = p:close()
+    os.remove(tmp .. ".cpp")
+    if not ok then
+      os.remove(tmp .. ".so")
+      error(("kreach.host: %s does not compile for the host device:\n%s"):format(o.name or "a program", out:sub(1, 4000)), 0)
+    end
+    assert(os.rename(tmp .. ".so", so))
+  end
+  local lib = libs[so]
+  if not lib then
+    local why
+    lib, why = b.open(so)
+    if not lib then error(("kreach.host: cannot load %s: %s"):format(so, tostring(why)), 0) end
+    libs[so] = lib
+  end
+  local index = {}
+  for i, name in ipairs(o.instantiate) do index[name] = i - 1 end
+  return setmetatable({}, { __index = function(_, name)
+    local i = index[name]
+    if not i then error(("kreach.host: %s has no kernel %s"):format(o.name or "the program", tostring(name)), 2) end
+    local symbol = "kr_host_k" .. i
+    return function(cfg)
+      local function dims(v)
+        if type(v) == "number" then return { v, 1, 1 } end
+        return { v[1] or 1, v[2] or 1, v[3] or 1 }
+      end
+      local g, bl, sh = dims(cfg.grid), dims(cfg.block), cfg.shared or 0
+      return function(...) lib:call(symbol, g, bl, sh, ...) end
+    end
+  end })
+end
+
+return M

@@ -1,0 +1,114 @@
+-- The baselines and oracles against PyTorch without a GPU: on the host device
+-- (KREACH_DEVICE=host: kreach's kernels compiled by g++ under kreach.emulate, run on the CPU),
+-- each problem's baseline (f32, and bf16) and fp64 oracle are compared with its PyTorch model
+-- run in float64 on the CPU (Debian's python3-torch) on the same inputs and parameters, at small
+-- sizes and two seeds (kreach.oracle.torch_check, torch_within: the baseline within its dtype's
+-- thresholds, the oracle within relative L2 1e-9 and worst 1e-7, integers exact). This is the
+-- check that catches a wrong formula, which the baseline and the oracle, one Lua reference at
+-- two dtypes, would share. The GPU runs every problem (tests/lua/gpu/torch_values_spec.lua).
+--
+-- CI runs a sample: KREACH_HOST_SAMPLE problems (default 8) of the three suites drawn with a
+-- seed it prints (KREACH_HOST_SEED repeats a draw; default: the day, so that CI covers every
+-- problem within a few weeks); KREACH_HOST_SAMPLE=all runs them all. KREACH_HOST_ONLY=<lua
+-- pattern> runs the problems whose name matches. Needs KREACH_DEVICE=host (ctest sets it).
+local problem = require "kreach.problem"
+local oracle = require "kreach.oracle"
+local host = require "kreach.host"
+
+local PYTHON = os.getenv("KREACH_PYTHON") or "/usr/bin/python3"
+local SUITES = { "kernelbench-l1", "dlrm-bench", "dlrm-bench-variants" }
+local SEEDS = { 1, 2 }
+local TORCH_VERSION
+
+-- sizes that are not extents of a tensor, or whose value the inputs depend on
+local KEEP = { kernel_size = true, stride = true, padding = true, dilation = true, reduce_dim = true,
+  dim = true, num_groups = true, num_classes = true, groups = true, output_padding = true }
+
+-- The problem at small sizes: every extent above the cap cut to it, the cap the smallest of 8,
+-- 16, 32, 64 at which the problem validates; the batch at most 2.
+local function small(p, dtype)
+  for _, cap in ipairs({ 8, 16, 32, 64 }) do
+    local s = {}
+    for k, v in pairs(p.sizes) do
+      -- a window, a stride or a dimension's index stays; `dim` as an extent does not
+      if v > cap and not (KEEP[k] and v <= 64) then s[k] = cap end
+    end
+    if p.sizes.batch_size and p.sizes.batch_size > 2 then s.batch_size = 2 end
+    local ok, inst = pcall(p.instantiate, p, { dtype = dtype, sizes = s })
+    if ok and pcall(inst.validate, inst) then return inst, cap end
+  end
+  error(("%s: no small sizes (caps 8 to 64) validate"):format(p.name), 0)
+end
+
+describe("the baselines and oracles against PyTorch on the CPU (the host device)", function()
+  if not host.active() then
+    it("runs on the host device", function()
+      error("KREACH_DEVICE=host is not set (or this kreach has no host device): ctest sets it for this spec")
+    end)
+    return
+  end
+  if not os.execute(PYTHON .. " -c 'import torch' >/dev/null 2>&1") then
+    it("needs python3-torch", function() error(PYTHON .. " cannot import torch: run tools/install-deps") end)
+    return
+  end
+
+  local vp = io.popen(PYTHON .. " -c 'import torch; print(torch.__version__)'")
+  TORCH_VERSION = vp:read("l") or "?"
+  vp:close()
+  local all = {}
+  for _, sname in ipairs(SUITES) do
+    for _, f in ipairs(problem.load_suite(sname).files) do all[#all + 1] = { suite = sname, file = f } end
+  end
+  local only = os.getenv("KREACH_HOST_ONLY")
+  local want = os.getenv("KREACH_HOST_SAMPLE") or "8"
+  local pick = {}
+  if only then
+    for _, e in ipairs(all) do
+      local p = problem.load(e.file)
+      if p.name:match(only) then pick[#pick + 1] = e end
+    end
+  elseif want == "all" then
+    pick = all
+  else
+    local seed = tonumber(os.getenv("KREACH_HOST_SEED")) or os.time() // 86400
+    print(("host_values: seed %d (KREACH_HOST_SEED=%d repeats the draw), %s of %d problems"):format(seed, seed, want, #all))
+    math.randomseed(seed)
+    local idx = {}
+    for i = 1, #all do idx[i] = i end
+    for i = #idx, 2, -1 do local j = math.random(i); idx[i], idx[j] = idx[j], idx[i] end
+    for i = 1, math.min(tonumber(want), #idx) do pick[i] = all[idx[i]] end
+    table.sort(pick, function(a, b) return a.file < b.file end)
+  end
+
+  for _, e in ipairs(pick) do
+    local p = problem.load(e.file)
+    for _, dtype in ipairs({ "f32", "bf16" }) do
+      it(("%s/%s at %s"):format(e.suite, p.name, dtype), function()
+        local inst, cap = small(p, dtype)
+        for _, seed in ipairs(SEEDS) do
+          local okc, r = pcall(oracle.torch_check, inst, nil, { seed = seed, python = PYTHON })
+          if not okc then
+            -- Debian's PyTorch may lack what a model calls (problem 97 needs torch >= 2.0 for
+            -- scaled_dot_product_attention): reported as pending with PyTorch's words
+            local msg = tostring(r)
+            if TORCH_VERSION:match("^1%.") and msg:find("has no attribute", 1, true) then
+              pending(("PyTorch %s lacks what the model calls: %s"):format(TORCH_VERSION, msg:match("[^\n]*has no attribute[^\n]*")))
+            end
+            error(r, 0)
+          end
+          local worst_b, worst_o = 0, 0
+          for _, o in ipairs(r.outputs) do
+            if o.baseline.rel_l2 then
+              worst_b = math.max(worst_b, o.baseline.rel_l2)
+              worst_o = math.max(worst_o, o.oracle.rel_l2)
+            end
+          end
+          io.stderr:write(("  %s %s cap %d seed %d: baseline %.3g, oracle %.3g\n"):format(
+            p.name, dtype, cap, seed, worst_b, worst_o))
+          local ok, bad = oracle.torch_within(r, dtype)
+          assert(ok, ("seed %d: %s"):format(seed, tostring(bad)))
+        end
+      end)
+    end
+  end
+end)
