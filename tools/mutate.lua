@@ -1,6 +1,7 @@
 -- tools/mutate.lua: the mutation check of issue 20. It plants known bugs in kreach's checker,
 -- one at a time, runs the tests that should catch each, and reports the ones that survive.
--- A benchmark, not a CI test (a minute or so on 2 cores):
+-- A benchmark, not a CI test (a few minutes on 2 cores: the operator mutants run their problems
+-- on the host device, KREACH_DEVICE=host):
 --
 --   build/kreach tools/mutate.lua [--json] [--keep] [ID ...]
 --
@@ -90,6 +91,28 @@ local MUTANTS = {
     old = "return x -- a float already",
     new = "return x + 0.0 -- a float already",
     specs = { "json" } },
+  -- a wrong formula in an operator: the baseline and the oracle share it, so only PyTorch sees
+  -- it (tests/lua/host_values_spec.lua on the host device, the problems that use the operator)
+  { id = "softsign_formula", file = "scripts/kreach/ops/elementwise.lua",
+    what = "softsign as x / (1 + x) (the absolute value dropped)",
+    old = "if (OP == SOFTSIGN) return x / ((A)1 + kabs(x));",
+    new = "if (OP == SOFTSIGN) return x / ((A)1 + x);",
+    specs = { "host_values" }, env = { KREACH_DEVICE = "host", KREACH_HOST_ONLY = "^30_" } },
+  { id = "norm_eps_outside", file = "scripts/kreach/ops/norm.lua",
+    what = "the normalisations' eps outside the square root",
+    old = "else { c0 = b; c1 = 1.0 / sqrt(c / a + eps); }",
+    new = "else { c0 = b; c1 = 1.0 / (sqrt(c / a) + eps); }",
+    specs = { "host_values" }, env = { KREACH_DEVICE = "host", KREACH_HOST_ONLY = "^40_" } },
+  { id = "smooth_l1_beta", file = "scripts/kreach/ops/loss.lua",
+    what = "smooth L1's linear branch without its -0.5 beta",
+    old = "return d < a ? d * d * b : d - (A)0.5 * a;",
+    new = "return d < a ? d * d * b : d;",
+    specs = { "host_values" }, env = { KREACH_DEVICE = "host", KREACH_HOST_ONLY = "^96_" } },
+  { id = "hinge_clamp", file = "scripts/kreach/ops/loss.lua",
+    what = "the hinge loss without its clamp at 0",
+    old = "if (OP == HINGE) { A v = (A)1 - x * y; return v < (A)0 ? (A)0 : v; }",
+    new = "if (OP == HINGE) { A v = (A)1 - x * y; return v; }",
+    specs = { "host_values" }, env = { KREACH_DEVICE = "host", KREACH_HOST_ONLY = "^100_" } },
   { id = "sig_function_pointer", file = "runtime/kr_sig.c",
     what = "a function-pointer kernel parameter made a hard parse error",
     old = [[else if (is(k, "(")) fn = 1;]],
@@ -159,8 +182,11 @@ local function run_tests(m, luadir, csrcs)
   end
   local failed, tail = false, ""
   for _, spec in ipairs(m.specs) do
-    local rok, rout = sh(("cd %s && KREACH_LUA_DIR=%s %s tests/lua/runner.lua tests/lua/%s_spec.lua"):format(
-      quote(root), quote(luadir), quote(bin), spec))
+    local env = {}
+    for k, v in pairs(m.env or {}) do env[#env + 1] = ("%s=%s"):format(k, quote(v)) end
+    table.sort(env)
+    local rok, rout = sh(("cd %s && %s KREACH_LUA_DIR=%s %s tests/lua/runner.lua tests/lua/%s_spec.lua"):format(
+      quote(root), table.concat(env, " "), quote(luadir), quote(bin), spec))
     if not rok then failed = true; tail = tail .. rout:sub(-600) end
   end
   return failed, tail, os.time() - t0
@@ -170,7 +196,10 @@ end
 local baseline_dir = root .. "/scripts"
 local seen = {}
 for _, m in ipairs(list) do
-  local key = m.ctest and ("c:" .. m.ctest.name) or table.concat(m.specs, ",")
+  local envk = {}
+  for k, v in pairs(m.env or {}) do envk[#envk + 1] = k .. "=" .. v end
+  table.sort(envk)
+  local key = m.ctest and ("c:" .. m.ctest.name) or (table.concat(m.specs, ",") .. " " .. table.concat(envk, " "))
   if not seen[key] then
     seen[key] = true
     local srcs

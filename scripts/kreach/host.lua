@@ -143,18 +143,31 @@ function M.build(o)
   end
   local index = {}
   for i, name in ipairs(o.instantiate) do index[name] = i - 1 end
+  -- a kernel as NVRTC's programs give one: k{grid =, block =, shared =}(args...), k:launch(cfg,
+  -- args...), k.name, k.attributes (the emulation's: no register count of its own, so 32, the
+  -- figure an occupancy estimate of the real kernel would use at worst for these sources)
+  local kernels = {}
+  local Kernel = {}
+  Kernel.__index = Kernel
+  local function dims(v)
+    if type(v) == "number" then return { v, 1, 1 } end
+    return { v[1] or 1, v[2] or 1, v[3] or 1 }
+  end
+  Kernel.__call = function(k, cfg)
+    local g, bl, sh = dims(cfg.grid), dims(cfg.block), cfg.shared or 0
+    return function(...) lib:call(k.symbol, g, bl, sh, ...) end
+  end
+  function Kernel:launch(cfg, ...) return self(cfg)(...) end
+  Kernel.__tostring = function(k) return ("kreach.Kernel(%s, host)"):format(k.name) end
+  for i, name in ipairs(o.instantiate) do
+    kernels[name] = setmetatable({ name = name, symbol = "kr_host_k" .. (i - 1),
+      attributes = { registers = 32, static_shared_bytes = 0, local_bytes = 0, max_threads_per_block = 1024,
+                     symbol = "kr_host_k" .. (i - 1) } }, Kernel)
+  end
   return setmetatable({}, { __index = function(_, name)
-    local i = index[name]
-    if not i then error(("kreach.host: %s has no kernel %s"):format(o.name or "the program", tostring(name)), 2) end
-    local symbol = "kr_host_k" .. i
-    return function(cfg)
-      local function dims(v)
-        if type(v) == "number" then return { v, 1, 1 } end
-        return { v[1] or 1, v[2] or 1, v[3] or 1 }
-      end
-      local g, bl, sh = dims(cfg.grid), dims(cfg.block), cfg.shared or 0
-      return function(...) lib:call(symbol, g, bl, sh, ...) end
-    end
+    local k = kernels[name]
+    if not k then error(("kreach.host: %s has no kernel %s"):format(o.name or "the program", tostring(name)), 2) end
+    return k
   end })
 end
 

@@ -2,7 +2,7 @@
 -- (KREACH_DEVICE=host: kreach's kernels compiled by g++ under kreach.emulate, run on the CPU),
 -- each problem's baseline (f32, and bf16) and fp64 oracle are compared with its PyTorch model
 -- run in float64 on the CPU (Debian's python3-torch) on the same inputs and parameters, at small
--- sizes and two seeds (kreach.oracle.torch_check, torch_within: the baseline within its dtype's
+-- sizes, three seeds with the three distributions of the check's trials (kreach.oracle.torch_check, torch_within: the baseline within its dtype's
 -- thresholds, the oracle within relative L2 1e-9 and worst 1e-7, integers exact). This is the
 -- check that catches a wrong formula, which the baseline and the oracle, one Lua reference at
 -- two dtypes, would share. The GPU runs every problem (tests/lua/gpu/torch_values_spec.lua).
@@ -17,7 +17,10 @@ local host = require "kreach.host"
 
 local PYTHON = os.getenv("KREACH_PYTHON") or "/usr/bin/python3"
 local SUITES = { "kernelbench-l1", "dlrm-bench", "dlrm-bench-variants" }
-local SEEDS = { 1, 2 }
+-- each run a seed and a distribution of the inputs: the problem's own (KernelBench's torch.rand
+-- is non-negative, which never reaches a hinge's clamp or softsign's |x|), then the check's
+-- other two trials' (kreach.problem.other_generator)
+local RUNS = { { seed = 1, variant = "default" }, { seed = 2, variant = "centred" }, { seed = 3, variant = "shifted" } }
 local TORCH_VERSION
 
 -- sizes that are not extents of a tensor, or whose value the inputs depend on
@@ -85,8 +88,9 @@ describe("the baselines and oracles against PyTorch on the CPU (the host device)
     for _, dtype in ipairs({ "f32", "bf16" }) do
       it(("%s/%s at %s"):format(e.suite, p.name, dtype), function()
         local inst, cap = small(p, dtype)
-        for _, seed in ipairs(SEEDS) do
-          local okc, r = pcall(oracle.torch_check, inst, nil, { seed = seed, python = PYTHON })
+        for _, run in ipairs(RUNS) do
+          local seed = run.seed
+          local okc, r = pcall(oracle.torch_check, inst, nil, { seed = seed, variant = run.variant, python = PYTHON })
           if not okc then
             -- Debian's PyTorch may lack what a model calls (problem 97 needs torch >= 2.0 for
             -- scaled_dot_product_attention): reported as pending with PyTorch's words
@@ -103,10 +107,10 @@ describe("the baselines and oracles against PyTorch on the CPU (the host device)
               worst_o = math.max(worst_o, o.oracle.rel_l2)
             end
           end
-          io.stderr:write(("  %s %s cap %d seed %d: baseline %.3g, oracle %.3g\n"):format(
-            p.name, dtype, cap, seed, worst_b, worst_o))
+          io.stderr:write(("  %s %s cap %d seed %d %s: baseline %.3g, oracle %.3g\n"):format(
+            p.name, dtype, cap, seed, run.variant, worst_b, worst_o))
           local ok, bad = oracle.torch_within(r, dtype)
-          assert(ok, ("seed %d: %s"):format(seed, tostring(bad)))
+          assert(ok, ("seed %d, %s inputs: %s"):format(seed, run.variant, tostring(bad)))
         end
       end)
     end

@@ -41,8 +41,9 @@ local function metric_text(m)
     (m.nonfinite > 0 or m.special_mismatch > 0) and ("  %d non-finite, %d special mismatches"):format(m.nonfinite, m.special_mismatch) or "")
 end
 
-local function print_torch(name, dtype, seed, r)
-  io.write(("%s at %s (seed %d) against PyTorch in float64\n"):format(name, dtype, seed))
+local function print_torch(name, dtype, seed, variant, r)
+  io.write(("%s at %s (seed %d%s) against PyTorch in float64\n"):format(name, dtype, seed,
+    variant ~= "default" and (", " .. variant .. " inputs") or ""))
   for _, o in ipairs(r.outputs) do
     io.write(("  %-10s baseline  %s\n"):format(o.name, metric_text(o.baseline)))
     io.write(("  %-10s oracle    %s\n"):format("", metric_text(o.oracle)))
@@ -62,16 +63,16 @@ local function run_torch(args, insts, suite_name)
   local ok_n, bad = 0, {}
   for _, inst in ipairs(insts) do
     local name = inst.problem.name
-    local okc, r = pcall(oracle.torch_check, inst, session, { seed = args.seed })
+    local okc, r = pcall(oracle.torch_check, inst, session, { seed = args.seed, variant = args.variant })
     local good, why2
     if okc then good, why2 = oracle.torch_within(r, inst.dtype)
     else good, why2 = false, "the check failed: " .. errors.message(r) end
     if good then ok_n = ok_n + 1 else bad[#bad + 1] = ("%s (%s)"):format(name, why2) end
     if args.json then
-      io.write(json.encode({ problem = name, dtype = inst.dtype, seed = args.seed, against = "pytorch_f64",
+      io.write(json.encode({ problem = name, dtype = inst.dtype, seed = args.seed, variant = args.variant, against = "pytorch_f64",
                              outputs = okc and r.outputs or nil, within = good, why = why2 }), "\n")
     else
-      if okc then print_torch(name, inst.dtype, args.seed, r) else io.write(("%s at %s: %s\n"):format(name, inst.dtype, why2)) end
+      if okc then print_torch(name, inst.dtype, args.seed, args.variant, r) else io.write(("%s at %s: %s\n"):format(name, inst.dtype, why2)) end
       if okc and not good then io.write("  outside the thresholds: ", why2, "\n") end
     end
     io.flush()
@@ -98,6 +99,8 @@ return {
   parser = function(p)
     p:argument("problem", "A problem file, id or name, or a suite (kreach list).")
     p:option("--seed", "Seed of the inputs.", "1"):convert(cli.nonnegative_integer)
+    p:option("--variant", "The inputs' distribution: the problem's own (default), or the check's other trials' (centred, shifted).", "default")
+      :choices({ "default", "centred", "shifted" })
     cli.problem_options(p)
     p:flag("--torch", "Compare the baseline and the oracle with the problem's PyTorch model in float64 instead (needs CUDA PyTorch).")
     p:flag("--json", "Print one JSON object (a suite: one per problem, a line each, then the summary).")
@@ -113,7 +116,7 @@ return {
       inst:validate()
       kreach.require_device()
       if args.torch then return run_torch(args, { inst }, nil) end
-      local r = oracle.check(inst, { seed = args.seed })
+      local r = oracle.check(inst, { seed = args.seed, variant = args.variant })
       if args.json then
         io.write(json.encode({ problem = p.name, dtype = inst.dtype, seed = args.seed, outputs = r.outputs,
                                backend = r.backend }), "\n")
@@ -136,7 +139,7 @@ return {
     local ok_n, bad = 0, {}
     for _, inst in ipairs(insts) do
       local name = inst.problem.name
-      local okc, r = pcall(oracle.check, inst, { seed = args.seed })
+      local okc, r = pcall(oracle.check, inst, { seed = args.seed, variant = args.variant })
       local good, why
       if okc then
         good, why = oracle.within(r, inst.dtype)
