@@ -4,6 +4,7 @@
 -- and the other input distributions the trials draw from.
 local check = require "kreach.check"
 local problem = require "kreach.problem"
+local compare = require "kreach.ops.compare"
 
 -- Metrics as kreach.ops' metrics() reports them, for an output of n elements whose oracle has
 -- mean `mu`, root-mean-square `rms` and spread `sd` around its mean, with a given error.
@@ -133,14 +134,8 @@ local function measure(y, ref)
       m.max_c = math.max(m.max_c, math.abs(c))
     end
   end
-  local function ratio(x, d) if d > 0 then return x / d end return x > 0 and math.huge or 0 end
-  m.rel_l2 = ratio(math.sqrt(m.sum_d2), math.sqrt(m.sum_r2))
-  m.max_scaled = ratio(m.max_abs, m.max_ref)
-  m.centred_l2 = ratio(math.sqrt(m.sum_d2), math.sqrt(m.sum_c2))
-  m.centred_max = ratio(m.max_abs, m.max_c)
-  m.const_l2 = ratio(math.sqrt(m.sum_c2), math.sqrt(m.sum_r2))
-  m.const_max = ratio(m.max_c, m.max_ref)
-  return m
+  -- the ratios as the library derives them (known answers of their own: ops_compare_spec)
+  return compare.derive(m)
 end
 
 -- n values, value(i) each

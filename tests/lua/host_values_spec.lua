@@ -2,9 +2,9 @@
 -- (KREACH_DEVICE=host: kreach's kernels compiled by g++ under kreach.emulate, run on the CPU),
 -- each problem's baseline (f32, and bf16) and fp64 oracle are compared with its PyTorch model
 -- run in float64 on the CPU (Debian's python3-torch) on the same inputs and parameters, at small
--- sizes, three seeds with the three distributions of the check's trials (kreach.oracle.torch_check, torch_within: the baseline within its dtype's
--- thresholds, the oracle within relative L2 1e-9 and worst 1e-7, integers exact). This is the
--- check that catches a wrong formula, which the baseline and the oracle, one Lua reference at
+-- sizes, three seeds with the three distributions of the check's trials (tests/lua/values.lua;
+-- kreach.oracle.torch_check, torch_within: the baseline within its dtype's thresholds, the
+-- oracle within relative L2 1e-9 and worst 1e-7, integers exact). This is the check that catches a wrong formula, which the baseline and the oracle, one Lua reference at
 -- two dtypes, would share. The GPU runs every problem (tests/lua/gpu/torch_values_spec.lua).
 --
 -- CI runs a sample: KREACH_HOST_SAMPLE problems (default 8) of the three suites drawn with a
@@ -14,34 +14,10 @@
 local problem = require "kreach.problem"
 local oracle = require "kreach.oracle"
 local host = require "kreach.host"
+local values = require "values"
 
 local PYTHON = os.getenv("KREACH_PYTHON") or "/usr/bin/python3"
-local SUITES = { "kernelbench-l1", "dlrm-bench", "dlrm-bench-variants" }
--- each run a seed and a distribution of the inputs: the problem's own (KernelBench's torch.rand
--- is non-negative, which never reaches a hinge's clamp or softsign's |x|), then the check's
--- other two trials' (kreach.problem.other_generator)
-local RUNS = { { seed = 1, variant = "default" }, { seed = 2, variant = "centred" }, { seed = 3, variant = "shifted" } }
 local TORCH_VERSION
-
--- sizes that are not extents of a tensor, or whose value the inputs depend on
-local KEEP = { kernel_size = true, stride = true, padding = true, dilation = true, reduce_dim = true,
-  dim = true, num_groups = true, num_classes = true, groups = true, output_padding = true }
-
--- The problem at small sizes: every extent above the cap cut to it, the cap the smallest of 8,
--- 16, 32, 64 at which the problem validates; the batch at most 2.
-local function small(p, dtype)
-  for _, cap in ipairs({ 8, 16, 32, 64 }) do
-    local s = {}
-    for k, v in pairs(p.sizes) do
-      -- a window, a stride or a dimension's index stays; `dim` as an extent does not
-      if v > cap and not (KEEP[k] and v <= 64) then s[k] = cap end
-    end
-    if p.sizes.batch_size and p.sizes.batch_size > 2 then s.batch_size = 2 end
-    local ok, inst = pcall(p.instantiate, p, { dtype = dtype, sizes = s })
-    if ok and pcall(inst.validate, inst) then return inst, cap end
-  end
-  error(("%s: no small sizes (caps 8 to 64) validate"):format(p.name), 0)
-end
 
 describe("the baselines and oracles against PyTorch on the CPU (the host device)", function()
   if not host.active() then
@@ -59,7 +35,7 @@ describe("the baselines and oracles against PyTorch on the CPU (the host device)
   TORCH_VERSION = vp:read("l") or "?"
   vp:close()
   local all = {}
-  for _, sname in ipairs(SUITES) do
+  for _, sname in ipairs(values.SUITES) do
     for _, f in ipairs(problem.load_suite(sname).files) do all[#all + 1] = { suite = sname, file = f } end
   end
   local only = os.getenv("KREACH_HOST_ONLY")
@@ -87,8 +63,8 @@ describe("the baselines and oracles against PyTorch on the CPU (the host device)
     local p = problem.load(e.file)
     for _, dtype in ipairs({ "f32", "bf16" }) do
       it(("%s/%s at %s"):format(e.suite, p.name, dtype), function()
-        local inst, cap = small(p, dtype)
-        for _, run in ipairs(RUNS) do
+        local inst, cap = values.small(p, dtype, { 8, 16, 32, 64 }, 2)
+        for _, run in ipairs(values.RUNS) do
           local seed = run.seed
           local okc, r = pcall(oracle.torch_check, inst, nil, { seed = seed, variant = run.variant, python = PYTHON })
           if not okc then
@@ -100,17 +76,7 @@ describe("the baselines and oracles against PyTorch on the CPU (the host device)
             end
             error(r, 0)
           end
-          local worst_b, worst_o = 0, 0
-          for _, o in ipairs(r.outputs) do
-            if o.baseline.rel_l2 then
-              worst_b = math.max(worst_b, o.baseline.rel_l2)
-              worst_o = math.max(worst_o, o.oracle.rel_l2)
-            end
-          end
-          io.stderr:write(("  %s %s cap %d seed %d %s: baseline %.3g, oracle %.3g\n"):format(
-            p.name, dtype, cap, seed, run.variant, worst_b, worst_o))
-          local ok, bad = oracle.torch_within(r, dtype)
-          assert(ok, ("seed %d, %s inputs: %s"):format(seed, run.variant, tostring(bad)))
+          values.judge(inst, cap, run, r)
         end
       end)
     end

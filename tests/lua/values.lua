@@ -1,0 +1,52 @@
+-- What the two checks of the values against PyTorch share (tests/lua/host_values_spec.lua on
+-- the host device, tests/lua/gpu/torch_values_spec.lua on the GPU): the problems at small sizes,
+-- the runs (a seed and a distribution of the inputs each), and one run judged and reported.
+local oracle = require "kreach.oracle"
+
+local M = {}
+
+M.SUITES = { "kernelbench-l1", "dlrm-bench", "dlrm-bench-variants" }
+
+-- a seed and a distribution of the inputs each: the problem's own, then the check's other two
+-- trials' (kreach.problem.other_generator). KernelBench's torch.rand alone is never negative,
+-- so it never reaches a hinge's clamp, softsign's |x| or smooth L1's linear branch.
+M.RUNS = { { seed = 1, variant = "default" }, { seed = 2, variant = "centred" }, { seed = 3, variant = "shifted" } }
+
+-- sizes that are not extents of a tensor, or whose value the inputs depend on
+local KEEP = { kernel_size = true, stride = true, padding = true, dilation = true, reduce_dim = true,
+  dim = true, num_groups = true, num_classes = true, groups = true, output_padding = true }
+
+-- small(p, dtype, caps, batch) -> the problem's instance at small sizes and the cap used: every
+-- extent above the cap cut to it (a window, a stride or a dimension's index, 64 or less, stays;
+-- `dim` as an extent does not), the cap the first of `caps` at which the problem validates, the
+-- batch at most `batch`.
+function M.small(p, dtype, caps, batch)
+  for _, cap in ipairs(caps) do
+    local s = {}
+    for k, v in pairs(p.sizes) do
+      if v > cap and not (KEEP[k] and v <= 64) then s[k] = cap end
+    end
+    if p.sizes.batch_size and p.sizes.batch_size > batch then s.batch_size = batch end
+    local ok, inst = pcall(p.instantiate, p, { dtype = dtype, sizes = s })
+    if ok and pcall(inst.validate, inst) then return inst, cap end
+  end
+  error(("%s: no small sizes (caps %d to %d) validate"):format(p.name, caps[1], caps[#caps]), 0)
+end
+
+-- judge(inst, cap, run, r): prints the run's worst relative L2 errors (baseline, oracle) and
+-- raises unless oracle.torch_within accepts the result
+function M.judge(inst, cap, run, r)
+  local worst_b, worst_o = 0, 0
+  for _, o in ipairs(r.outputs) do
+    if o.baseline.rel_l2 then
+      worst_b = math.max(worst_b, o.baseline.rel_l2)
+      worst_o = math.max(worst_o, o.oracle.rel_l2)
+    end
+  end
+  io.stderr:write(("  %s %s cap %d seed %d %s: baseline %.3g, oracle %.3g\n"):format(
+    inst.problem.name, inst.dtype, cap, run.seed, run.variant, worst_b, worst_o))
+  local ok, bad = oracle.torch_within(r, inst.dtype)
+  assert(ok, ("seed %d, %s inputs: %s"):format(run.seed, run.variant, tostring(bad)))
+end
+
+return M
