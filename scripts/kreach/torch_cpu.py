@@ -7,7 +7,7 @@
 # line: {"ok": true} or {"error": "..."} (torch is imported once, for every problem).
 # DIR/spec.json: {"inputs": expr, "args": [{"name", "kind", "shape", "dtype", "value"}]}; DIR/m.py
 # the export; DIR/a<i>.bin the raw bytes of input or param i (1-based, the problem's order). The
-# model is built with get_init_inputs() (seed 0), cast to float64, its parameters replaced by the
+# model is built with get_init_inputs() (seed 0), cast to float64 (left in training mode), its parameters replaced by the
 # params in order (their shapes must be the problem's), and called once under no_grad with the
 # inputs as the `inputs` expression orders them. Writes DIR/out<i>.bin for each output i.
 import importlib.util, json, os, sys, traceback
@@ -24,7 +24,8 @@ def main(d):
     mod = importlib.util.module_from_spec(ms)
     ms.loader.exec_module(mod)
     torch.manual_seed(0)
-    model = mod.Model(*mod.get_init_inputs()).to(torch.float64).eval()
+    # training mode, as KernelBench runs it (BatchNorm with the batch's statistics)
+    model = mod.Model(*mod.get_init_inputs()).to(torch.float64)
     names = dict(mod.__dict__)
     params, outs = [], []
     for i, a in enumerate(spec["args"], 1):

@@ -33,6 +33,14 @@ function M.small(p, dtype, caps, batch)
   error(("%s: no small sizes (caps %d to %d) validate"):format(p.name, caps[1], caps[#caps]), 0)
 end
 
+-- Outputs whose baseline cannot meet its dtype's thresholds at small sizes, and why: the
+-- baseline's thresholds there (problem name -> dtype -> output -> {rel_l2, max_scaled, why}).
+-- The oracle is held to oracle.TORCH_F64_TOL everywhere.
+M.LOOSE = {
+  ["11_Head_BCE_fwd_bwd"] = { bf16 = { db = { rel_l2 = 0.1, max_scaled = 0.1,
+    why = "the bias gradient is one sum of (sigmoid(z) - y) / B over a batch of 2, whose terms cancel: at bf16 the baseline's error there measured 2.0e-2 relative (seed 2, 8 features), its other outputs' under 7e-3" } } },
+}
+
 -- judge(inst, cap, run, r): prints the run's worst relative L2 errors (baseline, oracle) and
 -- raises unless oracle.torch_within accepts the result
 function M.judge(inst, cap, run, r)
@@ -45,7 +53,8 @@ function M.judge(inst, cap, run, r)
   end
   io.stderr:write(("  %s %s cap %d seed %d %s: baseline %.3g, oracle %.3g\n"):format(
     inst.problem.name, inst.dtype, cap, run.seed, run.variant, worst_b, worst_o))
-  local ok, bad = oracle.torch_within(r, inst.dtype)
+  local loose = M.LOOSE[inst.problem.name] and M.LOOSE[inst.problem.name][inst.dtype]
+  local ok, bad = oracle.torch_within(r, inst.dtype, loose)
   assert(ok, ("seed %d, %s inputs: %s"):format(run.seed, run.variant, tostring(bad)))
 end
 

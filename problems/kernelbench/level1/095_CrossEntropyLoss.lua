@@ -6,12 +6,10 @@ local input, output = kreach.input, kreach.output
 return kreach.problem{
   id = 95, name = "95_CrossEntropyLoss", suite = "kernelbench-l1", category = "loss",
   description = "torch.nn.functional.cross_entropy(predictions, targets) for batch_size x num_classes logits and int64 targets, a 0-d result",
-  -- the targets are drawn from randint(0, 4096) whatever num_classes is (the dist is fixed
-  -- text): an override of num_classes below 4096 makes out-of-range targets, and the loss NaN
   sizes = { batch_size = 32768, num_classes = 4096 },
   args = {
     input("predictions", { "batch_size", "num_classes" }, { dist = "uniform", domain = "real" }),
-    input("targets", { "batch_size" }, { dtype = "i64", dist = "randint(0, 4096)", domain = "indices" }),
+    input("targets", { "batch_size" }, { dtype = "i64", dist = function(s) return ("randint(0, %d)"):format(s.num_classes) end, domain = "indices" }),
     output("loss", {}),
   },
   reference = function(ops, predictions, targets, loss) ops.cross_entropy(predictions, targets, loss) end,
