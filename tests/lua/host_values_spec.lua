@@ -7,7 +7,7 @@
 -- oracle within relative L2 1e-9 and worst 1e-7, integers exact). This is the check that catches a wrong formula, which the baseline and the oracle, one Lua reference at
 -- two dtypes, would share. The GPU runs every problem (tests/lua/gpu/torch_values_spec.lua).
 --
--- CI runs a sample: KREACH_HOST_SAMPLE problems (default 6) of the three suites, one of them a
+-- CI runs a sample: KREACH_HOST_SAMPLE problems (default 4) of the three suites, one of them a
 -- 1-D or 2-D convolution (emulated, a convolution takes 10 to 60 s; the 3-D ones are left to
 -- the full sweep and the GPU), drawn with a seed it prints (KREACH_HOST_SEED repeats a draw;
 -- default: the day, so that CI covers the others within weeks); KREACH_HOST_SAMPLE=all runs
@@ -41,7 +41,7 @@ describe("the baselines and oracles against PyTorch on the CPU (the host device)
     for _, f in ipairs(problem.load_suite(sname).files) do all[#all + 1] = { suite = sname, file = f } end
   end
   local only = os.getenv("KREACH_HOST_ONLY")
-  local want = os.getenv("KREACH_HOST_SAMPLE") or "6"
+  local want = os.getenv("KREACH_HOST_SAMPLE") or "4"
   local pick = {}
   if only then
     for _, e in ipairs(all) do
