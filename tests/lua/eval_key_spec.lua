@@ -16,22 +16,7 @@ local support = require "support"
 local PROBLEM_19 = "problems/kernelbench/level1/019_ReLU.lua"
 local SINK = { write = function() end, flush = function() end }
 
-local dirs = {}
-local function tmpdir()
-  local d = support.tmpdir()
-  dirs[#dirs + 1] = d
-  return d
-end
-
-local function rm_tree(d)
-  for f in lfs.dir(d) do
-    if f ~= "." and f ~= ".." then
-      local p = d .. "/" .. f
-      if lfs.attributes(p, "mode") == "directory" then rm_tree(p) else os.remove(p) end
-    end
-  end
-  lfs.rmdir(d)
-end
+local tmpdir, rm_tmpdirs = support.tmpdirs()
 
 describe("an evaluation's key", function()
   local saved, dev, evaluated, dir, db_path, problem_path
@@ -54,7 +39,7 @@ describe("an evaluation's key", function()
   after_each(function()
     device.require, campaign.calibration, ev.evaluate = saved.require, saved.calibration, saved.evaluate
   end)
-  teardown(function() for _, d in ipairs(dirs) do rm_tree(d) end end)
+  teardown(rm_tmpdirs)
 
   -- run(o) -> the keys of the run's records in order, and the candidates it evaluated (the rest
   -- were reused). o: candidates (paths, default { a.lua }), and kreach.eval.run's options.

@@ -116,12 +116,7 @@ describe("kreach eval --resume and --force", function()
   after_each(function()
     device.require, campaign.calibration, ev.evaluate = saved.require, saved.calibration, saved.evaluate
   end)
-  teardown(function()
-    for _, d in ipairs(dirs) do
-      for f in lfs.dir(d) do if f ~= "." and f ~= ".." then os.remove(d .. "/" .. f) end end
-      lfs.rmdir(d)
-    end
-  end)
+  teardown(function() for _, d in ipairs(dirs) do support.rm_tree(d) end end)
 
   -- eval(o) -> the result of kreach.eval.run (nil and the error when it raised), and the names
   -- of the candidates it evaluated. o: resume, force, dtype, candidates, die_at.

@@ -8,19 +8,7 @@ local lfs = require "lfs"
 local json = store.json
 local support = require "support"
 
-local dirs = {}
-local function tmpdir()
-  local d = support.tmpdir()
-  dirs[#dirs + 1] = d
-  return d
-end
-
-local function rm_tree(d)
-  for f in lfs.dir(d) do
-    if f ~= "." and f ~= ".." then os.remove(d .. "/" .. f) end
-  end
-  lfs.rmdir(d)
-end
+local tmpdir, rm_tmpdirs = support.tmpdirs()
 
 local slurp, spit = support.slurp, support.spit
 
@@ -62,7 +50,7 @@ local function evaluation(run_id, key, extra)
 end
 
 describe("kreach.store", function()
-  teardown(function() for _, d in ipairs(dirs) do rm_tree(d) end end)
+  teardown(rm_tmpdirs)
 
   describe("json", function()
     it("round-trips numbers exactly, integers as integers", function()

@@ -12,6 +12,31 @@ function M.tmpdir()
   return d
 end
 
+-- Removes a directory and everything in it.
+function M.rm_tree(d)
+  for f in lfs.dir(d) do
+    if f ~= "." and f ~= ".." then
+      local p = d .. "/" .. f
+      if lfs.attributes(p, "mode") == "directory" then M.rm_tree(p) else os.remove(p) end
+    end
+  end
+  lfs.rmdir(d)
+end
+
+-- tmpdirs() -> tmpdir (a new empty directory, remembered), cleanup (removes them all): for a
+-- spec's teardown
+function M.tmpdirs()
+  local dirs = {}
+  return function()
+    local d = M.tmpdir()
+    dirs[#dirs + 1] = d
+    return d
+  end, function()
+    for _, d in ipairs(dirs) do M.rm_tree(d) end
+    dirs = {}
+  end
+end
+
 function M.slurp(path)
   local f = assert(io.open(path, "rb"))
   local s = f:read("a")
