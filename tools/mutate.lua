@@ -17,6 +17,7 @@
 -- Exit status: 0 when every mutant is caught, 1 when one survives, 2 on a usage error or when
 -- a mutant cannot be planted or the unmutated tests fail.
 local json = require "kreach.json"
+local output = require "kreach.output"
 local kreach = require "kreach"
 
 local MUTANTS = {
@@ -120,7 +121,7 @@ local MUTANTS = {
     ctest = { name = "sig", srcs = { "tests/c/test_sig.c", "runtime/kr_sig.c" } } },
 }
 
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local quote = require("kreach.text").shell_quote
 local function sh(cmd)
   local p = io.popen(cmd .. " 2>&1")
   local out = p:read("a")
@@ -159,11 +160,10 @@ if next(only) then io.stderr:write("mutate: no mutant named ", (next(only)), "\n
 
 -- the source tree: this script's directory's parent
 local root = (debug.getinfo(1, "S").source:sub(2):match("^(.*)/tools/[^/]*$")) or "."
-local ok0, absroot = sh("cd " .. quote(root) .. " && pwd")
+local _, absroot = sh("cd " .. quote(root) .. " && pwd")
 root = absroot:gsub("%s+$", "")
 local bin = kreach.executable()
-local _, tmp = sh("mktemp -d")
-tmp = tmp:gsub("%s+$", "")
+local tmp = assert(output.tmpdir())
 local function say(fmt, ...) if not as_json then io.stderr:write(fmt:format(...)) end end
 
 -- run one mutant's tests against the Lua directory `luadir` (or, for a C test, compile against
@@ -254,7 +254,7 @@ for _, m in ipairs(list) do
                             tests = m.ctest and { "kreach.c." .. m.ctest.name } or m.specs }
   say("%-26s %-8s %3d s  %s\n", m.id, caught and "caught" or "SURVIVED", secs, m.what)
 end
-if not keep then sh("rm -rf " .. quote(tmp)) else say("mutants kept in %s\n", tmp) end
+if not keep then output.remove_tree(tmp) else say("mutants kept in %s\n", tmp) end
 
 if as_json then
   io.write(json.encode({ mutants = results, caught = #results - survived, survived = survived }), "\n")

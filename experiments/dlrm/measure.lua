@@ -144,12 +144,7 @@ local function dump(s, dir)
   f:close()
 end
 
-local function tmpdir()
-  local p = io.popen("mktemp -d")
-  local d = p:read("l")
-  p:close()
-  return d
-end
+local function tmpdir() return assert(require("kreach.output").tmpdir()) end
 
 local function cross_check(name, steps)
   local s = dlrm.new(name, { seed = 1, max_rows = math.min(args.check_max_rows, dlrm.CONFIGS[name].max_rows > 0

@@ -16,6 +16,9 @@
 --   local out, ok = emu.run{ emu.HEADER, cuda_prelude, kernel_source, emu.LAUNCH, driver_main }
 --
 -- The driver calls emu_launch({gx, gy, gz}, {bx, by, bz}, [&] { kernel(args...); }).
+local output = require "kreach.output"
+local text = require "kreach.text"
+
 local M = {}
 
 M.HEADER = [==[
@@ -183,7 +186,7 @@ function M.host_source(src)
   return src
 end
 
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local quote = text.shell_quote
 
 -- source(cuda_source) -> the kernel source as the emulation compiles it: each dynamic shared
 -- array (`extern __shared__ T name[];`) becomes a pointer to the emulation's one buffer (the
@@ -203,12 +206,12 @@ function M.run(parts, opts)
   opts = opts or {}
   local dir = opts.keep
   if dir then
-    os.execute("mkdir -p " .. quote(dir))
+    local mok, merr = output.mkdirs(dir)
+    if not mok then return ("cannot create %s: %s"):format(dir, tostring(merr)), false end
   else
-    local p = io.popen("mktemp -d 2>/dev/null")
-    dir = p:read("l")
-    p:close()
-    if not dir or dir == "" then return "mktemp -d failed", false end
+    local why
+    dir, why = output.tmpdir()
+    if not dir then return why, false end
   end
   local f = assert(io.open(dir .. "/emu.cpp", "w"))
   f:write(table.concat(parts, "\n"))
@@ -226,7 +229,7 @@ function M.run(parts, opts)
   else
     out = "g++ failed:\n" .. cout
   end
-  if not opts.keep then os.execute("rm -rf " .. quote(dir)) end
+  if not opts.keep then output.remove_tree(dir) end
   return out, ok
 end
 

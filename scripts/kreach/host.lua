@@ -16,6 +16,8 @@
 -- $KREACH_HOST_CACHE, else $XDG_CACHE_HOME/kreach/host, else ~/.cache/kreach/host; a compile
 -- writes a temporary file renamed into place, so that concurrent processes share the cache.
 local emu = require "kreach.emulate"
+local output = require "kreach.output"
+local text = require "kreach.text"
 local util = require "kreach.core.util"
 local lfs = require "lfs"
 
@@ -70,7 +72,7 @@ static int kr_run(void (*f)(A...), const char *name, const unsigned *g, const un
 }
 ]==]
 
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local quote = text.shell_quote
 
 local function cache_dir()
   local d = os.getenv("KREACH_HOST_CACHE")
@@ -80,21 +82,10 @@ local function cache_dir()
   return (os.getenv("HOME") or "/tmp") .. "/.cache/kreach/host"
 end
 
-local function mkdirs(path)
-  local acc = path:sub(1, 1) == "/" and "" or "."
-  for part in path:gmatch("[^/]+") do
-    acc = acc .. "/" .. part
-    if not lfs.attributes(acc, "mode") then lfs.mkdir(acc) end
-  end
-  if lfs.attributes(path, "mode") ~= "directory" then
-    error(("kreach.host: cannot create the cache directory %s"):format(path), 0)
-  end
-end
-
 -- source_for(source, instantiate) -> the C++ source of the library: the emulation, the
 -- kernels' source (dynamic shared arrays made pointers into the emulation's buffer, inline PTX
--- replaced by emulate.host_source), and one
--- trampoline kr_host_k<i> a name of `instantiate` (0-based, in order)
+-- replaced by emulate.host_source), and one trampoline kr_host_k<i> a name of `instantiate`
+-- (0-based, in order)
 function M.source_for(source, instantiate)
   local parts = { emu.HEADER, emu.LAUNCH, TRAMPOLINE, emu.source(emu.host_source(source)) }
   for i, name in ipairs(instantiate) do
@@ -117,7 +108,8 @@ function M.build(o)
   local cmd = ("g++ -std=c++20 -O0 -w -pthread -shared -fPIC -I%s"):format(quote(cuda_home .. "/include"))
   local key = util.hash(cmd .. "\0" .. src)
   local dir = cache_dir()
-  mkdirs(dir)
+  local mok, merr = output.mkdirs(dir)
+  if not mok then error(("kreach.host: cannot create the cache directory %s: %s"):format(dir, tostring(merr)), 0) end
   local so = ("%s/%s.so"):format(dir, key)
   if not lfs.attributes(so, "mode") then
     local tmp = ("%s/%s.%d.tmp"):format(dir, key, math.random(1, 1 << 30))

@@ -6,6 +6,7 @@ local device = require "kreach.device"
 local export = require "kreach.export"
 local host = require "kreach.host"
 local json = require "kreach.json"
+local output = require "kreach.output"
 local pytorch = require "kreach.pytorch"
 local proc = require "kreach.core.proc"
 local tensor = require "kreach.core.tensor"
@@ -130,12 +131,11 @@ local function cpu_request(python, dir)
   return r
 end
 
-local function torch_cpu(inst, twin, ovals, python)
-  local p = io.popen("mktemp -d 2>/dev/null")
-  local dir = p:read("l")
-  p:close()
-  if not dir or dir == "" then error("torch_check: mktemp -d failed", 0) end
-  local function rm() os.execute("rm -rf '" .. dir:gsub("'", "'\\''") .. "'") end
+-- torch_cpu(twin, ovals, python) -> PyTorch's outputs by argument index (host tensors) and
+-- a function that frees them
+local function torch_cpu(twin, ovals, python)
+  local dir, derr = output.tmpdir()
+  if not dir then error(derr, 0) end
   local ok, res = pcall(function()
     local args = {}
     for i, a in ipairs(twin.args) do
@@ -165,9 +165,30 @@ local function torch_cpu(inst, twin, ovals, python)
     end
     return outs
   end)
-  rm()
+  output.remove_tree(dir)
   if not ok then error(res, 0) end
-  return res
+  return res, function()
+    for _, t in pairs(res) do t:free() end
+    return true
+  end
+end
+
+-- torch_gpu(twin, ovals, session, set) -> PyTorch's outputs by argument index (the Python
+-- worker's buffers of `set`, mapped) and a function that unmaps and frees them (true, or nil
+-- and why)
+local function torch_gpu(twin, ovals, session, set)
+  local slot = "oracle_f64"
+  local ok, why = session:load(slot, twin)
+  if ok then ok, why = session:mirror(set, twin, ovals) end
+  if ok then
+    session:refresh(set)
+    ok, why = session:call(slot, set, { copy = true })
+  end
+  if not ok then
+    if session.sets[set] and not session.dead then session:drop(set, slot) end
+    error(why, 0)
+  end
+  return session:outputs(set), function() return session:drop(set, slot) end
 end
 
 function M.torch_check(inst, session, opts)
@@ -179,36 +200,15 @@ function M.torch_check(inst, session, opts)
   local ovals = inst:oracle_args(vals)
   inst:run_reference(ovals)
   local twin = f64_twin(inst)
-  if host.active() then
-    local ok, touts = pcall(torch_cpu, inst, twin, ovals, opts.python)
-    if not ok then
-      inst:free_oracle(vals, ovals)
-      error(("%s: PyTorch's model at f64 (CPU) failed: %s"):format(inst.problem.name, tostring(touts)), 0)
-    end
-    local result = { outputs = {} }
-    for i, a in ipairs(inst.args) do
-      if a.kind == "output" then
-        result.outputs[#result.outputs + 1] = { name = a.name, baseline = metrics_of(lib, vals[i], touts[i]),
-                                                oracle = metrics_of(lib, ovals[i], touts[i]) }
-        touts[i]:free()
-      end
-    end
-    inst:free_oracle(vals, ovals)
-    return result
-  end
-  local slot, set = "oracle_f64", opts.set or 1
-  local ok, why = session:load(slot, twin)
-  if ok then ok, why = session:mirror(set, twin, ovals) end
-  if ok then
-    session:refresh(set)
-    ok, why = session:call(slot, set, { copy = true })
-  end
+  local on_host = host.active()
+  local ok, touts, release
+  if on_host then ok, touts, release = pcall(torch_cpu, twin, ovals, opts.python)
+  else ok, touts, release = pcall(torch_gpu, twin, ovals, session, opts.set or 1) end
   if not ok then
     inst:free_oracle(vals, ovals)
-    if session.sets[set] and not session.dead then session:drop(set, slot) end
-    error(("%s: PyTorch's model at f64 failed: %s"):format(inst.problem.name, tostring(why)), 0)
+    error(("%s: PyTorch's model at f64%s failed: %s"):format(inst.problem.name, on_host and " (CPU)" or "",
+      tostring(touts)), 0)
   end
-  local touts = session:outputs(set)
   local result = { outputs = {} }
   local mok, merr = pcall(function()
     for i, a in ipairs(inst.args) do
@@ -219,9 +219,9 @@ function M.torch_check(inst, session, opts)
     end
   end)
   inst:free_oracle(vals, ovals)
-  local dok, dwhy = session:drop(set, slot)
+  local rok, rwhy = release()
   if not mok then error(merr, 0) end
-  if not dok then error(("%s: the Python worker did not free its buffers: %s"):format(inst.problem.name, tostring(dwhy)), 0) end
+  if not rok then error(("%s: the Python worker did not free its buffers: %s"):format(inst.problem.name, tostring(rwhy)), 0) end
   return result
 end
 

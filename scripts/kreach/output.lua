@@ -106,4 +106,28 @@ function M.mkdirs(path)
   return true
 end
 
+-- tmpdir() -> a new private directory (mktemp -d, under $TMPDIR or /tmp), or nil and why. The
+-- caller removes it (remove_tree).
+function M.tmpdir()
+  local p = io.popen("mktemp -d 2>&1")
+  local d = p:read("l")
+  local ok = p:close()
+  if not ok or not d or d == "" or lfs.attributes(d, "mode") ~= "directory" then
+    return nil, "mktemp -d failed: " .. tostring(d)
+  end
+  return d
+end
+
+-- remove_tree(path): the directory and everything below it, removed (links are removed, not
+-- followed)
+function M.remove_tree(path)
+  for f in lfs.dir(path) do
+    if f ~= "." and f ~= ".." then
+      local p = path .. "/" .. f
+      if lfs.symlinkattributes(p, "mode") == "directory" then M.remove_tree(p) else os.remove(p) end
+    end
+  end
+  lfs.rmdir(path)
+end
+
 return M

@@ -85,4 +85,7 @@ function M.suggest(word, names)
   return best
 end
 
+-- shell_quote(s) -> s as one word for sh: in single quotes, a ' inside written '\''
+function M.shell_quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
 return M

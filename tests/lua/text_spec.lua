@@ -52,3 +52,13 @@ describe("kreach.text.csv_cell", function()
     assert.is_nil(text.suggest("zzzzzz", { "eval", "lint" }))
   end)
 end)
+
+describe("kreach.text.shell_quote", function()
+  it("makes any string one word for sh, quotes included", function()
+    for _, s in ipairs({ "plain", "two words", "it's", "'", "$HOME `id` \"x\" \\ ;|&", "" }) do
+      local p = io.popen("printf '%s' " .. text.shell_quote(s))
+      assert.equals(s, p:read("a"))
+      p:close()
+    end
+  end)
+end)
