@@ -1,0 +1,72 @@
+-- experiments/torch_values.lua (the values check's table, issue 20) on what kreach oracle --torch
+-- --json really prints: two problems run on the host device (KREACH_DEVICE=host, set by ctest
+-- for host_ specs) against Debian's CPU PyTorch, at small sizes. Needs python3-torch
+-- (/usr/bin/python3; KREACH_PYTHON names another).
+local support = require "support"
+local cjson = require "cjson"
+
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+local root = here .. "/../.."
+local KREACH = require("kreach").executable()
+local PYTHON = os.getenv("KREACH_PYTHON") or "/usr/bin/python3"
+local q = require("kreach.text").shell_quote
+
+describe("experiments/torch_values.lua", function()
+  local tmpdir, cleanup = support.tmpdirs()
+  teardown(cleanup)
+  local dir, lines
+
+  setup(function()
+    dir = tmpdir()
+    local out, rc = support.sh(("cd %s && KREACH_PYTHON=%s %s oracle kernelbench-l1/23 --torch --json --size batch_size=3 --size dim=40 > %s/a.jsonl && KREACH_PYTHON=%s %s oracle dlrm-bench/12 --torch --json --size batch_size=16 >> %s/a.jsonl")
+      :format(q(root), q(PYTHON), q(KREACH), q(dir), q(PYTHON), q(KREACH), q(dir)))
+    assert(rc == 0, out)
+    lines = support.slurp(dir .. "/a.jsonl")
+  end)
+
+  it("gives each problem its worst errors, and the file's worst with the problem", function()
+    local out, rc = support.sh(("%s %s/experiments/torch_values.lua %s/a.jsonl --json"):format(q(KREACH), q(root), q(dir)))
+    assert.are.equal(0, rc, out)
+    local t = cjson.decode(out)
+    assert.are.equal(2, #t.rows)
+    local softmax, ids = t.rows[1], t.rows[2]
+    assert.are.equal("23_Softmax", softmax.problem)
+    assert.are.equal("f32", softmax.dtype)
+    -- the table's figures are the worst over the line's outputs, as the oracle printed them
+    local first = cjson.decode(lines:match("^[^\n]+"))
+    assert.are.equal(first.outputs[1].baseline.rel_l2, softmax.baseline.rel_l2)
+    assert.are.equal(first.outputs[1].oracle.max_scaled, softmax.oracle.max_scaled)
+    assert.is_true(softmax.baseline.rel_l2 > 0 and softmax.baseline.rel_l2 < 1e-6)
+    assert.is_true(softmax.oracle.rel_l2 < 1e-12)
+    -- problem 12's outputs are integers: exact, no L2
+    assert.is_truthy(ids.problem:match("^12_"))
+    assert.are.equal(0, ids.baseline.mismatches)
+    assert.are.equal(cjson.null, ids.baseline.rel_l2 or cjson.null)
+    assert.are.equal(1, #t.files)
+    assert.are.equal(2, t.files[1].problems)
+    assert.are.equal(0, #t.files[1].outside)
+    assert.are.equal("23_Softmax", t.files[1].baseline.rel_l2.problem)
+  end)
+
+  it("prints the markdown table", function()
+    local out, rc = support.sh(("%s %s/experiments/torch_values.lua %s/a.jsonl"):format(q(KREACH), q(root), q(dir)))
+    assert.are.equal(0, rc, out)
+    assert.is_truthy(out:find("| 23_Softmax | f32 | default | %d%.%d%de%-0%d / %d%.%d%de%-0%d | "))
+    assert.is_truthy(out:find("| integers exact | integers exact | yes |", 1, true))
+    assert.is_truthy(out:find("2 problems; worst baseline rel L2 ", 1, true))
+    assert.is_truthy(out:find("all within", 1, true))
+  end)
+
+  it("names a problem outside its thresholds, and refuses a line that is not JSON", function()
+    local bad = lines:gsub('"within":true', '"within":false,"why":"planted"', 1)
+    support.spit(dir .. "/b.jsonl", bad .. "Segmentation fault\n")
+    local out, rc = support.sh(("%s %s/experiments/torch_values.lua %s/b.jsonl"):format(q(KREACH), q(root), q(dir)))
+    assert.are_not.equal(0, rc)
+    assert.is_truthy(out:find("b.jsonl:5: not a JSON object", 1, true), out)
+    support.spit(dir .. "/c.jsonl", bad)
+    out, rc = support.sh(("%s %s/experiments/torch_values.lua %s/c.jsonl"):format(q(KREACH), q(root), q(dir)))
+    assert.are.equal(0, rc, out)
+    assert.is_truthy(out:find("**no**: planted", 1, true), out)
+    assert.is_truthy(out:find("not within: 23_Softmax (planted)", 1, true), out)
+  end)
+end)
