@@ -198,6 +198,26 @@ function M.source(src)
   end))
 end
 
+-- compiler([opts]) -> g++'s command line for the emulation's C++, without the source and the
+-- output: an executable at -O1 (run), or with opts.shared a shared library at -O0 (kreach.host:
+-- operator libraries are large, and compile twice as fast). opts.cuda_home: the toolkit whose
+-- headers are used (default $CUDA_HOME or /usr/local/cuda).
+function M.compiler(opts)
+  opts = opts or {}
+  local cuda_home = opts.cuda_home or os.getenv("CUDA_HOME") or "/usr/local/cuda"
+  return ("g++ -std=c++20 %s -w -pthread%s -I%s"):format(opts.shared and "-O0" or "-O1",
+    opts.shared and " -shared -fPIC" or "", quote(cuda_home .. "/include"))
+end
+
+-- compile(cmd, source, out) -> true, or false; and g++'s output either way: the file source
+-- compiled by cmd (compiler()'s line) into out.
+function M.compile(cmd, source, out)
+  local p = io.popen(("%s %s -o %s 2>&1"):format(cmd, quote(source), quote(out)))
+  local text = p:read("a")
+  local ok = p:close()
+  return ok and true or false, text
+end
+
 -- run(parts [, opts]) -> the program's output, true when it compiled and exited 0 (else false
 -- and why, with the output). parts: the C++ source in pieces, concatenated. opts.keep: a
 -- directory to keep the source and binary in (default: a temporary one, removed).
@@ -216,11 +236,7 @@ function M.run(parts, opts)
   local f = assert(io.open(dir .. "/emu.cpp", "w"))
   f:write(table.concat(parts, "\n"))
   f:close()
-  local cuda_home = opts.cuda_home or os.getenv("CUDA_HOME") or "/usr/local/cuda"
-  local cc = io.popen(("g++ -std=c++20 -O1 -w -pthread -I%s/include %s -o %s 2>&1"):format(
-    quote(cuda_home), quote(dir .. "/emu.cpp"), quote(dir .. "/emu")))
-  local cout = cc:read("a")
-  local cok = cc:close()
+  local cok, cout = M.compile(M.compiler{ cuda_home = opts.cuda_home }, dir .. "/emu.cpp", dir .. "/emu")
   local out, ok = cout, false
   if cok then
     local p = io.popen(quote(dir .. "/emu") .. " 2>&1")

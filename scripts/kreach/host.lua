@@ -17,7 +17,6 @@
 -- writes a temporary file renamed into place, so that concurrent processes share the cache.
 local emu = require "kreach.emulate"
 local output = require "kreach.output"
-local text = require "kreach.text"
 local util = require "kreach.core.util"
 local lfs = require "lfs"
 
@@ -72,8 +71,6 @@ static int kr_run(void (*f)(A...), const char *name, const unsigned *g, const un
 }
 ]==]
 
-local quote = text.shell_quote
-
 local function cache_dir()
   local d = os.getenv("KREACH_HOST_CACHE")
   if d and d ~= "" then return d end
@@ -104,8 +101,7 @@ function M.build(o)
   local b = binding()
   if not b then error("kreach.host: this kreach has no host device (kreach.core.host)", 0) end
   local src = M.source_for(o.source, o.instantiate)
-  local cuda_home = os.getenv("CUDA_HOME") or "/usr/local/cuda"
-  local cmd = ("g++ -std=c++20 -O0 -w -pthread -shared -fPIC -I%s"):format(quote(cuda_home .. "/include"))
+  local cmd = emu.compiler{ shared = true }
   local key = util.hash(cmd .. "\0" .. src)
   local dir = cache_dir()
   local mok, merr = output.mkdirs(dir)
@@ -116,9 +112,7 @@ function M.build(o)
     local f = assert(io.open(tmp .. ".cpp", "w"))
     f:write(src)
     f:close()
-    local p = io.popen(("%s %s -o %s 2>&1"):format(cmd, quote(tmp .. ".cpp"), quote(tmp .. ".so")))
-    local out = p:read("a")
-    local ok = p:close()
+    local ok, out = emu.compile(cmd, tmp .. ".cpp", tmp .. ".so")
     os.remove(tmp .. ".cpp")
     if not ok then
       os.remove(tmp .. ".so")
