@@ -114,5 +114,9 @@ local cmd = ("%q generate %s --model %q --base-url http://127.0.0.1:%s/v1 --samp
   kreach.executable(), suite, cfg, port, out, db, eval and " --eval" or "")
 local ok = os.execute(cmd)
 w:kill(); w:wait(); w:free()
+-- the server's script and log and the configuration go; the work directory too, unless the
+-- candidates or the results are in it
+for _, p in ipairs({ script, work .. "/log.jsonl", cfg }) do os.remove(p) end
+require("lfs").rmdir(work)
 io.write(("e2e: candidates in %s, results in %s\n"):format(out, db))
 os.exit(ok and 0 or 1)

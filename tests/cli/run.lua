@@ -50,12 +50,17 @@ for n, l in ipairs(lines) do
   end
 end
 
-local tmp = os.tmpname()
+-- The transcript's own temporary directory, removed at the end: the commands' TMPDIR, so that
+-- what their mktemp -d makes goes with it
+local output = require "kreach.output"
+local work = assert(output.tmpdir())
+local tmp = work .. "/.out"
 local failed, passed = 0, 0
 for _, c in ipairs(cases) do
   -- "kreach" in a command is this binary: its directory goes first on PATH
-  local cmd = "PATH=" .. shell_quote(bindir) .. ":\"$PATH\"; export PATH; " .. c.cmd
-  local inf = os.tmpname()
+  local cmd = "PATH=" .. shell_quote(bindir) .. ":\"$PATH\"; export PATH; TMPDIR=" .. shell_quote(work)
+    .. "; export TMPDIR; " .. c.cmd
+  local inf = work .. "/.in"
   local fi = assert(io.open(inf, "w"))
   fi:write(table.concat(c.input, "\n"), #c.input > 0 and "\n" or "")
   fi:close()
@@ -91,6 +96,6 @@ for _, c in ipairs(cases) do
     io.write(("ok   $ %s\n"):format(c.cmd))
   end
 end
-os.remove(tmp)
+output.remove_tree(work)
 io.write(("%d passed, %d failed\n"):format(passed, failed))
 os.exit(failed == 0 and 0 or 1)

@@ -1,5 +1,6 @@
 -- Candidates without a GPU: loading and its errors, the sandbox, the step limit, NVRTC option
 -- filtering, the dry run (kreach lint) and verdict bookkeeping. tests/candidates/ holds the files.
+local support = require "support"
 local kreach = require "kreach"
 local candidate = require "kreach.candidate"
 local verdict = require "kreach.verdict"
@@ -33,7 +34,7 @@ describe("a candidate file", function()
   it("that is not a regular file, or is too large, is refused without being read", function()
     assert.matches("^/dev/zero: cannot read the candidate: a character device", load_err("/dev/zero"))
     assert.matches("a directory", load_err(DIR))
-    local tmp = os.tmpname()
+    local tmp = support.tmpfile(".lua")
     local f = assert(io.open(tmp, "w"))
     f:write("return {} --", ("x"):rep(candidate.MAX_FILE_BYTES))
     f:close()
@@ -42,7 +43,7 @@ describe("a candidate file", function()
   end)
 
   it("must return a table with source and forward and nothing unknown", function()
-    local tmp = os.tmpname()
+    local tmp = support.tmpfile(".lua")
     local function with(text)
       local f = assert(io.open(tmp, "w")); f:write(text); f:close()
       return load_err(tmp)

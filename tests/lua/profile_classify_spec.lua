@@ -1,6 +1,7 @@
 -- kreach.profile.classify: every real kernel name of tests/data/profile/kernel_names.tsv gets
 -- its family; the rules' order (first match wins) and the traps it exists for; a user's rules
 -- before the defaults; rules from a file; the addressable policy.
+local support = require "support"
 local classify = require "kreach.profile.classify"
 
 local LIST = "tests/data/profile/kernel_names.tsv"
@@ -20,7 +21,7 @@ local function rows()
 end
 
 local function tmpfile(text)
-  local p = os.tmpname()
+  local p = support.tmpfile()
   local f = assert(io.open(p, "w"))
   f:write(text)
   f:close()

@@ -3,6 +3,7 @@
 -- step selection, and malformed files reported as <file>:<line>: <what>.
 -- The JSON Lines here are written by hand; inject_trace_spec.lua reads files the injection
 -- library's own record writer wrote.
+local support = require "support"
 local trace = require "kreach.profile.trace"
 
 local KINETO = "tests/data/profile/kineto_small.json"
@@ -11,7 +12,7 @@ local B = 1733000000000000000 -- the JSON Lines trace's clock origin (ns)
 
 local tmp = {}
 local function tmpfile(text)
-  local p = os.tmpname()
+  local p = support.tmpfile()
   local f = assert(io.open(p, "wb"))
   f:write(text)
   f:close()
@@ -400,9 +401,7 @@ CREATE TABLE TARGET_INFO_GPU (vmId INTEGER, id INTEGER NOT NULL, name TEXT, busL
   computeMajor INTEGER, computeMinor INTEGER);
 INSERT INTO TARGET_INFO_GPU VALUES (0, 0, 'NVIDIA H200', '0000:19:00.0', 1, 62914560, 150754820096, 4800000000000, 1980000000, 132, 9, 0);
 ]]
-    local path = os.tmpname()
-    os.remove(path)
-    path = path .. ".sqlite"
+    local path = support.tmpfile(".sqlite")
     local sql = tmpfile(SQL)
     assert(os.execute(("sqlite3 %q < %q"):format(path, sql)), "sqlite3 could not build the fixture")
     tmp[#tmp + 1] = path
@@ -440,9 +439,7 @@ INSERT INTO TARGET_INFO_GPU VALUES (0, 0, 'NVIDIA H200', '0000:19:00.0', 1, 6291
     end)
 
     it("refuses a database that is not an nsys export", function()
-      local other = os.tmpname()
-      os.remove(other)
-      other = other .. ".sqlite"
+      local other = support.tmpfile(".sqlite")
       assert(os.execute(("sqlite3 %q 'CREATE TABLE t(x)'"):format(other)))
       tmp[#tmp + 1] = other
       local r, err = trace.read(other)

@@ -1,6 +1,7 @@
 -- kreach.pytorch without a GPU: the Python worker shipped in the binary compiles, the search
 -- for a python3 with CUDA PyTorch says why it found none, and the options that ask for
 -- PyTorch are checked once. (tests/lua/gpu/pytorch_spec.lua runs the worker on the GPU.)
+local support = require "support"
 local pytorch = require "kreach.pytorch"
 local ev = require "kreach.eval"
 local errors = require "kreach.errors"
@@ -10,7 +11,7 @@ describe("kreach.pytorch", function()
     local src = package.loaded["kreach.embedded_files"]["kreach/torch_worker.py"]
     assert.is_string(src)
     assert.truthy(src:find("def call(c):", 1, true))
-    local path = os.tmpname()
+    local path = support.tmpfile(".py")
     local f = assert(io.open(path, "w")); f:write(src); f:close()
     local ok = os.execute(("python3 -c 'import sys; compile(open(sys.argv[1]).read(), \"torch_worker.py\", \"exec\")' %q"):format(path))
     os.remove(path)

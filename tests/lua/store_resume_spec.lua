@@ -31,9 +31,7 @@ while true do end -- killed here, with the database open and the run unfinished
 
 describe("a killed run", function()
   it("keeps its committed evaluations and can be resumed", function()
-    local d = os.tmpname()
-    os.remove(d)
-    assert(lfs.mkdir(d))
+    local d = support.tmpdir()
     local path = d .. "/results.db"
     local w = assert(kreach.proc.spawn({ kreach.executable(), "-e", CHILD, path }))
     local line, why = w:read_line(60)

@@ -4,12 +4,30 @@ local lfs = require "lfs"
 
 local M = {}
 
--- A new empty directory; the caller removes it.
+-- Every directory tmpdir() made, removed when the spec's Lua state closes (busted's exit and
+-- kreach's end both close it, which runs this finalizer), so that a spec that fails half-way, or
+-- keeps its directory for a later test, leaves nothing in /tmp. KREACH_KEEP_TMP=1 keeps them.
+local made = {}
+M._reaper = setmetatable({}, { __gc = function()
+  if os.getenv("KREACH_KEEP_TMP") == "1" then return end
+  for _, d in ipairs(made) do
+    if lfs.attributes(d, "mode") == "directory" then M.rm_tree(d) end
+  end
+end })
+
+-- A new empty directory, removed at the latest when the spec ends (above).
 function M.tmpdir()
   local d = os.tmpname()
   os.remove(d)
   assert(lfs.mkdir(d))
+  made[#made + 1] = d
   return d
+end
+
+-- tmpfile([suffix]) -> the path of a file (not yet created) in a new temporary directory, for a
+-- spec that needs one file
+function M.tmpfile(suffix)
+  return M.tmpdir() .. "/f" .. (suffix or "")
 end
 
 -- Removes a directory and everything in it.

@@ -4,6 +4,7 @@
 -- CI runs a sample: KREACH_TORCH_SAMPLE problems (default 30) drawn with a seed it prints
 -- (KREACH_TORCH_SEED repeats a draw; default: the day, so a week of CI covers every problem);
 -- KREACH_TORCH_SAMPLE=all runs all of them (the full sweep, a few minutes on 2 cores).
+local support = require "support"
 local kreach = require "kreach"
 local problem = require "kreach.problem"
 local export = require "kreach.export"
@@ -53,7 +54,7 @@ describe("the problems against their PyTorch models", function()
     return
   end
   local ver = io.popen(PYTHON .. " -c 'import torch; print(torch.__version__)'"):read("l")
-  local dir = os.tmpname(); os.remove(dir); assert(lfs.mkdir(dir))
+  local dir = support.tmpdir()
   local files = {}
   for f in lfs.dir(DIR) do if f:match("^%d+_.*%.lua$") then files[#files + 1] = DIR .. "/" .. f end end
   table.sort(files)

@@ -26,6 +26,7 @@ local cjson_safe = require "cjson.safe"
 local errors = require "kreach.errors"
 local report = require "kreach.profile.report"
 local store = require "kreach.store"
+local output = require "kreach.output"
 local trace_mod = require "kreach.profile.trace"
 
 local M = {}
@@ -203,13 +204,6 @@ local function pid_traces(trace_path)
   return found
 end
 
-local function new_tmpdir()
-  local dir = os.tmpname()
-  os.remove(dir)
-  if not lfs.mkdir(dir) then return nil, "cannot create a temporary directory " .. dir end
-  return dir
-end
-
 local RUN_OPTIONS = { lib = true, output = true, kinds = true, alternate = true, env = true, stdout = true,
                       timeout_s = true, allow_partial = true, pass_stderr = true }
 
@@ -249,7 +243,7 @@ function M.run(argv, opts)
   if opts.output and lfs.attributes(opts.output) then
     return nil, ("%s exists (a trace is never overwritten): remove it or name another"):format(opts.output), res
   end
-  local dir, derr = new_tmpdir()
+  local dir, derr = output.tmpdir()
   if not dir then return nil, derr, res end
   local trace_path = opts.output or (dir .. "/trace.jsonl")
   local knobs_path = dir .. "/knobs.json"

@@ -16,8 +16,7 @@ if not found then print("skipped: no python3 with CUDA PyTorch: " .. tostring(wh
 local it_py = found and it or pending
 
 -- a compile cache of this run's own, so that the first build is cold
-local cache = os.tmpname()
-os.remove(cache)
+local cache = support.tmpdir() .. "/cache"
 
 local function check(e, file, cache_dir)
   local cmd = { ("KREACH_CACHE_DIR=%q %q check %d %q --json --seed 1 --timeout 60"):format(cache_dir or cache, kreach.executable(),
