@@ -436,6 +436,14 @@ static int stderr_empty(const char *tag) {
     return stat(errpath, &st) == 0 && st.st_size == 0;
 }
 
+/* the run's directory and its traces, removed (a failed run keeps them to look at) */
+static void remove_dir(void) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: inject_check <libkreach_inject.so> <inject_target>\n");
@@ -458,6 +466,7 @@ int main(int argc, char **argv) {
     if (rc == 77) {
         show_stderr("main");
         printf("inject_check: no GPU: skipped\n");
+        remove_dir();
         return 77;
     }
     CHECK_INT(rc, 0);
@@ -498,10 +507,7 @@ int main(int argc, char **argv) {
     CHECK(stderr_contains("unset", "kreach_inject: KREACH_TRACE_FILE is not set; not tracing\n"));
 
     if (!kr_test_failures) {
-        char cmd[600];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", dir);
+        remove_dir();
     } else {
         fprintf(stderr, "inject_check: traces kept in %s\n", dir);
     }
