@@ -22,7 +22,7 @@ static void usage(FILE *f) {
             "       kreach [options] <command> [args]    run a command ('kreach help' lists them)\n"
             "       kreach [options] -e 'code' [args]     run a string of Lua\n"
             "options:\n"
-            "  --device N   use CUDA device N (also KREACH_DEVICE)\n"
+            "  --device N   use CUDA device N, or host: the CPU emulation (also KREACH_DEVICE)\n"
             "  --version    print the version and exit\n"
             "  -h, --help   this text\n");
 }
@@ -210,8 +210,10 @@ int main(int argc, char **argv) {
             const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
             char *end = NULL;
             long d = v ? strtol(v, &end, 10) : -1;
-            if (!v || !*v || *end || d < 0) {
-                fprintf(stderr, "%s: --device takes a device number\n", progname);
+            if (v && !strcmp(v, "host")) {
+                /* the host device: kreach's CUDA emulation on the CPU (docs/scripting.md) */
+            } else if (!v || !*v || *end || d < 0) {
+                fprintf(stderr, "%s: --device takes a device number, or host\n", progname);
                 return EXIT_USAGE;
             }
             setenv("KREACH_DEVICE", v, 1); /* worker processes inherit the choice */

@@ -31,7 +31,7 @@ function M.measure(opts)
   local o = {}
   for k, v in pairs(M.DEFAULTS) do o[k] = v end
   for k, v in pairs(opts or {}) do o[k] = v end
-  local dev = device.require()
+  local dev = device.require("calibration")
   local phase = o.phase or function() end
   local details = { gemm = {}, options = { copy_bytes = o.copy_bytes, gemm_n = o.gemm_n, warmup = o.warmup, repeats = o.repeats } }
 

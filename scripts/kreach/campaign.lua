@@ -113,7 +113,7 @@ function M.run(spec)
     if not SPEC[k] then error(("campaign.run: unknown field '%s'"):format(tostring(k)), 2) end
   end
   local log = spec.log or function(l) io.stderr:write(l, "\n") end
-  local dev = device.require()
+  local dev = device.require(spec.command and ("kreach " .. tostring(spec.command[2] or "eval")) or "an evaluation")
   local db, err = store.open(spec.db or store.DEFAULT_PATH)
   if not db then errors.database(err) end
   local ok, res = pcall(function()

@@ -6,12 +6,31 @@ local errors = require "kreach.errors"
 
 local M = {}
 
--- require() -> the device's properties; raises the user error "no CUDA device: <why>" (exit
--- status 77: skipped) unless a GPU is usable.
-function M.require()
+-- What the host device (KREACH_DEVICE=host) does not do, said where a command needs a GPU.
+M.HOST_REFUSAL = "this is the host device (KREACH_DEVICE=host), kreach's CUDA emulation on the CPU: it computes "
+  .. "kreach's own operators (kreach oracle, the values check) but runs no candidate and times nothing; "
+  .. "unset KREACH_DEVICE (or give --device N) on a machine with a GPU"
+
+-- require([what]) -> the device's properties; raises the user error "no CUDA device: <why>"
+-- (exit status 77: skipped) unless a GPU is usable. With `what` (the command, as the user
+-- typed it: "kreach check"), the host device is refused too, with HOST_REFUSAL: `what` runs
+-- candidates or times, which only a GPU does. Without it the host device is a device (its
+-- operators run; kreach.oracle, scripts).
+function M.require(what)
   local ok, why = core.has_device()
   if not ok then errors.no_device(why) end
-  return core.device()
+  local dev = core.device()
+  if what and dev.host then errors.no_device("%s needs a GPU; %s", what, M.HOST_REFUSAL) end
+  return dev
+end
+
+-- cuda() -> the device's properties where it is a GPU, else nil (no device, or the host
+-- device): for what describes the GPU (kreach generate's prompt), never raises.
+function M.cuda()
+  if not core.has_device() then return nil end
+  local dev = core.device()
+  if dev.host then return nil end
+  return dev
 end
 
 -- For test and benchmark scripts: exit 77 (skipped) without a GPU.

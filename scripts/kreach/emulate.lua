@@ -212,7 +212,8 @@ end
 -- compile(cmd, source, out) -> true, or false; and g++'s output either way: the file source
 -- compiled by cmd (compiler()'s line) into out.
 function M.compile(cmd, source, out)
-  local p = io.popen(("%s %s -o %s 2>&1"):format(cmd, quote(source), quote(out)))
+  local p, why = io.popen(("%s %s -o %s 2>&1"):format(cmd, quote(source), quote(out)))
+  if not p then return false, "cannot start g++: " .. tostring(why) end
   local text = p:read("a")
   local ok = p:close()
   return ok and true or false, text
@@ -239,9 +240,13 @@ function M.run(parts, opts)
   local cok, cout = M.compile(M.compiler{ cuda_home = opts.cuda_home }, dir .. "/emu.cpp", dir .. "/emu")
   local out, ok = cout, false
   if cok then
-    local p = io.popen(quote(dir .. "/emu") .. " 2>&1")
-    out = p:read("a")
-    ok = p:close() and true or false
+    local p, why = io.popen(quote(dir .. "/emu") .. " 2>&1")
+    if p then
+      out = p:read("a")
+      ok = p:close() and true or false
+    else
+      out = "cannot start the emulation: " .. tostring(why)
+    end
   else
     out = "g++ failed:\n" .. cout
   end

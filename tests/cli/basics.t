@@ -25,7 +25,7 @@ $ kreach --bogus
 ~ unknown option '%-%-bogus'
 $ kreach --device x info
 ? 2
-= kreach: --device takes a device number
+= kreach: --device takes a device number, or host
 $ kreach info --bogus
 ? 2
 ~ unknown option '%-%-bogus'

@@ -104,7 +104,7 @@ return {
         return report({ problem = inst.problem.name, dtype = inst.dtype, candidate = args.candidate, verdict = lv, trials = {} })
       end
     end
-    device.require()
+    device.require("kreach check")
     if kbcandidate.is_python(args.candidate) then
       local why
       python, why = ev.find_python()

@@ -8,7 +8,7 @@ local cli = require "kreach.cli"
 -- (hidden ones left out) with the options its module declares.
 local function whole_parser()
   local p = argparse("kreach", "Benchmark GPU kernels honestly.")
-  p:option("--device", "Use CUDA device N (also KREACH_DEVICE).")
+  p:option("--device", "Use CUDA device N, or host: the CPU emulation (also KREACH_DEVICE).")
   p:flag("--version", "Print the version and exit.")
   p:command_target("command")
   for _, name in ipairs(cli.commands()) do

@@ -12,7 +12,7 @@ local json = require "kreach.json"
 local problem = require "kreach.problem"
 local store = require "kreach.store"
 local util = require "kreach.core.util"
-local kcore = require "kreach.core"
+local kdevice = require "kreach.device"
 local http = require "kreach.http"
 local providers = require "kreach.generate.providers"
 local extract = require "kreach.generate.extract"
@@ -100,8 +100,10 @@ return {
         insts[#insts + 1] = inst
       end
     end
-    local device
-    if kcore.has_device() then device = kcore.device() end
+    -- the prompt's device facts: a GPU's only (the host device's are the emulation's). --eval
+    -- needs a GPU: refused now, before any request is paid for
+    if args.eval then kdevice.require("kreach generate --eval") end
+    local device = kdevice.cuda()
 
     -- the configuration's hash: what changes a reply
     local conf = { provider = provider, base = base, model = cfg.model, temperature = temperature, max_tokens = max_tokens,

@@ -28,7 +28,7 @@ usage: kreach [--device N] script.lua [args]   run a Lua script (like lua)
        kreach --version | -h | --help
 
 options:
-  --device N   use CUDA device N (also KREACH_DEVICE)
+  --device N   use CUDA device N, or host: the CPU emulation (also KREACH_DEVICE)
   --version    print the version and exit
   -h, --help   this text (the same as 'kreach help')
 

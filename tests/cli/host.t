@@ -1,0 +1,28 @@
+# The host device (KREACH_DEVICE=host, docs/scripting.md): kreach's operators run on the CPU
+# (kreach oracle), but what runs candidates or times refuses at once, exit 77 as without a GPU,
+# naming the host device, and stores nothing.
+$ KREACH_DEVICE=host kreach oracle 23 --size batch_size=2 --size dim=8
+~ ^23_Softmax at f32 %(seed 1%)
+~ ^  y +relative L2 %d
+$ KREACH_DEVICE=host kreach check 19 tests/candidates/019_relu.lua --size batch_size=4 --size dim=100
+? 77
+= kreach: no CUDA device: kreach check needs a GPU; this is the host device (KREACH_DEVICE=host), kreach's CUDA emulation on the CPU: it computes kreach's own operators (kreach oracle, the values check) but runs no candidate and times nothing; unset KREACH_DEVICE (or give --device N) on a machine with a GPU
+$ d=$(mktemp -d) && KREACH_DEVICE=host kreach eval 19 tests/candidates/019_relu.lua --db $d/r.db; rc=$?; ls $d; exit $rc
+? 77
+~ ^kreach: no CUDA device: kreach eval needs a GPU; this is the host device
+! r%.db
+$ d=$(mktemp -d) && KREACH_DEVICE=host kreach bench 19 --db $d/r.db; rc=$?; ls $d; exit $rc
+? 77
+~ ^kreach: no CUDA device: kreach bench needs a GPU; this is the host device
+! r%.db
+$ KREACH_DEVICE=host kreach scan-trivial 19
+? 77
+~ ^kreach: no CUDA device: kreach scan%-trivial needs a GPU; this is the host device
+$ d=$(mktemp -d) && KREACH_DEVICE=host kreach calibrate --db $d/r.db
+? 77
+~ ^kreach: no CUDA device: kreach calibrate needs a GPU; this is the host device
+$ kreach --device host lint 19 tests/candidates/019_relu.lua
+~ 019_relu%.lua: ok
+$ kreach --device host check 19 tests/candidates/019_relu.lua
+? 77
+~ ^kreach: no CUDA device: kreach check needs a GPU; this is the host device
