@@ -34,8 +34,9 @@ kreach.synchronize = core.synchronize -- waits for the harness stream; reports f
 kreach.broken = core.broken           -- true and the message after a sticky CUDA error
 kreach.executable = core.executable   -- path of the running kreach binary
 kreach.now = core.now                 -- monotonic seconds, for host-side timing
--- require_device() -> the device's properties; raises "no CUDA device: ..." without one, so
--- that a command or script that needs a GPU exits with status 77 (skipped)
+-- require_device([what]) -> the device's properties; raises "no CUDA device: ..." without one,
+-- so that a command or script that needs a GPU exits with status 77 (skipped); with `what`
+-- (what needs it, "kreach bench") the host device (KREACH_DEVICE=host) is refused too
 kreach.require_device = device.require
 kreach.skip_without_device = device.skip_without -- for tests and benchmarks: exit 77 without one
 

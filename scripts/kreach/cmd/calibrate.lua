@@ -19,7 +19,7 @@ return {
     p:flag("--json", "Print one JSON object.")
   end,
   run = function(args)
-    local dev = require("kreach.device").require("kreach calibrate")
+    local dev = kreach.require_device("kreach calibrate")
     local db, err = store.open(args.db)
     if not db then errors.database(err) end
     local cal

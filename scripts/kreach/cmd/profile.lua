@@ -164,7 +164,7 @@ local function run_program(args, o)
   if args.output and lfs.attributes(args.output) then
     return fail(("%s exists (a trace is never overwritten): remove it or name another with -o"):format(args.output))
   end
-  require("kreach.device").require("kreach profile")
+  kreach.require_device("kreach profile")
   local opts = selection(args, o)
   opts.lib, opts.output, opts.kinds, opts.allow_partial = lib, args.output, spec, args.allow_partial
   opts.alternate = args.alternate and args.steps or nil

@@ -35,7 +35,7 @@ return {
       if ok then for _, f in ipairs(s.files) do files[#files + 1] = f end
       else files[#files + 1] = problem.resolve(w) end
     end
-    require("kreach.device").require("kreach scan-trivial")
+    kreach.require_device("kreach scan-trivial")
     local policy = { seed = args.seed, trials = args.trials }
     local rows = {}
     local names = scan.CANDIDATES
