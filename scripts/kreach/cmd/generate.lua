@@ -54,6 +54,7 @@ return {
     p:option("--turns", "Turns per sample: after each, the candidate's verdict goes back and a fix or a faster version is asked for.", "1")
       :convert(cli.positive_integer)
     p:flag("--eval", "Evaluate each turn's candidates here as kreach eval does (needs a GPU).")
+    p:flag("--no-torch", "With --eval: do not time PyTorch beside kreach (kreach eval's --no-torch; by default it is, where a python3 with CUDA PyTorch is found).")
     p:option("--out", "Where the candidates and manifest.json go.", "generated")
     cli.db_option(p)
     p:option("--concurrency", "Requests in flight at once.", "4"):convert(cli.positive_integer)
@@ -69,6 +70,7 @@ return {
   run = function(args)
     if not args.model then errors.usage("--model is required: a configuration (experiments/models/NAME.lua) or a model id") end
     if not (args.timeout and args.timeout > 0) then errors.usage("--timeout: a positive number of seconds") end
+    if args.no_torch and not args.eval then errors.usage("--no-torch goes with --eval (it changes how the candidates are evaluated here)") end
     local cfg = models.load(args.model)
     local provider = args.provider or cfg.provider or "openai"
     local base = args.base_url or cfg.base_url or providers.DEFAULT_BASE[provider]
@@ -222,7 +224,10 @@ return {
       if not sok then errors.raise(errors.STATUS.load, serr, "seal") end
       db:close()
       for _, path in ipairs(order) do
+        -- kreach eval's defaults (PyTorch timed beside, unless --no-torch): the same evaluation
+        -- key, so that kreach eval and generate --eval reuse each other's evaluations
         ev.run{ target = path, candidates = by_problem[path], dtype = args.dtype, sizes = {}, policy = {}, db = db_path, timeout_s = 60,
+                torch = { enabled = not args.no_torch, compile = false, cudnn_tf32 = false },
                 tty = false, command = { "kreach", "generate", "--eval" },
                 log = function(l) io.stderr:write("kreach generate: eval: ", l, "\n") end }
       end
