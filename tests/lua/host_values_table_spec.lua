@@ -12,6 +12,10 @@ local PYTHON = os.getenv("KREACH_PYTHON") or "/usr/bin/python3"
 local q = require("kreach.text").shell_quote
 
 describe("experiments/torch_values.lua", function()
+  if not os.execute(PYTHON .. " -c 'import torch' >/dev/null 2>&1") then
+    it("needs python3-torch", function() error(PYTHON .. " cannot import torch: run tools/install-deps") end)
+    return
+  end
   local tmpdir, cleanup = support.tmpdirs()
   teardown(cleanup)
   local dir, lines
