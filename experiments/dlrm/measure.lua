@@ -19,6 +19,11 @@
 --      same at any table size.
 --   3. The measurement: kreach.timing (cold L2, interleaved, bootstrap intervals) times the
 --      plain step against the step with one substitution, for each, and with all together.
+--      Before and after each measurement the substituted step is compared with the plain one
+--      (the timed calls' outputs are checked, as kreach eval checks them): one step of each from
+--      the same parameters, every output within relative L2 STEP_TOL. A substitution that
+--      differs before is not measured; one that differs after (a candidate that changed its
+--      behaviour while timed) has its measurement void.
 --   4. The projection: the operator's own time in the step and the candidate's speedup over it,
 --      both timed at the step's shapes (kreach.timing again), through Amdahl's law:
 --      S = 1 / ((1 - f) + f / s). The table puts it beside the measured S and its interval.
@@ -185,6 +190,52 @@ local function cross_check(name, steps)
   return res
 end
 
+-- ---- the substituted step against the plain one ----
+
+-- Each output's relative L2 between the two steps: a candidate is held to 1e-4 on its own
+-- outputs at f32 (the correctness policy), and the step's gradients carry that through a few
+-- products; 1e-3 leaves room for that and for no more.
+local STEP_TOL = 1e-3
+
+-- differs(s, pool, rows) -> nil, or why the step with rows' substitutions (each {problem =,
+-- sub =}) is not the plain step: one step of each on data batch 1 from the same parameters (the
+-- learning rate 0 for both, so that neither moves them), every output of Step:outputs compared
+-- (kreach.ops's compare); a substitute that raises differs too.
+local function differs(s, pool, rows)
+  local lr = s.lr
+  s.lr = 0
+  local function one(with)
+    if with then for _, r in ipairs(rows) do s:substitute(r.problem, r.sub) end end
+    local ok, err = pcall(s.step, s, 1)
+    pool:release()
+    for _, r in ipairs(rows) do s:substitute(r.problem, nil) end
+    if not ok then return nil, tostring(err) end
+    local kept = {}
+    for i, o in ipairs(s:outputs()) do kept[i] = { name = o.name, t = o.t:clone() } end
+    return kept
+  end
+  local plain, perr = one(false)
+  local sub, serr
+  if plain then sub, serr = one(true) end
+  s.lr = lr
+  if not plain then error("the plain step failed: " .. perr, 0) end
+  local why
+  if not sub then why = "the step with it failed: " .. serr
+  else
+    for i, p in ipairs(plain) do
+      local c = s.lib.compare(sub[i].t, p.t)
+      local bad = c.nonfinite > 0 or (c.max_ref == 0 and c.max_abs ~= 0) or (c.max_ref > 0 and not (c.rel_l2 <= STEP_TOL))
+      if bad and not why then
+        why = ("%s differs from the plain step's: relative L2 %.3g, max abs %.3g, %d non-finite (at most %g)"):format(
+          p.name, c.rel_l2 or 0 / 0, c.max_abs or 0 / 0, c.nonfinite or 0, STEP_TOL)
+      end
+    end
+    for _, k in ipairs(sub) do k.t:free() end
+  end
+  for _, k in ipairs(plain) do k.t:free() end
+  return why
+end
+
 -- ---- one configuration ----
 
 local topts = { mode = "cold", budget_s = args.budget }
@@ -224,7 +275,12 @@ local function measure_config(name)
       if not ok then row.skip = cwhy
       else
         local lok, sub = pcall(load_sub, b.candidate_path, pool)
-        if not lok then row.skip = tostring(sub) else row.sub = sub; usable[#usable + 1] = row end
+        if not lok then row.skip = tostring(sub)
+        else
+          row.sub = sub
+          local dwhy = differs(s, pool, { row })
+          if dwhy then row.skip = dwhy; row.sub = nil else usable[#usable + 1] = row end
+        end
       end
     end
   end
@@ -264,7 +320,13 @@ local function measure_config(name)
     }, topts, { sets = #s.data })
     row.measured, row.measured_lo, row.measured_hi = m.speedup.ratio, m.speedup.lo, m.speedup.hi
     row.plain_ms, row.sub_ms = m.subjects.plain.summary.median, m.subjects.substituted.summary.median
+    -- the candidate once timed: still the plain step's outputs, or the measurement is void
+    row.void = differs(s, pool, { row })
   end
+  -- all together: only the substitutions still valid after their own measurement
+  local valid = {}
+  for _, row in ipairs(usable) do if not row.void then valid[#valid + 1] = row end end
+  usable = valid
   if #usable > 1 then
     local all = { problem = "all" }
     local inv = 0
@@ -279,6 +341,7 @@ local function measure_config(name)
         end },
     }, topts, { sets = #s.data })
     all.measured, all.measured_lo, all.measured_hi = m.speedup.ratio, m.speedup.lo, m.speedup.hi
+    all.void = differs(s, pool, usable)
     out.all = all
   end
   pool:free()
@@ -306,13 +369,18 @@ for _, name in ipairs(configs) do
   for _, r in ipairs(o.subs) do
     if r.skip then
       print(("  %-8s %s"):format(tostring(r.problem), "not measured: " .. r.skip))
+    elseif r.void then
+      print(("  %-8s %-40s void: after its measurement (%.4f), %s"):format(tostring(r.problem),
+        (r.candidate or ""):match("[^/]*$"), r.measured, r.void))
     else
       print(("  %-8s %-40s %10s %9s %9.2f%% %7s %10s %26s"):format(tostring(r.problem), (r.candidate or ""):match("[^/]*$"),
         fmt(r.op_ms), fmt(r.op_speedup, "%.3fx"), 100 * r.share, fmt(r.projected, "%.4f"), fmt(r.measured, "%.4f"),
         ("[%s, %s]"):format(fmt(r.measured_lo), fmt(r.measured_hi))))
     end
   end
-  if o.all then
+  if o.all and o.all.void then
+    print(("  all together: void: after its measurement (%.4f), %s"):format(o.all.measured, o.all.void))
+  elseif o.all then
     print(("  all together: projected %.4f, measured %.4f [%.4f, %.4f]"):format(o.all.projected, o.all.measured, o.all.measured_lo, o.all.measured_hi))
   end
   print()

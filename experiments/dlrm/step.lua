@@ -325,6 +325,24 @@ function Step:substitute(id, sub)
   self.subs[id] = sub
 end
 
+-- outputs() -> what one step computes, to compare two steps: { {name =, t =}, ... }: the loss,
+-- the gradients of the embeddings and of the interaction's dense input, and each dense layer's
+-- weight and bias gradients. The tensors are the step's own, which the next step overwrites.
+function Step:outputs()
+  local out = { { name = "loss", t = self.loss }, { name = "d(embeddings)", t = self.demb },
+                { name = "d(bottom MLP output)", t = self.dxi } }
+  local function layers(list, what)
+    for l, layer in ipairs(list) do
+      out[#out + 1] = { name = ("%s layer %d dW"):format(what, l), t = layer.dw }
+      out[#out + 1] = { name = ("%s layer %d db"):format(what, l), t = layer.db }
+    end
+  end
+  layers(self.bot, "bottom")
+  layers(self.top, "top")
+  layers({ self.head }, "head")
+  return out
+end
+
 -- The parameters in dlrm.py's order (model.parameters(): the tables, the bottom MLP's weights
 -- and biases, the top MLP's, the head's), for the PyTorch cross-check.
 function Step:parameters()

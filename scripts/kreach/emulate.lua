@@ -1,8 +1,12 @@
 -- kreach.emulate: runs kreach's CUDA kernels on the CPU, without a GPU, so that their indexing
 -- can be tested where there is no device (CI). The kernels' source is compiled as C++ by g++
 -- (-std=c++20) with a small emulation of CUDA:
---   - a block's threads are std::threads; __syncthreads is a std::barrier of the block, and
---     blocks run one after another (__shared__ variables are statics);
+--   - a block's threads are fibers (ucontext) on the calling thread, each on a stack of its own,
+--     run in turn; __syncthreads is a barrier of the block's fibers (a fiber that arrives yields
+--     until the last one does; a thread that has returned no longer counts), and blocks run one
+--     after another (__shared__ variables are statics). Threads waiting at barriers that can
+--     never complete abort with a message. Where the source has no barrier at all (M.sequential)
+--     the threads simply run one after another;
 --   - a warp's lanes meet at a barrier of their own for the warp shuffles (__shfl_xor_sync,
 --     __shfl_up_sync, __shfl_down_sync, __shfl_sync), through a per-warp exchange array of
 --     doubles, which holds every float, double and 32-bit integer value exactly. Every lane of
@@ -26,7 +30,6 @@ M.HEADER = [==[
 #include <cuda_bf16.h>
 #include <vector_types.h>
 #include <vector_functions.h>
-#include <barrier>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -34,7 +37,6 @@ M.HEADER = [==[
 #include <functional>
 #include <memory>
 #include <type_traits>
-#include <thread>
 #include <vector>
 #undef __global__
 #undef __device__
@@ -54,11 +56,27 @@ M.HEADER = [==[
 struct Dim3E { unsigned x, y, z; };
 thread_local Dim3E threadIdx, blockIdx;
 Dim3E blockDim, gridDim;
-static std::barrier<> *g_bar;
-static std::vector<std::unique_ptr<std::barrier<>>> g_warp_bar;
+/* a barrier of fibers (M.LAUNCH): arrivals this generation, the generation, the threads that
+   still run; g_seq: the threads run one after another, and no barrier may be reached */
+struct EmuBar { unsigned count, gen, live; };
+static EmuBar g_bbar, g_wbar[32];
+static bool g_seq;
+static unsigned long long g_progress; /* arrivals and returns: what a round of the fibers must change */
+static void emu_yield();
 static double g_xchg[32][32]; /* [warp][lane]: a block has at most 1024 threads */
 alignas(16) static unsigned char g_dyn_smem[228 * 1024]; /* dynamic shared memory (M.source) */
-inline void __syncthreads() { g_bar->arrive_and_wait(); }
+inline void emu_no_barrier(const char *what) {
+  fprintf(stderr, "kreach.emulate: %s in a kernel the emulation runs one thread at a time "
+                  "(its source was taken to have no barrier: emulate.sequential)\n", what);
+  abort();
+}
+inline void emu_wait(EmuBar &b) {
+  const unsigned gen = b.gen;
+  g_progress++;
+  if (++b.count >= b.live) { b.count = 0; b.gen++; return; }
+  while (b.gen == gen) emu_yield();
+}
+inline void __syncthreads() { if (g_seq) emu_no_barrier("__syncthreads"); emu_wait(g_bbar); }
 inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 inline double __longlong_as_double(long long i) { double f; memcpy(&f, &i, 8); return f; }
 inline long long __double_as_longlong(double f) { long long i; memcpy(&i, &f, 8); return i; }
@@ -78,11 +96,12 @@ inline unsigned emu_tid() { return threadIdx.x + blockDim.x * (threadIdx.y + blo
 /* v from lane src_lane(lane) of this warp; every lane of the warp calls it */
 template <typename A, typename F> inline A emu_shfl(A v, F src_lane) {
   const unsigned t = emu_tid(), w = t / 32, lane = t % 32;
+  if (g_seq) emu_no_barrier("a warp shuffle");
   g_xchg[w][lane] = (double)v;
-  g_warp_bar[w]->arrive_and_wait();
+  emu_wait(g_wbar[w]);
   const int s = src_lane((int)lane);
   const A r = (A)g_xchg[w][(s >= 0 && s < 32) ? s : lane];
-  g_warp_bar[w]->arrive_and_wait();
+  emu_wait(g_wbar[w]);
   return r;
 }
 template <typename A> inline A __shfl_xor_sync(unsigned, A v, int m) { return emu_shfl(v, [m](int l) { return l ^ m; }); }
@@ -102,30 +121,101 @@ template <typename A> inline A atomicExch(A *p, A v) { std::lock_guard<std::mute
 ]==]
 
 M.LAUNCH = [==[
+#include <ucontext.h>
+#include <sys/mman.h>
+static const size_t EMU_STACK = 256 * 1024; /* each fiber's stack */
+static char *g_stacks;                     /* 1024 of them, mapped once, touched as used */
+static ucontext_t g_sched, g_fctx[1024];
+static unsigned char g_fdone[1024];
+static unsigned g_fcur;
+static const std::function<void()> *g_fkernel;
+static void emu_yield() { swapcontext(&g_fctx[g_fcur], &g_sched); }
+static void emu_leave(EmuBar &b) { /* a returned thread no longer counts at b */
+  b.live--;
+  if (b.live > 0 && b.count >= b.live) { b.count = 0; b.gen++; }
+}
+static void emu_fiber(int t) {
+  (*g_fkernel)();
+  g_fdone[t] = 1;
+  g_progress++;
+  emu_leave(g_bbar);
+  emu_leave(g_wbar[t / 32]);
+} /* returns to g_sched (uc_link) */
 static void emu_launch(Dim3E grid, Dim3E block, const std::function<void()> &kernel) {
   gridDim = grid; blockDim = block;
   const unsigned nt = block.x * block.y * block.z;
-  std::barrier<> bar(nt);
-  g_bar = &bar;
-  g_warp_bar.clear();
-  for (unsigned w = 0; w * 32 < nt; w++)
-    g_warp_bar.emplace_back(new std::barrier<>(nt - w * 32 < 32 ? nt - w * 32 : 32));
-  std::vector<std::thread> ts;
-  for (unsigned t = 0; t < nt; t++) {
-    ts.emplace_back([&, t] {
-      threadIdx = { t % block.x, (t / block.x) % block.y, t / (block.x * block.y) };
-      for (unsigned bz = 0; bz < grid.z; bz++)
-        for (unsigned by = 0; by < grid.y; by++)
-          for (unsigned bx = 0; bx < grid.x; bx++) {
-            blockIdx = { bx, by, bz };
-            kernel();
-            bar.arrive_and_wait();
-          }
-    });
+  auto index = [&](unsigned t) { return Dim3E{ t % block.x, (t / block.x) % block.y, t / (block.x * block.y) }; };
+#ifdef EMU_SEQUENTIAL
+  /* no barrier and no shuffle in the source: the block's threads run one after another */
+  g_seq = true;
+  for (unsigned bz = 0; bz < grid.z; bz++)
+    for (unsigned by = 0; by < grid.y; by++)
+      for (unsigned bx = 0; bx < grid.x; bx++) {
+        blockIdx = { bx, by, bz };
+        for (unsigned t = 0; t < nt; t++) { threadIdx = index(t); kernel(); }
+      }
+  g_seq = false;
+  return;
+#endif
+  if (nt == 0 || nt > 1024) { fprintf(stderr, "kreach.emulate: a block of %u threads\n", nt); abort(); }
+  if (!g_stacks) {
+    void *m = mmap(nullptr, 1024 * EMU_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) { perror("kreach.emulate: mmap of the fibers' stacks"); abort(); }
+    g_stacks = (char *)m;
   }
-  for (auto &th : ts) th.join();
+  g_fkernel = &kernel;
+  ucontext_t tmpl;
+  getcontext(&tmpl);
+  for (unsigned bz = 0; bz < grid.z; bz++)
+    for (unsigned by = 0; by < grid.y; by++)
+      for (unsigned bx = 0; bx < grid.x; bx++) {
+        blockIdx = { bx, by, bz };
+        g_bbar = { 0, 0, nt };
+        for (unsigned w = 0; w * 32 < nt; w++) g_wbar[w] = { 0, 0, nt - w * 32 < 32 ? nt - w * 32 : 32 };
+        for (unsigned t = 0; t < nt; t++) {
+          g_fdone[t] = 0;
+          g_fctx[t] = tmpl;
+          g_fctx[t].uc_stack.ss_sp = g_stacks + (size_t)t * EMU_STACK;
+          g_fctx[t].uc_stack.ss_size = EMU_STACK;
+          g_fctx[t].uc_link = &g_sched;
+          makecontext(&g_fctx[t], (void (*)())emu_fiber, 1, (int)t);
+        }
+        /* rounds over the threads still running: each runs until it returns or waits */
+        for (unsigned left = nt; left > 0;) {
+          const unsigned long long before = g_progress;
+          for (unsigned t = 0; t < nt; t++) {
+            if (g_fdone[t]) continue;
+            g_fcur = t;
+            threadIdx = index(t);
+            swapcontext(&g_sched, &g_fctx[t]);
+            if (g_fdone[t]) left--;
+          }
+          if (left > 0 && g_progress == before) {
+            fprintf(stderr, "kreach.emulate: block (%u, %u, %u): %u of its threads wait at barriers "
+                            "that cannot complete (a __syncthreads or a shuffle not every thread reaches)\n",
+                    bx, by, bz, left);
+            abort();
+          }
+        }
+      }
 }
 ]==]
+
+-- What makes a block's threads wait for one another: with none of these in a kernel's source,
+-- its threads can run one after another on one thread (M.sequential).
+M.WAITS = { "__syncthreads", "__syncwarp", "__shfl", "__ballot", "__any_sync", "__all_sync", "__activemask",
+            "cooperative_groups", "this_thread_block", "Mma<", "mma.sync", "bar.sync", "emu_shfl" }
+
+-- sequential(src) -> "#define EMU_SEQUENTIAL 1" where the source has none of M.WAITS (then
+-- M.LAUNCH runs a block's threads in turn on the calling thread, without barriers: a launch of
+-- many blocks is then hundreds of times cheaper), else "". A barrier reached anyway aborts with
+-- a message, never a wrong result.
+function M.sequential(src)
+  for _, w in ipairs(M.WAITS) do
+    if src:find(w, 1, true) then return "" end
+  end
+  return "#define EMU_SEQUENTIAL 1"
+end
 
 -- mma.sync m16n8k16 (kreach.ops.conv's Mma<T>::run) on the CPU: the warp's fragments gathered
 -- at a barrier, each product from the fragment layout of the PTX ISA ("Matrix Fragments for

@@ -84,7 +84,8 @@ end
 -- replaced by emulate.host_source), and one trampoline kr_host_k<i> a name of `instantiate`
 -- (0-based, in order)
 function M.source_for(source, instantiate)
-  local parts = { emu.HEADER, emu.LAUNCH, TRAMPOLINE, emu.source(emu.host_source(source)) }
+  local kernels = emu.source(emu.host_source(source))
+  local parts = { emu.HEADER, emu.sequential(kernels), emu.LAUNCH, TRAMPOLINE, kernels }
   for i, name in ipairs(instantiate) do
     parts[#parts + 1] = ('extern "C" int kr_host_k%d(const unsigned *g, const unsigned *b, size_t, const kr_harg *a, int n, char *err, size_t errlen) { return kr_run(&%s, %q, g, b, a, n, err, errlen); }')
       :format(i - 1, name, name)

@@ -9,6 +9,7 @@
 -- file's error, named by its file and lines. The facade exposes new() as kreach.kernel;
 -- docs/scripting.md ("Problems") is the contract.
 local core = require "kreach.core"
+local host = require "kreach.host"
 local nvrtc = require "kreach.core.nvrtc"
 local meta = require "kreach.meta"
 local text = require "kreach.text"
@@ -185,15 +186,42 @@ local function compiled(self, arch)
   return prog
 end
 
+-- host_names(source, instantiate) -> the kernels a host build gives a trampoline: each
+-- extern "C" __global__ function of the source (__launch_bounds__ and all), then `instantiate`
+function M.host_names(source, instantiate)
+  local names, seen = {}, {}
+  local plain = source:gsub("__launch_bounds__%s*%b()", " ")
+  for name in plain:gmatch('extern%s+"C"%s+__global__%s+void%s+([%a_][%w_]*)%s*%(') do
+    if not seen[name] then seen[name] = true; names[#names + 1] = name end
+  end
+  for _, name in ipairs(instantiate or {}) do
+    if not seen[name] then seen[name] = true; names[#names + 1] = name end
+  end
+  return names
+end
+
+-- On the host device (KREACH_DEVICE=host): the source compiled by g++ under kreach.emulate
+-- (kreach.host), for the kernels host_names finds; a compile error names the declaration.
+local function host_program(self)
+  local ok, prog = pcall(host.build, { source = self._build.source, name = self._build.name,
+    instantiate = M.host_names(self._build.source, self._build.instantiate) })
+  if not ok then
+    error(("%s:%d: kreach.kernel '%s' does not compile for the host device:\n%s"):format(self._file, self._line,
+      self._build.name, tostring(prog)), 0)
+  end
+  return prog
+end
+
 -- The program a launch uses: on shape-only tensors (dry), the open device's architecture's, or
--- M.CHECK_ARCH's while none is open; on real tensors the device's, kept on the object.
+-- M.CHECK_ARCH's while none is open; on real tensors the device's, kept on the object (on the
+-- host device, host_program's).
 local function program_for(self, dry)
   if dry then
     return compiled(self, core.device_state() == "open" and core.device().arch or M.CHECK_ARCH)
   end
   local prog = rawget(self, "_device_prog") -- a missing field would be taken for a kernel name
   if not prog then
-    prog = compiled(self, nil)
+    prog = host.active() and host_program(self) or compiled(self, nil)
     rawset(self, "_device_prog", prog)
   end
   return prog

@@ -65,6 +65,26 @@ describe("the Lua DLRM step", function()
         assert.equals(name == "kaggle", s:problem_sizes(1) ~= nil)
         assert.equals(name == "mlperf", s:problem_sizes(10) ~= nil)
       end)
+
+      it("lists what a step computes, written by the step (measure.lua compares two steps by it)", function()
+        local s2 = dlrm.new(name, { meta = true })
+        local outs = s2:outputs()
+        -- the loss, two input gradients, then dW and db of every dense layer (bottom, top, head)
+        assert.equals(3 + 2 * (#s2.cfg.bot - 1) + 2 * #s2.cfg.top, #outs)
+        assert.equals("loss", outs[1].name)
+        assert.same({ 1 }, outs[1].t.shape)
+        assert.same({ s2.B, s2.T, s2.D }, outs[2].t.shape)
+        assert.equals("head layer 1 db", outs[#outs].name)
+        assert.same({ 1 }, outs[#outs].t.shape)
+        local seen = {}
+        for _, o in ipairs(outs) do
+          assert.is_nil(seen[o.name], o.name)
+          seen[o.name] = true
+          assert.is_false(o.t:written(), o.name .. " before the step")
+        end
+        s2:step(1)
+        for _, o in ipairs(outs) do assert.is_true(o.t:written(), o.name .. " after the step") end
+      end)
     end)
   end
 
