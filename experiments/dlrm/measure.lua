@@ -21,7 +21,7 @@
 --      plain step against the step with one substitution, for each, and with all together.
 --      Before and after each measurement the substituted step is compared with the plain one
 --      (the timed calls' outputs are checked, as kreach eval checks them): one step of each from
---      the same parameters, every output within relative L2 STEP_TOL. A substitution that
+--      the same parameters, every output within relative L2 1e-3 (step.lua's Step:differs). A substitution that
 --      differs before is not measured; one that differs after (a candidate that changed its
 --      behaviour while timed) has its measurement void.
 --   4. The projection: the operator's own time in the step and the candidate's speedup over it,
@@ -35,7 +35,6 @@ local store = require "kreach.store"
 local timing = require "kreach.timing"
 
 local here = arg[0]:match("^(.*)/[^/]*$") or "."
-local root = here .. "/../.."
 local dlrm = dofile(here .. "/step.lua")
 
 local parser = argparse("kreach experiments/dlrm/measure.lua",
@@ -83,7 +82,7 @@ do
   db:close()
 end
 
-local function shell_quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local shell_quote = require("kreach.text").shell_quote
 
 -- `kreach check` of a candidate at the step's sizes: correct, or nil and why
 local function check_at(id, path, sizes)
@@ -119,121 +118,16 @@ local function load_sub(path, pool)
   end }
 end
 
--- ---- the PyTorch cross-check's files ----
-
-local function write_tensor(dir, name, t)
-  local file = dir .. "/" .. name .. ".bin"
-  local f = assert(io.open(file, "wb"))
-  local total, chunk = t:nbytes(), 1 << 28
-  local off = 0
-  while off < total do
-    local n = math.min(chunk, total - off)
-    f:write(t:to_bytes(off, n))
-    off = off + n
-  end
-  f:close()
-  return { name = name, file = name .. ".bin", shape = t.shape, dtype = t.dtype }
-end
-
-local function dump(s, dir)
-  local m = { config = s.name, batch = s.B, rows = s.rows, lr = s.lr, params = {}, batches = {} }
-  for _, p in ipairs(s:parameters()) do m.params[#m.params + 1] = write_tensor(dir, p.name, p.t) end
-  for i, d in ipairs(s.data) do
-    local b = { dense = write_tensor(dir, ("b%d_dense"):format(i), d.dense),
-                target = write_tensor(dir, ("b%d_target"):format(i), d.target), idx = {} }
-    for t, x in ipairs(d.idx) do b.idx[t] = write_tensor(dir, ("b%d_idx%d"):format(i, t), x) end
-    m.batches[i] = b
-  end
-  local f = assert(io.open(dir .. "/manifest.json", "w"))
-  f:write(cjson.encode(m))
-  f:close()
-end
-
-local function tmpdir() return assert(require("kreach.output").tmpdir()) end
+-- ---- the PyTorch cross-check ----
 
 local function cross_check(name, steps)
   local s = dlrm.new(name, { seed = 1, max_rows = math.min(args.check_max_rows, dlrm.CONFIGS[name].max_rows > 0
     and dlrm.CONFIGS[name].max_rows or args.check_max_rows) })
   local pool = timing.pool()
   s.lib.pool = pool
-  local dir = tmpdir()
-  dump(s, dir)
-  local losses = {}
-  for i = 1, steps do
-    local l = s:step(i)
-    pool:release()
-    losses[i] = l:item()
-  end
+  local res = s:cross_check{ steps = steps, python = args.python, no_torch = args.no_torch }
   pool:free()
-  local res = { lua = losses }
-  if args.no_torch then return res end
-  local cmd = ("%s %s --state %s --steps %d 2>&1"):format(shell_quote(args.python),
-    shell_quote(root .. "/experiments/dlrm/torch_step.py"), shell_quote(dir), steps)
-  local p = io.popen(cmd)
-  local out = p:read("a")
-  p:close()
-  os.execute("rm -rf " .. shell_quote(dir))
-  local line = out:match("(%b{})%s*$")
-  local ok, py = pcall(cjson.decode, line or "")
-  if not ok or type(py) ~= "table" or not py.losses then
-    res.torch_error = "torch_step.py printed no result: " .. out:sub(-600)
-    return res
-  end
-  res.torch = py.losses
-  res.torch_step_ms = py.step_ms
-  local worst = 0
-  for i = 1, steps do
-    local d = math.abs(losses[i] - py.losses[i]) / math.max(math.abs(py.losses[i]), 1e-30)
-    if d > worst then worst = d end
-  end
-  res.max_rel_diff = worst
   return res
-end
-
--- ---- the substituted step against the plain one ----
-
--- Each output's relative L2 between the two steps: a candidate is held to 1e-4 on its own
--- outputs at f32 (the correctness policy), and the step's gradients carry that through a few
--- products; 1e-3 leaves room for that and for no more.
-local STEP_TOL = 1e-3
-
--- differs(s, pool, rows) -> nil, or why the step with rows' substitutions (each {problem =,
--- sub =}) is not the plain step: one step of each on data batch 1 from the same parameters (the
--- learning rate 0 for both, so that neither moves them), every output of Step:outputs compared
--- (kreach.ops's compare); a substitute that raises differs too.
-local function differs(s, pool, rows)
-  local lr = s.lr
-  s.lr = 0
-  local function one(with)
-    if with then for _, r in ipairs(rows) do s:substitute(r.problem, r.sub) end end
-    local ok, err = pcall(s.step, s, 1)
-    pool:release()
-    for _, r in ipairs(rows) do s:substitute(r.problem, nil) end
-    if not ok then return nil, tostring(err) end
-    local kept = {}
-    for i, o in ipairs(s:outputs()) do kept[i] = { name = o.name, t = o.t:clone() } end
-    return kept
-  end
-  local plain, perr = one(false)
-  local sub, serr
-  if plain then sub, serr = one(true) end
-  s.lr = lr
-  if not plain then error("the plain step failed: " .. perr, 0) end
-  local why
-  if not sub then why = "the step with it failed: " .. serr
-  else
-    for i, p in ipairs(plain) do
-      local c = s.lib.compare(sub[i].t, p.t)
-      local bad = c.nonfinite > 0 or (c.max_ref == 0 and c.max_abs ~= 0) or (c.max_ref > 0 and not (c.rel_l2 <= STEP_TOL))
-      if bad and not why then
-        why = ("%s differs from the plain step's: relative L2 %.3g, max abs %.3g, %d non-finite (at most %g)"):format(
-          p.name, c.rel_l2 or 0 / 0, c.max_abs or 0 / 0, c.nonfinite or 0, STEP_TOL)
-      end
-    end
-    for _, k in ipairs(sub) do k.t:free() end
-  end
-  for _, k in ipairs(plain) do k.t:free() end
-  return why
 end
 
 -- ---- one configuration ----
@@ -278,7 +172,7 @@ local function measure_config(name)
         if not lok then row.skip = tostring(sub)
         else
           row.sub = sub
-          local dwhy = differs(s, pool, { row })
+          local dwhy = s:differs({ row })
           if dwhy then row.skip = dwhy; row.sub = nil else usable[#usable + 1] = row end
         end
       end
@@ -321,7 +215,7 @@ local function measure_config(name)
     row.measured, row.measured_lo, row.measured_hi = m.speedup.ratio, m.speedup.lo, m.speedup.hi
     row.plain_ms, row.sub_ms = m.subjects.plain.summary.median, m.subjects.substituted.summary.median
     -- the candidate once timed: still the plain step's outputs, or the measurement is void
-    row.void = differs(s, pool, { row })
+    row.void = s:differs({ row })
   end
   -- all together: only the substitutions still valid after their own measurement
   local valid = {}
@@ -341,7 +235,7 @@ local function measure_config(name)
         end },
     }, topts, { sets = #s.data })
     all.measured, all.measured_lo, all.measured_hi = m.speedup.ratio, m.speedup.lo, m.speedup.hi
-    all.void = differs(s, pool, usable)
+    all.void = s:differs(usable)
     out.all = all
   end
   pool:free()

@@ -7,6 +7,8 @@
 --   local s = dlrm.new("kaggle", { seed = 1 })        -- or { meta = true }: shape-only tensors
 --   local loss = s:step(1)                            -- one step on data batch 1 (a tensor [1])
 --   s:substitute(7, cand)                             -- cand = { forward =, k = } (measure.lua)
+--   s:differs({ { problem = 7, sub = cand } })         -- nil, or why the substituted step is not the plain one
+--   s:cross_check{ steps = 10, python = "python3" }   -- the losses of N Lua steps against PyTorch's
 --
 -- The step, in launch order, with the DLRM-Bench problem of each part:
 --   bottom MLP (problem 10: Linear + ReLU layers)
@@ -22,8 +24,11 @@
 -- A problem's operator is called with the problem's own arguments, in its order: the baseline is
 -- the problem's reference on the step's tensors, and a candidate gets the same list.
 local kreach = require "kreach"
+local cjson = require "cjson"
 local ops_mod = require "kreach.ops"
 local meta = require "kreach.meta"
+local output = require "kreach.output"
+local text = require "kreach.text"
 
 local M = {}
 
@@ -360,6 +365,125 @@ function Step:parameters()
     out[#out + 1] = { name = ("top_l.%d.bias"):format(2 * (l - 1)), t = layer.b }
   end
   return out
+end
+
+-- ---- the substituted step against the plain one ----
+
+-- Each output's relative L2 between two steps (Step:differs): a candidate is held to 1e-4 on its
+-- own outputs at f32 (the correctness policy), and the step's gradients carry that through a few
+-- products; 1e-3 leaves room for that and for no more.
+M.STEP_TOL = 1e-3
+
+-- differs(rows) -> nil, or why the step with rows' substitutions (each {problem =, sub =}) is
+-- not the plain step: one step of each on data batch 1 from the same parameters (the learning
+-- rate 0 for both, so that neither moves them), every output of outputs() compared (kreach.ops's
+-- compare) within STEP_TOL; a substitute that raises differs too. measure.lua asks before and
+-- after timing a substitution, as kreach eval checks its timed calls' outputs.
+function Step:differs(rows)
+  local lr, pool = self.lr, self.lib.pool
+  self.lr = 0
+  local function one(with)
+    if with then for _, r in ipairs(rows) do self:substitute(r.problem, r.sub) end end
+    local ok, err = pcall(self.step, self, 1)
+    if pool then pool:release() end
+    for _, r in ipairs(rows) do self:substitute(r.problem, nil) end
+    if not ok then return nil, tostring(err) end
+    local kept = {}
+    for i, o in ipairs(self:outputs()) do kept[i] = { name = o.name, t = o.t:clone() } end
+    return kept
+  end
+  local plain, perr = one(false)
+  local sub, serr
+  if plain then sub, serr = one(true) end
+  self.lr = lr
+  if not plain then error("the plain step failed: " .. perr, 0) end
+  local why
+  if not sub then why = "the step with it failed: " .. serr
+  else
+    for i, p in ipairs(plain) do
+      local c = self.lib.compare(sub[i].t, p.t)
+      local bad = c.nonfinite > 0 or (c.max_ref == 0 and c.max_abs ~= 0) or (c.max_ref > 0 and not (c.rel_l2 <= M.STEP_TOL))
+      if bad and not why then
+        why = ("%s differs from the plain step's: relative L2 %.3g, max abs %.3g, %d non-finite (at most %g)"):format(
+          p.name, c.rel_l2 or 0 / 0, c.max_abs or 0 / 0, c.nonfinite or 0, M.STEP_TOL)
+      end
+    end
+    for _, k in ipairs(sub) do k.t:free() end
+  end
+  for _, k in ipairs(plain) do k.t:free() end
+  return why
+end
+
+-- ---- the numerical cross-check with PyTorch ----
+
+local function write_tensor(dir, name, t)
+  local file = dir .. "/" .. name .. ".bin"
+  local f = assert(io.open(file, "wb"))
+  local total, chunk = t:nbytes(), 1 << 28
+  local off = 0
+  while off < total do
+    local n = math.min(chunk, total - off)
+    f:write(t:to_bytes(off, n))
+    off = off + n
+  end
+  f:close()
+  return { name = name, file = name .. ".bin", shape = t.shape, dtype = t.dtype }
+end
+
+-- dump(dir): the step's parameters and data batches as experiments/dlrm/torch_step.py reads
+-- them (manifest.json and raw little-endian tensors)
+function Step:dump(dir)
+  local m = { config = self.name, batch = self.B, rows = self.rows, lr = self.lr, params = {}, batches = {} }
+  for _, p in ipairs(self:parameters()) do m.params[#m.params + 1] = write_tensor(dir, p.name, p.t) end
+  for i, d in ipairs(self.data) do
+    local b = { dense = write_tensor(dir, ("b%d_dense"):format(i), d.dense),
+                target = write_tensor(dir, ("b%d_target"):format(i), d.target), idx = {} }
+    for t, x in ipairs(d.idx) do b.idx[t] = write_tensor(dir, ("b%d_idx%d"):format(i, t), x) end
+    m.batches[i] = b
+  end
+  local f = assert(io.open(dir .. "/manifest.json", "w"))
+  f:write(cjson.encode(m))
+  f:close()
+end
+
+-- cross_check{steps =, python =, device = "cuda"|"cpu", no_torch =} -> { lua = losses,
+-- torch = losses, max_rel_diff =, torch_step_ms =, torch_error = }: the step's parameters and
+-- data written out, `steps` Lua steps (which move the parameters) and as many of PyTorch's
+-- (experiments/dlrm/torch_step.py: dlrm.py's model and SGD on the same values), compared step
+-- by step (the largest relative difference of the losses)
+function Step:cross_check(o)
+  local dir = assert(output.tmpdir())
+  self:dump(dir)
+  local losses = {}
+  for i = 1, o.steps do
+    local l = self:step(i)
+    if self.lib.pool then self.lib.pool:release() end
+    losses[i] = l:to_table()[1]
+  end
+  local res = { lua = losses }
+  if o.no_torch then output.remove_tree(dir); return res end
+  local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") or "."
+  local cmd = ("%s %s --state %s --steps %d --device %s 2>&1"):format(text.shell_quote(o.python),
+    text.shell_quote(here .. "/torch_step.py"), text.shell_quote(dir), o.steps, o.device or "cuda")
+  local p = io.popen(cmd)
+  local out = p:read("a")
+  p:close()
+  output.remove_tree(dir)
+  local line = out:match("(%b{})%s*$")
+  local ok, py = pcall(cjson.decode, line or "")
+  if not ok or type(py) ~= "table" or not py.losses then
+    res.torch_error = "torch_step.py printed no result: " .. out:sub(-600)
+    return res
+  end
+  res.torch = py.losses
+  res.torch_step_ms = py.step_ms ~= cjson.null and py.step_ms or nil
+  local worst = 0
+  for i = 1, o.steps do
+    local d = math.abs(losses[i] - py.losses[i]) / math.max(math.abs(py.losses[i]), 1e-30)
+    if d > worst then worst = d end
+  end
+  res.max_rel_diff = worst
+  return res
 end
 
 return M

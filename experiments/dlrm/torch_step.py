@@ -3,8 +3,10 @@ DLRM model (sparse embedding gradients, plain SGD, BCE) built on the parameters 
 the Lua step wrote (a directory with manifest.json and raw little-endian tensors), run for
 --steps steps; prints one JSON line: the loss after each step's forward, and the median time of
 a step on the GPU (CUDA events around each of --timed further steps, after the checked ones).
+With --device cpu (the CPU tests: the Lua step on kreach's host device) it runs on the CPU and
+times nothing.
 
-    python3 experiments/dlrm/torch_step.py --state DIR --steps 10
+    python3 experiments/dlrm/torch_step.py --state DIR --steps 10 [--device cpu]
 """
 import argparse
 import json
@@ -21,8 +23,10 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--state", required=True, help="the directory measure.lua wrote")
     p.add_argument("--steps", type=int, default=10, help="steps whose losses are compared (default 10)")
-    p.add_argument("--timed", type=int, default=20, help="steps timed after them (default 20)")
+    p.add_argument("--timed", type=int, default=20, help="steps timed after them (default 20; none on the CPU)")
+    p.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="where the model runs (default cuda)")
     a = p.parse_args()
+    dev = a.device
     import torch
 
     with open(os.path.join(a.state, "manifest.json")) as f:
@@ -35,10 +39,10 @@ def main():
         for s in t["shape"]:
             n *= s
         x = torch.from_file(os.path.join(a.state, t["file"]), shared=False, size=n, dtype=dt)
-        return x.view(*t["shape"]).cuda()
+        return x.view(*t["shape"]).to(dev)
 
     model, _ = dlrm.build_model(torch, m["rows"], cfg["dim"], cfg["bot"], cfg["top"], True, "dot")
-    model = model.cuda()
+    model = model.to(dev)
     state = model.state_dict()
     with torch.no_grad():
         for t in m["params"]:
@@ -52,7 +56,7 @@ def main():
     for b in m["batches"]:
         batches.append((load(b["dense"]), [load(x) for x in b["idx"]], load(b["target"]).view(-1, 1)))
     B = m["batch"]
-    offsets = torch.arange(0, B, dtype=torch.long, device="cuda")
+    offsets = torch.arange(0, B, dtype=torch.long, device=dev)
     opt = torch.optim.SGD(model.parameters(), lr=m["lr"])
 
     def step(i):
@@ -66,7 +70,7 @@ def main():
 
     losses = [step(i).item() for i in range(a.steps)]
     times = []
-    for i in range(a.timed):
+    for i in range(a.timed if dev == "cuda" else 0):
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         e0.record()
         step(a.steps + i)
@@ -74,7 +78,7 @@ def main():
         e1.synchronize()
         times.append(e0.elapsed_time(e1))
     times.sort()
-    print(json.dumps({"losses": losses, "step_ms": times[len(times) // 2], "torch": torch.__version__}))
+    print(json.dumps({"losses": losses, "step_ms": times[len(times) // 2] if times else None, "torch": torch.__version__}))
 
 
 if __name__ == "__main__":

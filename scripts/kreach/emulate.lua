@@ -1,7 +1,8 @@
 -- kreach.emulate: runs kreach's CUDA kernels on the CPU, without a GPU, so that their indexing
 -- can be tested where there is no device (CI). The kernels' source is compiled as C++ by g++
 -- (-std=c++20) with a small emulation of CUDA:
---   - a block's threads are fibers (ucontext) on the calling thread, each on a stack of its own,
+--   - a block's threads are fibers on the calling thread (a register switch of our own on x86-64,
+--     ucontext elsewhere), each on a stack of its own,
 --     run in turn; __syncthreads is a barrier of the block's fibers (a fiber that arrives yields
 --     until the last one does; a thread that has returned no longer counts), and blocks run one
 --     after another (__shared__ variables are statics). Threads waiting at barriers that can
@@ -121,26 +122,69 @@ template <typename A> inline A atomicExch(A *p, A v) { std::lock_guard<std::mute
 ]==]
 
 M.LAUNCH = [==[
-#include <ucontext.h>
+#include <cstdint>
 #include <sys/mman.h>
 static const size_t EMU_STACK = 256 * 1024; /* each fiber's stack */
 static char *g_stacks;                     /* 1024 of them, mapped once, touched as used */
-static ucontext_t g_sched, g_fctx[1024];
 static unsigned char g_fdone[1024];
 static unsigned g_fcur;
 static const std::function<void()> *g_fkernel;
+static void emu_fiber_entry();
+#if defined(__x86_64__) && !defined(EMU_UCONTEXT)
+/* a fiber switch of our own on x86-64 (the callee-saved registers, MXCSR and the x87 control
+   word on the stack, then the stack pointer): no system call, unlike swapcontext */
+extern "C" void kr_emu_switch(void **save_sp, void *to_sp);
+asm(".pushsection .text\n"
+    "kr_emu_switch:\n"
+    "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+    "  subq $8, %rsp\n  stmxcsr (%rsp)\n  fnstcw 4(%rsp)\n"
+    "  movq %rsp, (%rdi)\n  movq %rsi, %rsp\n"
+    "  ldmxcsr (%rsp)\n  fldcw 4(%rsp)\n  addq $8, %rsp\n"
+    "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+    "  ret\n"
+    ".popsection\n");
+static void *g_sched_sp, *g_fsp[1024];
+static void emu_yield() { kr_emu_switch(&g_fsp[g_fcur], g_sched_sp); }
+static void emu_resume(unsigned t) { kr_emu_switch(&g_sched_sp, g_fsp[t]); }
+static void emu_make(unsigned t) { /* a stack that kr_emu_switch "returns" into emu_fiber_entry from */
+  void **s = (void **)(((uintptr_t)(g_stacks + (size_t)(t + 1) * EMU_STACK)) & ~(uintptr_t)15);
+  *--s = nullptr;                      /* emu_fiber_entry's return address: it never returns */
+  *--s = (void *)&emu_fiber_entry;
+  for (int i = 0; i < 6; i++) *--s = nullptr;
+  --s;
+  unsigned *cw = (unsigned *)s;
+  __asm__ volatile("stmxcsr %0" : "=m"(cw[0]));
+  __asm__ volatile("fnstcw %0" : "=m"(*(unsigned short *)&cw[1]));
+  g_fsp[t] = s;
+}
+#else
+#include <ucontext.h>
+static ucontext_t g_sched, g_fctx[1024], g_tmpl;
 static void emu_yield() { swapcontext(&g_fctx[g_fcur], &g_sched); }
+static void emu_resume(unsigned) { swapcontext(&g_sched, &g_fctx[g_fcur]); }
+static void emu_make(unsigned t) {
+  if (t == 0) getcontext(&g_tmpl);
+  g_fctx[t] = g_tmpl;
+  g_fctx[t].uc_stack.ss_sp = g_stacks + (size_t)t * EMU_STACK;
+  g_fctx[t].uc_stack.ss_size = EMU_STACK;
+  g_fctx[t].uc_link = nullptr;
+  makecontext(&g_fctx[t], emu_fiber_entry, 0);
+}
+#endif
 static void emu_leave(EmuBar &b) { /* a returned thread no longer counts at b */
   b.live--;
   if (b.live > 0 && b.count >= b.live) { b.count = 0; b.gen++; }
 }
-static void emu_fiber(int t) {
+static void emu_fiber_entry() {
+  const unsigned t = g_fcur;
   (*g_fkernel)();
   g_fdone[t] = 1;
   g_progress++;
   emu_leave(g_bbar);
   emu_leave(g_wbar[t / 32]);
-} /* returns to g_sched (uc_link) */
+  emu_yield(); /* never resumed */
+  abort();
+}
 static void emu_launch(Dim3E grid, Dim3E block, const std::function<void()> &kernel) {
   gridDim = grid; blockDim = block;
   const unsigned nt = block.x * block.y * block.z;
@@ -164,22 +208,13 @@ static void emu_launch(Dim3E grid, Dim3E block, const std::function<void()> &ker
     g_stacks = (char *)m;
   }
   g_fkernel = &kernel;
-  ucontext_t tmpl;
-  getcontext(&tmpl);
   for (unsigned bz = 0; bz < grid.z; bz++)
     for (unsigned by = 0; by < grid.y; by++)
       for (unsigned bx = 0; bx < grid.x; bx++) {
         blockIdx = { bx, by, bz };
         g_bbar = { 0, 0, nt };
         for (unsigned w = 0; w * 32 < nt; w++) g_wbar[w] = { 0, 0, nt - w * 32 < 32 ? nt - w * 32 : 32 };
-        for (unsigned t = 0; t < nt; t++) {
-          g_fdone[t] = 0;
-          g_fctx[t] = tmpl;
-          g_fctx[t].uc_stack.ss_sp = g_stacks + (size_t)t * EMU_STACK;
-          g_fctx[t].uc_stack.ss_size = EMU_STACK;
-          g_fctx[t].uc_link = &g_sched;
-          makecontext(&g_fctx[t], (void (*)())emu_fiber, 1, (int)t);
-        }
+        for (unsigned t = 0; t < nt; t++) { g_fdone[t] = 0; emu_make(t); }
         /* rounds over the threads still running: each runs until it returns or waits */
         for (unsigned left = nt; left > 0;) {
           const unsigned long long before = g_progress;
@@ -187,7 +222,7 @@ static void emu_launch(Dim3E grid, Dim3E block, const std::function<void()> &ker
             if (g_fdone[t]) continue;
             g_fcur = t;
             threadIdx = index(t);
-            swapcontext(&g_sched, &g_fctx[t]);
+            emu_resume(t);
             if (g_fdone[t]) left--;
           }
           if (left > 0 && g_progress == before) {
