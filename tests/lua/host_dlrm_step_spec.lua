@@ -9,23 +9,18 @@
 -- Needs python3-torch (/usr/bin/python3; KREACH_PYTHON names another).
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local dlrm = dofile(here .. "/../../experiments/dlrm/step.lua")
-local host = require "kreach.host"
+local support = require "support"
 
-local PYTHON = os.getenv("KREACH_PYTHON") or "/usr/bin/python3"
+local PYTHON, NOT_HERE = support.host_python()
 
 describe("the Lua DLRM step on the host device", function()
-  if not host.active() then
-    it("runs on the host device", function()
-      error("KREACH_DEVICE=host is not set (or this kreach has no host device): ctest sets it for this spec")
-    end)
+  if not PYTHON then
+    it("runs on the host device, with python3-torch", function() error(NOT_HERE) end)
     return
   end
 
   for _, name in ipairs({ "kaggle", "mlperf" }) do
     it(name .. ": 3 steps' losses agree with PyTorch's on the same values", function()
-      if not os.execute(PYTHON .. " -c 'import torch' >/dev/null 2>&1") then
-        error(PYTHON .. " cannot import torch: run tools/install-deps")
-      end
       local s = dlrm.new(name, { batch = 4, max_rows = 30, batches = 2, seed = 3 })
       local r = s:cross_check{ steps = 3, python = PYTHON, device = "cpu" }
       assert.is_nil(r.torch_error, r.torch_error)

@@ -55,6 +55,22 @@ function M.tmpdirs()
   end
 end
 
+-- host_python() -> the python3 with (CPU) torch that the host device's specs compare with
+-- ($KREACH_PYTHON, else Debian's /usr/bin/python3), or nil and why such a spec cannot run: the
+-- host device is not active (ctest sets KREACH_DEVICE=host for host_ specs), or torch is missing.
+-- The spec then fails with that reason, never skips.
+function M.host_python()
+  local ok, host = pcall(require, "kreach.host")
+  if not ok or not host.active() then
+    return nil, "KREACH_DEVICE=host is not set (or this kreach has no host device): ctest sets it for host_ specs"
+  end
+  local py = os.getenv("KREACH_PYTHON") or "/usr/bin/python3"
+  if not os.execute(py .. " -c 'import torch' >/dev/null 2>&1") then
+    return nil, py .. " cannot import torch: run tools/install-deps"
+  end
+  return py
+end
+
 function M.slurp(path)
   local f = assert(io.open(path, "rb"))
   local s = f:read("a")
