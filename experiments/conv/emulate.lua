@@ -7,7 +7,7 @@
 -- instead of the ones conv.TILES picks.
 --
 -- The kernels' source is compiled as C++ by g++ (-std=c++20) with kreach.emulate's emulation of
--- CUDA (a block's threads are std::threads meeting at a std::barrier for __syncthreads,
+-- CUDA (a block's threads are fibers meeting at a barrier of the block for __syncthreads,
 -- __shared__ variables are statics, one block at a time), and mma.sync m16n8k16 is computed from the
 -- fragment layout of the PTX ISA ("Matrix Fragments for mma.m16n8k16 with floating point
 -- type"), gathering the warp's fragments at a barrier. The launches are the ones

@@ -1,9 +1,9 @@
 -- kreach.host: the host device (KREACH_DEVICE=host), kreach's CUDA run on the CPU so that a
 -- machine without a GPU (CI) computes real values: tensors live in host memory (the runtime's
 -- host mode), and a program's kernels are compiled by g++ under kreach.emulate's emulation of
--- CUDA (a thread a CUDA thread, warp shuffles at barriers, blocks one after another) into a
+-- CUDA (a block's CUDA threads fibers switching at barriers and shuffles, blocks one after another) into a
 -- shared library with one trampoline a kernel, which the runtime calls (kreach.core.host).
--- Slow (a launch of a 256-thread block is 256 threads), exact in its arithmetic (the same
+-- Slow (every CUDA thread runs in turn on one CPU thread), exact in its arithmetic (the same
 -- source, IEEE on the CPU; the host's libm for expf and friends), for small sizes.
 --
 --   local host = require "kreach.host"

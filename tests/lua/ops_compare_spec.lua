@@ -1,5 +1,5 @@
 -- kreach.ops.compare without a GPU: its metric kernels (metrics1, metrics2, diff_stats) run on
--- the CPU (kreach.emulate: g++, a thread a CUDA thread) over hand-built outputs and oracles,
+-- the CPU (kreach.emulate: g++, a fiber a CUDA thread) over hand-built outputs and oracles,
 -- and the metrics the library derives from their sums (compare.assemble, compare.from_diff)
 -- are checked against answers worked out by hand (tests/lua/compare_cases.lua). The GPU runs
 -- the same cases through lib.metrics and lib.compare (tests/lua/gpu/compare_spec.lua).

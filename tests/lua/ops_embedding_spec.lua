@@ -1,5 +1,5 @@
 -- kreach.ops.embedding without a GPU: the operator's checks on shape-only tensors, and its CUDA
--- kernel run on the CPU (kreach.emulate: g++, a thread a CUDA thread, warp shuffles at a
+-- kernel run on the CPU (kreach.emulate: g++, a fiber a CUDA thread, warp shuffles at a
 -- barrier) on random bags against the definition computed here: sum, mean and weighted bags,
 -- empty bags, one index a bag (no offsets), rows of 1 to 260 elements in packs or single
 -- elements, into a column range of a wider output whose other columns must stay untouched.
