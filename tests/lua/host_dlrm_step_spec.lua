@@ -11,13 +11,10 @@ local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local dlrm = dofile(here .. "/../../experiments/dlrm/step.lua")
 local support = require "support"
 
-local PYTHON, NOT_HERE = support.host_python()
 
 describe("the Lua DLRM step on the host device", function()
-  if not PYTHON then
-    it("runs on the host device, with python3-torch", function() error(NOT_HERE) end)
-    return
-  end
+  local PYTHON = support.host_python_or_fail()
+  if not PYTHON then return end
 
   for _, name in ipairs({ "kaggle", "mlperf" }) do
     it(name .. ": 3 steps' losses agree with PyTorch's on the same values", function()

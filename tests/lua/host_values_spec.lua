@@ -20,14 +20,11 @@ local oracle = require "kreach.oracle"
 local support = require "support"
 local values = require "values"
 
-local PYTHON, NOT_HERE = support.host_python()
 local TORCH_VERSION
 
 describe("the baselines and oracles against PyTorch on the CPU (the host device)", function()
-  if not PYTHON then
-    it("runs on the host device, with python3-torch", function() error(NOT_HERE) end)
-    return
-  end
+  local PYTHON = support.host_python_or_fail()
+  if not PYTHON then return end
 
   local vp = io.popen(PYTHON .. " -c 'import torch; print(torch.__version__)'")
   TORCH_VERSION = vp:read("l") or "?"

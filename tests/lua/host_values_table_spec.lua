@@ -8,14 +8,11 @@ local cjson = require "cjson"
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local root = here .. "/../.."
 local KREACH = require("kreach").executable()
-local PYTHON, NOT_HERE = support.host_python()
 local q = require("kreach.text").shell_quote
 
 describe("experiments/torch_values.lua", function()
-  if not PYTHON then
-    it("runs on the host device, with python3-torch", function() error(NOT_HERE) end)
-    return
-  end
+  local PYTHON = support.host_python_or_fail()
+  if not PYTHON then return end
   local tmpdir, cleanup = support.tmpdirs()
   teardown(cleanup)
   local dir, lines

@@ -71,6 +71,14 @@ function M.host_python()
   return py
 end
 
+-- host_python_or_fail() -> host_python()'s python3; or nil, after adding a test that fails
+-- saying why (inside a describe block: `if not PYTHON then return end`)
+function M.host_python_or_fail()
+  local py, why = M.host_python()
+  if not py then it("runs on the host device, with python3-torch", function() error(why) end) end
+  return py
+end
+
 function M.slurp(path)
   local f = assert(io.open(path, "rb"))
   local s = f:read("a")
