@@ -13,7 +13,7 @@ local support = require "support"
 
 
 describe("the Lua DLRM step on the host device", function()
-  local PYTHON = support.host_python_or_fail()
+  local PYTHON = support.host_python_or_fail(it)
   if not PYTHON then return end
 
   for _, name in ipairs({ "kaggle", "mlperf" }) do

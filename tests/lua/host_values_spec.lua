@@ -23,7 +23,7 @@ local values = require "values"
 local TORCH_VERSION
 
 describe("the baselines and oracles against PyTorch on the CPU (the host device)", function()
-  local PYTHON = support.host_python_or_fail()
+  local PYTHON = support.host_python_or_fail(it)
   if not PYTHON then return end
 
   local vp = io.popen(PYTHON .. " -c 'import torch; print(torch.__version__)'")

@@ -11,7 +11,7 @@ local KREACH = require("kreach").executable()
 local q = require("kreach.text").shell_quote
 
 describe("experiments/torch_values.lua", function()
-  local PYTHON = support.host_python_or_fail()
+  local PYTHON = support.host_python_or_fail(it)
   if not PYTHON then return end
   local tmpdir, cleanup = support.tmpdirs()
   teardown(cleanup)

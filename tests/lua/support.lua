@@ -71,9 +71,10 @@ function M.host_python()
   return py
 end
 
--- host_python_or_fail() -> host_python()'s python3; or nil, after adding a test that fails
--- saying why (inside a describe block: `if not PYTHON then return end`)
-function M.host_python_or_fail()
+-- host_python_or_fail(it) -> host_python()'s python3; or nil, after adding (with the spec's
+-- busted `it`) a test that fails saying why: inside a describe block,
+-- `local PYTHON = support.host_python_or_fail(it); if not PYTHON then return end`
+function M.host_python_or_fail(it)
   local py, why = M.host_python()
   if not py then it("runs on the host device, with python3-torch", function() error(why) end) end
   return py
