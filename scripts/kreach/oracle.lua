@@ -225,6 +225,34 @@ function M.torch_check(inst, session, opts)
   return result
 end
 
+-- sizes that are not extents of a tensor, or whose value the inputs depend on (kept by small)
+local KEEP = { kernel_size = true, stride = true, padding = true, dilation = true, reduce_dim = true,
+  dim = true, num_groups = true, num_classes = true, groups = true, output_padding = true }
+
+-- small(p, dtype [, {caps =, batch =}]) -> the problem's instance at small sizes, and the cap
+-- used: every size above the cap cut to it (a window, a stride, a group count or a dimension's
+-- index of 64 or less stays), the cap the first of `caps` (default 8, 16, 32, 64) at which the
+-- problem validates, batch_size at most `batch` (default 2). For the values check, on the host
+-- device above all (kreach oracle --small). Raises when no cap validates.
+function M.small(p, dtype, o)
+  o = o or {}
+  local caps, batch = o.caps or { 8, 16, 32, 64 }, o.batch or 2
+  local why
+  for _, cap in ipairs(caps) do
+    local s = {}
+    for k, v in pairs(p.sizes) do
+      if v > cap and not (KEEP[k] and v <= 64) then s[k] = cap end
+    end
+    if p.sizes.batch_size and p.sizes.batch_size > batch then s.batch_size = batch end
+    local ok, inst = pcall(p.instantiate, p, { dtype = dtype, sizes = s })
+    local vok, verr = ok and pcall(inst.validate, inst)
+    if ok and vok then return inst, cap end
+    why = tostring(ok and verr or inst)
+  end
+  error(("%s: no small sizes validate (every size cut to %d to %d): %s; give sizes with --size instead"):format(
+    p.name, caps[1], caps[#caps], why), 0)
+end
+
 -- torch_within(result, dtype [, loose]) -> true, or false and why: the baseline within the
 -- correctness policy's thresholds of its dtype of PyTorch's f64 answer, the oracle within
 -- TORCH_F64_TOL, integer outputs exact. loose: { [output name] = {rel_l2 =, max_scaled =} },

@@ -26,3 +26,9 @@ $ kreach --device host lint 19 tests/candidates/019_relu.lua
 $ kreach --device host check 19 tests/candidates/019_relu.lua
 ? 77
 ~ ^kreach: no CUDA device: kreach check needs a GPU; this is the host device
+$ KREACH_PYTHON=/usr/bin/python3 kreach --device host oracle dlrm-bench --torch --small
+~ ^12_SparseIdPreprocessing at f32 %(seed 1, small sizes batch_size=2%) against PyTorch in float64
+= 12 of 12 problems of dlrm-bench at f32 agree with PyTorch in float64 (the baseline within its dtype's thresholds, the oracle within relative L2 1e-09 and worst 1e-07)
+$ kreach --device host oracle 23 --small --size dim=4
+? 2
+= kreach oracle: --small and --size: give one or the other

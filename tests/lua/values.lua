@@ -12,26 +12,8 @@ M.SUITES = { "kernelbench-l1", "dlrm-bench", "dlrm-bench-variants" }
 -- so it never reaches a hinge's clamp, softsign's |x| or smooth L1's linear branch.
 M.RUNS = { { seed = 1, variant = "default" }, { seed = 2, variant = "centred" }, { seed = 3, variant = "shifted" } }
 
--- sizes that are not extents of a tensor, or whose value the inputs depend on
-local KEEP = { kernel_size = true, stride = true, padding = true, dilation = true, reduce_dim = true,
-  dim = true, num_groups = true, num_classes = true, groups = true, output_padding = true }
-
--- small(p, dtype, caps, batch) -> the problem's instance at small sizes and the cap used: every
--- extent above the cap cut to it (a window, a stride or a dimension's index, 64 or less, stays;
--- `dim` as an extent does not), the cap the first of `caps` at which the problem validates, the
--- batch at most `batch`.
-function M.small(p, dtype, caps, batch)
-  for _, cap in ipairs(caps) do
-    local s = {}
-    for k, v in pairs(p.sizes) do
-      if v > cap and not (KEEP[k] and v <= 64) then s[k] = cap end
-    end
-    if p.sizes.batch_size and p.sizes.batch_size > batch then s.batch_size = batch end
-    local ok, inst = pcall(p.instantiate, p, { dtype = dtype, sizes = s })
-    if ok and pcall(inst.validate, inst) then return inst, cap end
-  end
-  error(("%s: no small sizes (caps %d to %d) validate"):format(p.name, caps[1], caps[#caps]), 0)
-end
+-- small(p, dtype, caps, batch): kreach.oracle.small (the problem at small sizes, and the cap)
+function M.small(p, dtype, caps, batch) return oracle.small(p, dtype, { caps = caps, batch = batch }) end
 
 -- Outputs whose baseline cannot meet its dtype's thresholds at small sizes, and why: the
 -- baseline's thresholds there (problem name -> dtype -> output -> {rel_l2, max_scaled, why}).

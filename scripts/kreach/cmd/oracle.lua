@@ -23,8 +23,18 @@ local function backend_text(b)
   return ("kreach's %s kernels%s"):format(tostring(b.backend), b.why_not_cudnn and (" (not cuDNN: " .. text.clean(b.why_not_cudnn, 200) .. ")") or "")
 end
 
+-- ", sizes a=1 b=2" where --small chose them, else ""
+local small_text = ""
+local function sizes_text(inst)
+  local ks = {}
+  for k in pairs(inst.sizes) do ks[#ks + 1] = k end
+  table.sort(ks)
+  for i, k in ipairs(ks) do ks[i] = ("%s=%s"):format(k, tostring(inst.sizes[k])) end
+  return ", small sizes " .. table.concat(ks, " ")
+end
+
 local function print_one(name, dtype, seed, r)
-  io.write(("%s at %s (seed %d)%s\n"):format(name, dtype, seed, r.backend and (": " .. backend_text(r.backend)) or ""))
+  io.write(("%s at %s (seed %d%s)%s\n"):format(name, dtype, seed, small_text, r.backend and (": " .. backend_text(r.backend)) or ""))
   for _, o in ipairs(r.outputs) do
     if o.mismatches then
       io.write(("  %-10s %d of %d elements differ from the oracle\n"):format(o.name, o.mismatches, o.n))
@@ -42,8 +52,8 @@ local function metric_text(m)
 end
 
 local function print_torch(name, dtype, seed, variant, r)
-  io.write(("%s at %s (seed %d%s) against PyTorch in float64\n"):format(name, dtype, seed,
-    variant ~= "default" and (", " .. variant .. " inputs") or ""))
+  io.write(("%s at %s (seed %d%s%s) against PyTorch in float64\n"):format(name, dtype, seed,
+    variant ~= "default" and (", " .. variant .. " inputs") or "", small_text))
   for _, o in ipairs(r.outputs) do
     io.write(("  %-10s baseline  %s\n"):format(o.name, metric_text(o.baseline)))
     io.write(("  %-10s oracle    %s\n"):format("", metric_text(o.oracle)))
@@ -63,6 +73,7 @@ local function run_torch(args, insts, suite_name)
   local ok_n, bad = 0, {}
   for _, inst in ipairs(insts) do
     local name = inst.problem.name
+    if args.small then small_text = sizes_text(inst) end
     local okc, r = pcall(oracle.torch_check, inst, session, { seed = args.seed, variant = args.variant })
     local good, why2
     if okc then good, why2 = oracle.torch_within(r, inst.dtype)
@@ -70,6 +81,7 @@ local function run_torch(args, insts, suite_name)
     if good then ok_n = ok_n + 1 else bad[#bad + 1] = ("%s (%s)"):format(name, why2) end
     if args.json then
       io.write(json.encode({ problem = name, dtype = inst.dtype, seed = args.seed, variant = args.variant, against = "pytorch_f64",
+                             sizes = inst.sizes,
                              outputs = okc and r.outputs or nil, within = good, why = why2 }), "\n")
     else
       if okc then print_torch(name, inst.dtype, args.seed, args.variant, r) else io.write(("%s at %s: %s\n"):format(name, inst.dtype, why2)) end
@@ -95,30 +107,39 @@ local function run_torch(args, insts, suite_name)
 end
 
 return {
-  summary = "Run a problem's (or a suite's) baseline and fp64 oracle; print their errors (needs a GPU).",
+  summary = "Run a problem's (or a suite's) baseline and fp64 oracle; print their errors (a GPU, or the host device with --small).",
   parser = function(p)
     p:argument("problem", "A problem file, id or name, or a suite (kreach list).")
     p:option("--seed", "Seed of the inputs.", "1"):convert(cli.nonnegative_integer)
     p:option("--variant", "The inputs' distribution: the problem's own (default), or the check's other trials' (centred, shifted).", "default")
       :choices({ "default", "centred", "shifted" })
     cli.problem_options(p)
-    p:flag("--torch", "Compare the baseline and the oracle with the problem's PyTorch model in float64 instead (needs CUDA PyTorch).")
+    p:flag("--torch", "Compare the baseline and the oracle with the problem's PyTorch model in float64 instead (CUDA PyTorch; on the host device, PyTorch on the CPU).")
+    p:flag("--small", "At small sizes: every size cut to 8 (up to 64 where the problem needs more), the batch to 2; for the host device (--device host), or a quick check.")
     p:flag("--json", "Print one JSON object (a suite: one per problem, a line each, then the summary).")
   end,
   run = function(args)
     local sizes, err = cli.sizes(args.size)
     if not sizes then errors.usage(err) end
+    if args.small and next(sizes) then errors.usage("--small and --size: give one or the other") end
+    -- the instance: at the shipped sizes (a --size where the problem has it), or small ones
+    local function instance(p, own)
+      if args.small then return (oracle.small(p, args.dtype)) end
+      local inst = p:instantiate{ dtype = args.dtype, sizes = own }
+      inst:validate()
+      return inst
+    end
     local suite
     for _, s in ipairs(problem.suites()) do if s == args.problem then suite = problem.load_suite(s) end end
     if not suite then
       local p = kreach.load_problem(args.problem)
-      local inst = p:instantiate{ dtype = args.dtype, sizes = sizes }
-      inst:validate()
+      local inst = instance(p, sizes)
       kreach.require_device()
       if args.torch then return run_torch(args, { inst }, nil) end
+      if args.small then small_text = sizes_text(inst) end
       local r = oracle.check(inst, { seed = args.seed, variant = args.variant })
       if args.json then
-        io.write(json.encode({ problem = p.name, dtype = inst.dtype, seed = args.seed, outputs = r.outputs,
+        io.write(json.encode({ problem = p.name, dtype = inst.dtype, seed = args.seed, outputs = r.outputs, sizes = inst.sizes,
                                backend = r.backend }), "\n")
         return 0
       end
@@ -131,14 +152,14 @@ return {
       local p = problem.load(f)
       local own = {}
       for k, v in pairs(sizes) do if p.def.sizes and p.def.sizes[k] ~= nil then own[k] = v end end
-      insts[i] = p:instantiate{ dtype = args.dtype, sizes = own }
-      insts[i]:validate()
+      insts[i] = instance(p, own)
     end
     kreach.require_device()
     if args.torch then return run_torch(args, insts, suite.name) end
     local ok_n, bad = 0, {}
     for _, inst in ipairs(insts) do
       local name = inst.problem.name
+      if args.small then small_text = sizes_text(inst) end
       local okc, r = pcall(oracle.check, inst, { seed = args.seed, variant = args.variant })
       local good, why
       if okc then
@@ -148,7 +169,7 @@ return {
       end
       if good then ok_n = ok_n + 1 else bad[#bad + 1] = ("%s (%s)"):format(name, why) end
       if args.json then
-        io.write(json.encode({ problem = name, dtype = inst.dtype, seed = args.seed, outputs = okc and r.outputs or nil,
+        io.write(json.encode({ problem = name, dtype = inst.dtype, seed = args.seed, outputs = okc and r.outputs or nil, sizes = inst.sizes,
                                backend = okc and r.backend or nil, within = good, why = why }), "\n")
       else
         if okc then print_one(name, inst.dtype, args.seed, r) else io.write(("%s at %s: %s\n"):format(name, inst.dtype, why)) end
