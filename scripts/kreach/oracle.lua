@@ -89,19 +89,6 @@ local function metrics_of(lib, y, ref)
            nonfinite = m.nonfinite, special_mismatch = m.special_mismatch }
 end
 
--- torch_check(inst, session, {seed =, variant =}) -> { outputs = { {name =, baseline = metrics,
--- oracle = metrics} ... } }: the baseline (the instance's dtype) and the oracle (f64) against
--- the problem's PyTorch model run in float64 (kreach.pytorch's Python worker, a session from
--- pytorch.start) on the same inputs and parameters (the oracle's: the baseline's rounded values
--- at f64). Metrics: lib.metrics's rel_l2, max_scaled, max_abs, max_ref, nonfinite and
--- special_mismatch for a float output, { n, mismatches } for an integer one. An independent
--- check of the reference: the baseline and the oracle come from the same Lua reference, so a
--- wrong formula is the same in both, and only another implementation shows it. Raises when
--- PyTorch fails. Frees everything it allocates.
--- On the host device (KREACH_DEVICE=host, no GPU), PyTorch runs on the CPU in its own process
--- (scripts/kreach/torch_cpu.py, python3 from kreach.pytorch.python()) on the oracle's inputs
--- written to files, and `session` is not used (opts.python: the interpreter, default
--- kreach.pytorch.python()).
 -- The Python process that runs the models on the CPU (scripts/kreach/torch_cpu.py), kept for
 -- the process's later calls: torch is imported once.
 local cpu_worker
@@ -191,6 +178,19 @@ local function torch_gpu(twin, ovals, session, set)
   return session:outputs(set), function() return session:drop(set, slot) end
 end
 
+-- torch_check(inst, session, {seed =, variant =}) -> { outputs = { {name =, baseline = metrics,
+-- oracle = metrics} ... } }: the baseline (the instance's dtype) and the oracle (f64) against
+-- the problem's PyTorch model run in float64 (kreach.pytorch's Python worker, a session from
+-- pytorch.start) on the same inputs and parameters (the oracle's: the baseline's rounded values
+-- at f64). Metrics: lib.metrics's rel_l2, max_scaled, max_abs, max_ref, nonfinite and
+-- special_mismatch for a float output, { n, mismatches } for an integer one. An independent
+-- check of the reference: the baseline and the oracle come from the same Lua reference, so a
+-- wrong formula is the same in both, and only another implementation shows it. Raises when
+-- PyTorch fails. Frees everything it allocates.
+-- On the host device (KREACH_DEVICE=host, no GPU), PyTorch runs on the CPU in its own process
+-- (scripts/kreach/torch_cpu.py, python3 from kreach.pytorch.python()) on the oracle's inputs
+-- written to files, and `session` is not used (opts.python: the interpreter, default
+-- kreach.pytorch.python()).
 function M.torch_check(inst, session, opts)
   opts = opts or {}
   local ops_lib = ops.get(false)

@@ -59,7 +59,7 @@ def main(d):
                 a["name"], yi.dtype, list(yi.shape), a["dtype"], a["shape"]))
         b = yi.contiguous().reshape(-1).view(torch.uint8)
         with open(os.path.join(d, "out%d.bin" % i), "wb") as f:
-            f.write(bytes(b.tolist()))
+            f.write(b.numpy().tobytes())
 
 
 for line in sys.stdin:  # one directory a line, one JSON answer a line

@@ -23,18 +23,24 @@ local function backend_text(b)
   return ("kreach's %s kernels%s"):format(tostring(b.backend), b.why_not_cudnn and (" (not cuDNN: " .. text.clean(b.why_not_cudnn, 200) .. ")") or "")
 end
 
--- ", sizes a=1 b=2" where --small chose them, else ""
-local small_text = ""
-local function sizes_text(inst)
-  local ks = {}
-  for k in pairs(inst.sizes) do ks[#ks + 1] = k end
-  table.sort(ks)
-  for i, k in ipairs(ks) do ks[i] = ("%s=%s"):format(k, tostring(inst.sizes[k])) end
-  return ", small sizes " .. table.concat(ks, " ")
+-- heading(inst, args [, variant]) -> "name at dtype (seed N[, V inputs][, small sizes a=1 b=2])":
+-- the input variant where `variant` asks and it is not the default, the sizes where --small
+-- chose them
+local function heading(inst, args, variant)
+  local extra = ""
+  if variant and args.variant ~= "default" then extra = ", " .. args.variant .. " inputs" end
+  if args.small then
+    local ks = {}
+    for k in pairs(inst.sizes) do ks[#ks + 1] = k end
+    table.sort(ks)
+    for i, k in ipairs(ks) do ks[i] = ("%s=%s"):format(k, tostring(inst.sizes[k])) end
+    extra = extra .. ", small sizes " .. table.concat(ks, " ")
+  end
+  return ("%s at %s (seed %d%s)"):format(inst.problem.name, inst.dtype, args.seed, extra)
 end
 
-local function print_one(name, dtype, seed, r)
-  io.write(("%s at %s (seed %d%s)%s\n"):format(name, dtype, seed, small_text, r.backend and (": " .. backend_text(r.backend)) or ""))
+local function print_one(inst, args, r)
+  io.write(heading(inst, args), r.backend and (": " .. backend_text(r.backend)) or "", "\n")
   for _, o in ipairs(r.outputs) do
     if o.mismatches then
       io.write(("  %-10s %d of %d elements differ from the oracle\n"):format(o.name, o.mismatches, o.n))
@@ -51,9 +57,8 @@ local function metric_text(m)
     (m.nonfinite > 0 or m.special_mismatch > 0) and ("  %d non-finite, %d special mismatches"):format(m.nonfinite, m.special_mismatch) or "")
 end
 
-local function print_torch(name, dtype, seed, variant, r)
-  io.write(("%s at %s (seed %d%s%s) against PyTorch in float64\n"):format(name, dtype, seed,
-    variant ~= "default" and (", " .. variant .. " inputs") or "", small_text))
+local function print_torch(inst, args, r)
+  io.write(heading(inst, args, true), " against PyTorch in float64\n")
   for _, o in ipairs(r.outputs) do
     io.write(("  %-10s baseline  %s\n"):format(o.name, metric_text(o.baseline)))
     io.write(("  %-10s oracle    %s\n"):format("", metric_text(o.oracle)))
@@ -62,7 +67,7 @@ end
 
 -- --torch: each instance against PyTorch's f64 model, one Python worker for them all
 local function run_torch(args, insts, suite_name)
-  -- on the host device (KREACH_DEVICE=host) PyTorch runs on the CPU, a process a problem
+  -- on the host device (KREACH_DEVICE=host) PyTorch runs on the CPU (kreach.oracle's runner)
   local py, session, why, serr
   if not host.active() then
     py, why = pytorch.find()
@@ -73,7 +78,6 @@ local function run_torch(args, insts, suite_name)
   local ok_n, bad = 0, {}
   for _, inst in ipairs(insts) do
     local name = inst.problem.name
-    if args.small then small_text = sizes_text(inst) end
     local okc, r = pcall(oracle.torch_check, inst, session, { seed = args.seed, variant = args.variant })
     local good, why2
     if okc then good, why2 = oracle.torch_within(r, inst.dtype)
@@ -84,7 +88,7 @@ local function run_torch(args, insts, suite_name)
                              sizes = inst.sizes,
                              outputs = okc and r.outputs or nil, within = good, why = why2 }), "\n")
     else
-      if okc then print_torch(name, inst.dtype, args.seed, args.variant, r) else io.write(("%s at %s: %s\n"):format(name, inst.dtype, why2)) end
+      if okc then print_torch(inst, args, r) else io.write(("%s at %s: %s\n"):format(name, inst.dtype, why2)) end
       if okc and not good then io.write("  outside the thresholds: ", why2, "\n") end
     end
     io.flush()
@@ -136,14 +140,13 @@ return {
       local inst = instance(p, sizes)
       kreach.require_device()
       if args.torch then return run_torch(args, { inst }, nil) end
-      if args.small then small_text = sizes_text(inst) end
-      local r = oracle.check(inst, { seed = args.seed, variant = args.variant })
+        local r = oracle.check(inst, { seed = args.seed, variant = args.variant })
       if args.json then
         io.write(json.encode({ problem = p.name, dtype = inst.dtype, seed = args.seed, outputs = r.outputs, sizes = inst.sizes,
                                backend = r.backend }), "\n")
         return 0
       end
-      print_one(p.name, inst.dtype, args.seed, r)
+      print_one(inst, args, r)
       return 0
     end
     -- a suite: every problem at its shipped sizes (a --size applies where the problem has it)
@@ -159,8 +162,7 @@ return {
     local ok_n, bad = 0, {}
     for _, inst in ipairs(insts) do
       local name = inst.problem.name
-      if args.small then small_text = sizes_text(inst) end
-      local okc, r = pcall(oracle.check, inst, { seed = args.seed, variant = args.variant })
+        local okc, r = pcall(oracle.check, inst, { seed = args.seed, variant = args.variant })
       local good, why
       if okc then
         good, why = oracle.within(r, inst.dtype)
@@ -172,7 +174,7 @@ return {
         io.write(json.encode({ problem = name, dtype = inst.dtype, seed = args.seed, outputs = okc and r.outputs or nil, sizes = inst.sizes,
                                backend = okc and r.backend or nil, within = good, why = why }), "\n")
       else
-        if okc then print_one(name, inst.dtype, args.seed, r) else io.write(("%s at %s: %s\n"):format(name, inst.dtype, why)) end
+        if okc then print_one(inst, args, r) else io.write(("%s at %s: %s\n"):format(name, inst.dtype, why)) end
         if okc and not good then io.write("  outside the thresholds: ", why, "\n") end
       end
       io.flush()
