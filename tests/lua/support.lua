@@ -1,6 +1,7 @@
 -- What the busted specs share (tests/lua/runner.lua puts this folder on package.path): new
 -- temporary directories, and whole files read and written as bytes.
 local lfs = require "lfs"
+local output = require "kreach.output"
 
 local M = {}
 
@@ -15,11 +16,10 @@ M._reaper = setmetatable({}, { __gc = function()
   end
 end })
 
--- A new empty directory, removed at the latest when the spec ends (above).
+-- A new empty directory (kreach.output.tmpdir: mktemp -d), removed at the latest when the spec
+-- ends (above).
 function M.tmpdir()
-  local d = os.tmpname()
-  os.remove(d)
-  assert(lfs.mkdir(d))
+  local d = assert(output.tmpdir())
   made[#made + 1] = d
   return d
 end
@@ -30,16 +30,9 @@ function M.tmpfile(suffix)
   return M.tmpdir() .. "/f" .. (suffix or "")
 end
 
--- Removes a directory and everything in it.
-function M.rm_tree(d)
-  for f in lfs.dir(d) do
-    if f ~= "." and f ~= ".." then
-      local p = d .. "/" .. f
-      if lfs.attributes(p, "mode") == "directory" then M.rm_tree(p) else os.remove(p) end
-    end
-  end
-  lfs.rmdir(d)
-end
+-- Removes a directory and everything in it (kreach.output.remove_tree: links are removed, not
+-- followed).
+M.rm_tree = output.remove_tree
 
 -- tmpdirs() -> tmpdir (a new empty directory, remembered), cleanup (removes them all): for a
 -- spec's teardown
