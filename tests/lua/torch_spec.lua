@@ -11,6 +11,7 @@ local support = require "support"
 local kreach = require "kreach"
 local problem = require "kreach.problem"
 local export = require "kreach.export"
+local oracle = require "kreach.oracle"
 local lfs = require "lfs"
 
 -- Debian's, where python3-torch installs; KREACH_PYTHON names another (the GPU machine's torch
@@ -18,30 +19,14 @@ local lfs = require "lfs"
 local PYTHON = os.getenv("KREACH_PYTHON") or "/usr/bin/python3"
 local DIR = "problems/kernelbench/level1"
 
--- sizes that are not extents of a tensor, or whose value the inputs depend on
-local KEEP = { kernel_size = true, stride = true, padding = true, dilation = true, reduce_dim = true,
-  dim = true, num_groups = true, num_classes = true }
-
-local function small_sizes(p, cap)
-  cap = cap or 64
-  local s = {}
-  for k, v in pairs(p.sizes) do
-    if not KEEP[k] and v > cap then s[k] = cap end
-  end
-  -- pooling windows need room: keep spatial extents large enough for the shipped windows
-  return s
-end
-
--- A convolution at 64 channels and 64^3 points is minutes of CPU in PyTorch: every extent and
--- channel count is cut to 16 (then 32, 64, where a window or a stride needs room), the batch
--- to 2. Channel counts stay multiples of the groups (the shipped ones are multiples of 16).
-local function conv_instance(p)
-  for _, cap in ipairs({ 16, 32, 64 }) do
-    local s = small_sizes(p, cap)
-    if p.sizes.batch_size then s.batch_size = math.min(p.sizes.batch_size, 2) end
-    local ok, inst = pcall(p.instantiate, p, { sizes = s })
-    if ok and pcall(inst.validate, inst) then return inst end
-  end
+-- Small sizes (kreach.oracle.small): a convolution at 64 channels and 64^3 points is minutes of
+-- CPU in PyTorch, so every extent and channel count is cut to 16 (then 32, 64, where a window or
+-- a stride needs room) and the batch to 2; another problem's extents to 64, its batch kept.
+local function small_instance(p)
+  local conv = p.category == "convolution"
+  local ok, inst = pcall(oracle.small, p, nil, conv and { caps = { 16, 32, 64 }, batch = 2 }
+    or { caps = { 64 }, batch = math.maxinteger })
+  return ok and inst or nil
 end
 
 local TORCH_DTYPE = { f32 = "torch.float32", bf16 = "torch.bfloat16", f64 = "torch.float64",
@@ -84,10 +69,8 @@ describe("the problems against their PyTorch models", function()
         pending(("%s needs torch >= 2.0 for F.scaled_dot_product_attention; %s has torch %s")
           :format(p.name, PYTHON, ver))
       end
-      local inst = p.category == "convolution" and conv_instance(p) or nil
-      local ok = inst ~= nil
-      if not ok then ok, inst = pcall(p.instantiate, p, { sizes = small_sizes(p) }) end
-      if not ok then -- a window larger than the shrunk extent: keep the shipped sizes but the batch
+      local inst = small_instance(p)
+      if not inst then -- a window larger than the shrunk extent: keep the shipped sizes but the batch
         inst = p:instantiate{ sizes = { batch_size = math.min(p.sizes.batch_size or 1, 2) } }
       end
       assert.is_true(inst:validate())
