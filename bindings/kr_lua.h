@@ -47,6 +47,9 @@ lua_Integer kr_lua_optint_field(lua_State *L, int idx, const char *name, lua_Int
 lua_Number kr_lua_optnum_field(lua_State *L, int idx, const char *name, lua_Number def);
 const char *kr_lua_optstr_field(lua_State *L, int idx, const char *name, const char *def);
 int kr_lua_optbool_field(lua_State *L, int idx, const char *name, int def);
+/* A launch's grid or block at `idx`: a positive integer, or a list of 1 to 3 of them (missing
+ * sizes are 1), each at most 2^32 - 1, into out[0..2]; else raises "launch 'name' ...". */
+void kr_lua_checkdim3(lua_State *L, int idx, const char *name, unsigned out[3]);
 /* Raises if the options table at `idx` has a key not in the NULL-terminated `known` list, so
  * a misspelt option is an error instead of being ignored. */
 void kr_lua_check_options(lua_State *L, int idx, const char *what, const char *const *known);

@@ -138,6 +138,33 @@ int kr_lua_optbool_field(lua_State *L, int idx, const char *name, int def) {
     return v;
 }
 
+void kr_lua_checkdim3(lua_State *L, int idx, const char *name, unsigned out[3]) {
+    idx = lua_absindex(L, idx);
+    out[0] = out[1] = out[2] = 1;
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        lua_Integer v = 0;
+        if (!lua_isinteger(L, idx) || (v = lua_tointeger(L, idx)) < 1 || v > 0xFFFFFFFFll)
+            luaL_error(L, "launch '%s' must be a positive integer, got %s", name,
+                       luaL_tolstring(L, idx, NULL));
+        out[0] = (unsigned)v;
+    } else if (lua_type(L, idx) == LUA_TTABLE) {
+        lua_Integer n = luaL_len(L, idx);
+        if (n < 1 || n > 3) luaL_error(L, "launch '%s' takes 1 to 3 sizes, got %d", name, (int)n);
+        for (int i = 0; i < n; i++) {
+            lua_geti(L, idx, i + 1);
+            lua_Integer v = 0;
+            if (!lua_isinteger(L, -1) || (v = lua_tointeger(L, -1)) < 1 || v > 0xFFFFFFFFll)
+                luaL_error(L, "launch '%s' size %d must be a positive integer, got %s", name,
+                           i + 1, luaL_tolstring(L, -1, NULL));
+            out[i] = (unsigned)v;
+            lua_pop(L, 1);
+        }
+    } else {
+        luaL_error(L, "launch '%s' must be a number or {x, y, z}, got %s", name,
+                   luaL_typename(L, idx));
+    }
+}
+
 void kr_lua_check_options(lua_State *L, int idx, const char *what, const char *const *known) {
     idx = lua_absindex(L, idx);
     lua_pushnil(L);

@@ -25,33 +25,6 @@ static int l_hostlib_tostring(lua_State *L) {
     return 1;
 }
 
-/* A grid or block: an integer, or a list of 1 to 3 positive integers (missing sizes are 1). */
-static void check_dim3(lua_State *L, int idx, const char *what, unsigned out[3]) {
-    out[0] = out[1] = out[2] = 1;
-    if (lua_type(L, idx) == LUA_TNUMBER) {
-        lua_Integer v = 0;
-        if (!lua_isinteger(L, idx) || (v = lua_tointeger(L, idx)) < 1 || v > 0xFFFFFFFFll)
-            luaL_argerror(L, idx, lua_pushfstring(L, "%s must be a positive integer", what));
-        out[0] = (unsigned)v;
-        return;
-    }
-    if (lua_type(L, idx) != LUA_TTABLE)
-        luaL_argerror(L, idx, lua_pushfstring(L, "%s expected as {x, y, z}, got %s", what,
-                                              luaL_typename(L, idx)));
-    lua_Integer n = luaL_len(L, idx);
-    if (n < 1 || n > 3)
-        luaL_argerror(L, idx, lua_pushfstring(L, "%s takes 1 to 3 sizes, got %d", what, (int)n));
-    for (int i = 0; i < n; i++) {
-        lua_geti(L, idx, i + 1);
-        lua_Integer v = 0;
-        if (!lua_isinteger(L, -1) || (v = lua_tointeger(L, -1)) < 1 || v > 0xFFFFFFFFll)
-            luaL_argerror(L, idx, lua_pushfstring(L, "%s size %d must be a positive integer",
-                                                  what, i + 1));
-        out[i] = (unsigned)v;
-        lua_pop(L, 1);
-    }
-}
-
 /* handle:call(symbol, grid, block, shared, args...) -> nothing. Each argument: a kreach tensor
  * (its data pointer), an integer, a float, or a boolean (an integer 0 or 1). Runs the entry on
  * this thread; returns when the kernel has finished. */
@@ -60,8 +33,8 @@ static int l_hostlib_call(lua_State *L) {
     if (!h->lib) return luaL_argerror(L, 1, "the host library has been closed");
     const char *symbol = luaL_checkstring(L, 2);
     unsigned grid[3], block[3];
-    check_dim3(L, 3, "grid", grid);
-    check_dim3(L, 4, "block", block);
+    kr_lua_checkdim3(L, 3, "grid", grid);
+    kr_lua_checkdim3(L, 4, "block", block);
     lua_Integer shared = luaL_optinteger(L, 5, 0);
     if (shared < 0) return luaL_argerror(L, 5, "shared memory bytes must not be negative");
     int top = lua_gettop(L);

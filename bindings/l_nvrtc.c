@@ -241,32 +241,13 @@ static int l_kernel_index(lua_State *L) {
 }
 
 static void dim_field(lua_State *L, int cfg, const char *name, kr_dim3 *d, int required) {
-    int t = lua_getfield(L, cfg, name);
-    d->x = d->y = d->z = 1;
-    if (t == LUA_TNIL) {
+    if (lua_getfield(L, cfg, name) == LUA_TNIL) {
         if (required) luaL_error(L, "launch configuration needs '%s'", name);
-    } else if (t == LUA_TNUMBER) {
-        lua_Integer v = 0;
-        if (!lua_isinteger(L, -1) || (v = lua_tointeger(L, -1)) < 1 || v > 0xFFFFFFFFll)
-            luaL_error(L, "launch '%s' must be a positive integer, got %s", name,
-                       luaL_tolstring(L, -1, NULL));
-        d->x = (unsigned)v;
-    } else if (t == LUA_TTABLE) {
-        unsigned *c[3] = {&d->x, &d->y, &d->z};
-        lua_Integer n = luaL_len(L, -1);
-        if (n < 1 || n > 3) luaL_error(L, "launch '%s' takes 1 to 3 sizes, got %d", name, (int)n);
-        for (int i = 0; i < n; i++) {
-            lua_geti(L, -1, i + 1);
-            lua_Integer v = 0;
-            if (!lua_isinteger(L, -1) || (v = lua_tointeger(L, -1)) < 1 || v > 0xFFFFFFFFll)
-                luaL_error(L, "launch '%s' size %d must be a positive integer, got %s", name,
-                           i + 1, luaL_tolstring(L, -1, NULL));
-            *c[i] = (unsigned)v;
-            lua_pop(L, 1);
-        }
+        d->x = d->y = d->z = 1;
     } else {
-        luaL_error(L, "launch '%s' must be a number or {x, y, z}, got %s", name,
-                   luaL_typename(L, -1));
+        unsigned v[3];
+        kr_lua_checkdim3(L, -1, name, v);
+        d->x = v[0], d->y = v[1], d->z = v[2];
     }
     lua_pop(L, 1);
 }

@@ -169,12 +169,9 @@ function M.build(o)
   local kernels = {}
   local Kernel = {}
   Kernel.__index = Kernel
-  local function dims(v)
-    if type(v) == "number" then return { v, 1, 1 } end
-    return { v[1] or 1, v[2] or 1, v[3] or 1 }
-  end
+  -- the grid and block are checked as a GPU launch's (kr_lua_checkdim3) at each call
   Kernel.__call = function(k, cfg)
-    local g, bl, sh = dims(cfg.grid), dims(cfg.block), cfg.shared or 0
+    local g, bl, sh = cfg.grid, cfg.block, cfg.shared or 0
     return function(...) lib:call(k.symbol, g, bl, sh, ...) end
   end
   function Kernel:launch(cfg, ...) return self(cfg)(...) end

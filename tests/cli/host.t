@@ -32,3 +32,7 @@ $ KREACH_PYTHON=/usr/bin/python3 kreach --device host oracle dlrm-bench --torch 
 $ kreach --device host oracle 23 --small --size dim=4
 ? 2
 = kreach oracle: --small and --size: give one or the other
+$ kreach --device host -e 'local p = require("kreach.host").build{ source = [[extern "C" __global__ void k(float *x) { x[threadIdx.x] = 1; }]], instantiate = { "k" } }; local x = require("kreach").zeros({4}); p.k{ grid = 1, block = { 4 } }(x); print(table.concat(x:to_table(), " ")); p.k{ grid = {}, block = 4 }(x)'
+? 1
+= 1.0 1.0 1.0 1.0
+~ launch 'grid' takes 1 to 3 sizes, got 0
