@@ -23,6 +23,8 @@
 -- The driver calls emu_launch({gx, gy, gz}, {bx, by, bz}, [&] { kernel(args...); }).
 local output = require "kreach.output"
 local text = require "kreach.text"
+local util = require "kreach.core.util"
+local lfs = require "lfs"
 
 local M = {}
 
@@ -334,6 +336,55 @@ function M.compiler(opts)
     opts.shared and " -shared -fPIC" or "", quote(cuda_home .. "/include"))
 end
 
+-- cache_dir() -> where compiled pieces of the emulation are kept (kreach.host's libraries, the
+-- precompiled header): $KREACH_HOST_CACHE, else $XDG_CACHE_HOME/kreach/host, else
+-- ~/.cache/kreach/host
+function M.cache_dir()
+  local d = os.getenv("KREACH_HOST_CACHE")
+  if d and d ~= "" then return d end
+  local x = os.getenv("XDG_CACHE_HOME")
+  if x and x ~= "" then return x .. "/kreach/host" end
+  return (os.getenv("HOME") or "/tmp") .. "/.cache/kreach/host"
+end
+
+-- pch(cmd) -> the path of M.HEADER (CUDA's fp16 and bf16 headers and the standard library, most
+-- of a program's compile time) in cache_dir(), compiled once by cmd (compiler()'s line) into a
+-- precompiled header beside it that g++ takes instead where a program includes it; keyed by the
+-- header and the command line. Files are written under temporary names and renamed into place,
+-- so that concurrent processes share them. Raises when the header does not compile.
+function M.pch(cmd)
+  local dir = M.cache_dir()
+  local mok, merr = output.mkdirs(dir)
+  if not mok then error(("kreach.emulate: cannot create the cache directory %s: %s"):format(dir, tostring(merr)), 0) end
+  local h = ("%s/emu-%s.h"):format(dir, util.hash(cmd .. "\0" .. M.HEADER))
+  local function temp(path) return ("%s.%d.tmp"):format(path, math.random(1, 1 << 30)) end
+  if not lfs.attributes(h .. ".gch", "mode") then
+    if not lfs.attributes(h, "mode") then
+      local t = temp(h)
+      local f = assert(io.open(t, "w"))
+      f:write(M.HEADER)
+      f:close()
+      assert(os.rename(t, h))
+    end
+    local t = temp(h) .. ".gch"
+    local ok, out = M.compile(cmd .. " -x c++-header", h, t)
+    if not ok then
+      os.remove(t)
+      error("kreach.emulate: the emulation's header does not compile:\n" .. out:sub(1, 4000), 0)
+    end
+    assert(os.rename(t, h .. ".gch"))
+  end
+  return h
+end
+
+-- precompiled(cmd, text) -> the program text to compile with cmd: its leading M.HEADER, where it
+-- starts with it, replaced by an #include of pch(cmd) (the same program, compiled in half the
+-- time); other text as it is.
+function M.precompiled(cmd, text)
+  if text:sub(1, #M.HEADER) ~= M.HEADER then return text end
+  return ('#include "%s"\n'):format(M.pch(cmd)) .. text:sub(#M.HEADER + 1)
+end
+
 -- compile(cmd, source, out) -> true, or false; and g++'s output either way: the file source
 -- compiled by cmd (compiler()'s line) into out.
 function M.compile(cmd, source, out)
@@ -359,10 +410,11 @@ function M.run(parts, opts)
     dir, why = output.tmpdir()
     if not dir then return why, false end
   end
+  local cmd = M.compiler{ cuda_home = opts.cuda_home }
   local f = assert(io.open(dir .. "/emu.cpp", "w"))
-  f:write(table.concat(parts, "\n"))
+  f:write(M.precompiled(cmd, table.concat(parts, "\n")))
   f:close()
-  local cok, cout = M.compile(M.compiler{ cuda_home = opts.cuda_home }, dir .. "/emu.cpp", dir .. "/emu")
+  local cok, cout = M.compile(cmd, dir .. "/emu.cpp", dir .. "/emu")
   local out, ok = cout, false
   if cok then
     local p, why = io.popen(quote(dir .. "/emu") .. " 2>&1")

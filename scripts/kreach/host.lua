@@ -13,10 +13,9 @@
 --   end
 --
 -- Compiled libraries are cached by the hash of their source and the compiler's command in
--- $KREACH_HOST_CACHE, else $XDG_CACHE_HOME/kreach/host, else ~/.cache/kreach/host; a compile
--- writes a temporary file renamed into place, so that concurrent processes share the cache. The
--- emulation's header is compiled once into a precompiled header there (about 75 MB), which
--- halves a library's compile.
+-- emulate.cache_dir(); a compile writes a temporary file renamed into place, so that concurrent
+-- processes share the cache. The emulation's header comes precompiled (emulate.precompiled),
+-- which halves a library's compile.
 local emu = require "kreach.emulate"
 local output = require "kreach.output"
 local util = require "kreach.core.util"
@@ -73,14 +72,6 @@ static int kr_run(void (*f)(A...), const char *name, const unsigned *g, const un
 }
 ]==]
 
-local function cache_dir()
-  local d = os.getenv("KREACH_HOST_CACHE")
-  if d and d ~= "" then return d end
-  local x = os.getenv("XDG_CACHE_HOME")
-  if x and x ~= "" then return x .. "/kreach/host" end
-  return (os.getenv("HOME") or "/tmp") .. "/.cache/kreach/host"
-end
-
 -- source_for(source, instantiate) -> the C++ source of the library: the emulation, the
 -- kernels' source (dynamic shared arrays made pointers into the emulation's buffer, inline PTX
 -- replaced by emulate.host_source), and one trampoline kr_host_k<i> a name of `instantiate`
@@ -97,35 +88,6 @@ end
 
 local libs = {} -- path -> the open library (kept for the process)
 
--- write_atomic(path, text): written under a temporary name, then renamed into place, so that a
--- concurrent process sees the whole file or none
-local function write_atomic(path, text)
-  local tmp = ("%s.%d.tmp"):format(path, math.random(1, 1 << 30))
-  local f = assert(io.open(tmp, "w"))
-  f:write(text)
-  f:close()
-  assert(os.rename(tmp, path))
-end
-
--- pch(dir, cmd) -> the path of the emulation's header (emulate.HEADER: CUDA's fp16 and bf16
--- headers and the standard library, most of a library's compile time), compiled once into a
--- precompiled header beside it that g++ takes instead when a library includes it; keyed by the
--- header and the command line, which must be the libraries' own
-local function pch(dir, cmd)
-  local h = ("%s/emu-%s.h"):format(dir, util.hash(cmd .. "\0" .. emu.HEADER))
-  if not lfs.attributes(h .. ".gch", "mode") then
-    if not lfs.attributes(h, "mode") then write_atomic(h, emu.HEADER) end
-    local tmp = ("%s.%d.tmp.gch"):format(h, math.random(1, 1 << 30))
-    local ok, out = emu.compile(cmd .. " -x c++-header", h, tmp)
-    if not ok then
-      os.remove(tmp)
-      error("kreach.host: the emulation's header does not compile:\n" .. out:sub(1, 4000), 0)
-    end
-    assert(os.rename(tmp, h .. ".gch"))
-  end
-  return h
-end
-
 -- build{source =, instantiate = {names}, name =} -> a program: p[name]{grid =, block =,
 -- shared =}(args...) launches kernel `name` (one of instantiate) on the host device. Raises
 -- with g++'s output when the source does not compile.
@@ -135,16 +97,14 @@ function M.build(o)
   local src = M.source_for(o.source, o.instantiate)
   local cmd = emu.compiler{ shared = true }
   local key = util.hash(cmd .. "\0" .. src)
-  local dir = cache_dir()
+  local dir = emu.cache_dir()
   local mok, merr = output.mkdirs(dir)
   if not mok then error(("kreach.host: cannot create the cache directory %s: %s"):format(dir, tostring(merr)), 0) end
   local so = ("%s/%s.so"):format(dir, key)
   if not lfs.attributes(so, "mode") then
-    -- the source as compiled: the emulation's header through its precompiled form
-    assert(src:sub(1, #emu.HEADER) == emu.HEADER)
     local tmp = ("%s/%s.%d.tmp"):format(dir, key, math.random(1, 1 << 30))
     local f = assert(io.open(tmp .. ".cpp", "w"))
-    f:write(('#include "%s"\n'):format(pch(dir, cmd)), src:sub(#emu.HEADER + 1))
+    f:write(emu.precompiled(cmd, src)) -- the emulation's header through its precompiled form
     f:close()
     local ok, out = emu.compile(cmd, tmp .. ".cpp", tmp .. ".so")
     os.remove(tmp .. ".cpp")
