@@ -25,29 +25,33 @@ static int l_hostlib_tostring(lua_State *L) {
     return 1;
 }
 
-/* handle:call(symbol, grid, block, shared, args...) -> nothing. Each argument: a kreach tensor
- * (its data pointer), an integer, a float, or a boolean (an integer 0 or 1). Runs the entry on
- * this thread; returns when the kernel has finished. */
+/* handle:call(symbol, name, grid, block, shared, args...) -> nothing. name (nil: the symbol) is
+ * the kernel's name in messages. Each argument: a kreach tensor (its data pointer and dtype,
+ * which the trampoline checks against the parameter), an integer, a float, or a boolean. Runs
+ * the entry on this thread; returns when the kernel has finished. */
 static int l_hostlib_call(lua_State *L) {
     hostlib *h = luaL_checkudata(L, 1, KR_HOSTLIB_MT);
     if (!h->lib) return luaL_argerror(L, 1, "the host library has been closed");
     const char *symbol = luaL_checkstring(L, 2);
+    const char *name = luaL_optstring(L, 3, symbol);
     unsigned grid[3], block[3];
-    kr_lua_checkdim3(L, 3, "grid", grid);
-    kr_lua_checkdim3(L, 4, "block", block);
-    lua_Integer shared = luaL_optinteger(L, 5, 0);
-    if (shared < 0) return luaL_argerror(L, 5, "shared memory bytes must not be negative");
+    kr_lua_checkdim3(L, 4, "grid", grid);
+    kr_lua_checkdim3(L, 5, "block", block);
+    lua_Integer shared = luaL_optinteger(L, 6, 0);
+    if (shared < 0) return luaL_argerror(L, 6, "shared memory bytes must not be negative");
+    const int first = 7;
     int top = lua_gettop(L);
-    int nargs = top > 5 ? top - 5 : 0;
+    int nargs = top >= first ? top - first + 1 : 0;
     /* a userdata, so that an argument error below leaks nothing */
     kr_harg *args = lua_newuserdatauv(L, sizeof(kr_harg) * (size_t)(nargs ? nargs : 1), 0);
     for (int i = 0; i < nargs; i++) {
-        int idx = 6 + i;
+        int idx = first + i;
         kr_harg *a = &args[i];
         a->kind = KR_HARG_INTEGER;
         a->i = 0;
         a->d = 0;
         a->p = NULL;
+        a->dtype = NULL;
         switch (lua_type(L, idx)) {
         case LUA_TNUMBER:
             if (lua_isinteger(L, idx)) {
@@ -58,21 +62,26 @@ static int l_hostlib_call(lua_State *L) {
             }
             break;
         case LUA_TBOOLEAN:
+            a->kind = KR_HARG_BOOLEAN;
             a->i = lua_toboolean(L, idx) ? 1 : 0;
             break;
-        default:
-            if (kr_lua_totensor(L, idx)) {
-                a->kind = KR_HARG_POINTER;
-                a->p = kr_tensor_data(kr_lua_checktensor(L, idx));
-                break;
-            }
-            return luaL_argerror(L, idx, lua_pushfstring(L, "kernel argument %d: a tensor, "
-                                                            "number or boolean expected, got %s",
-                                                         i + 1, luaL_typename(L, idx)));
+        default: {
+            kr_tensor *t = kr_lua_totensor(L, idx);
+            if (!t)
+                return luaL_error(L, "kernel '%s' argument %d: a tensor, number or boolean "
+                                  "expected, got %s", name, i + 1, luaL_typename(L, idx));
+            if (!kr_tensor_live(t))
+                return luaL_error(L, "kernel '%s' argument %d: the tensor has been freed", name,
+                                  i + 1);
+            a->kind = KR_HARG_POINTER;
+            a->p = kr_tensor_data(t);
+            a->dtype = kr_dtype_name(t->dtype);
+            break;
+        }
         }
     }
     kr_context *ctx = kr_lua_ctx(L);
-    kr_status s = kr_host_call(ctx, h->lib, symbol, grid, block, (size_t)shared, args, nargs);
+    kr_status s = kr_host_call(ctx, h->lib, symbol, name, grid, block, (size_t)shared, args, nargs);
     if (s != KR_OK) return kr_lua_raise(L, ctx, s);
     return 0;
 }

@@ -270,16 +270,18 @@ void kr_host_close(void *lib) {
     if (lib) dlclose(lib);
 }
 
-kr_status kr_host_call(kr_context *ctx, void *lib, const char *symbol, const unsigned grid[3],
-                       const unsigned block[3], size_t shared, const kr_harg *args, int nargs) {
+kr_status kr_host_call(kr_context *ctx, void *lib, const char *symbol, const char *name,
+                       const unsigned grid[3], const unsigned block[3], size_t shared,
+                       const kr_harg *args, int nargs) {
     if (!kr_context_is_host(ctx))
         return KR_ERROR(ctx, KR_ERR_ARG, "host kernels run on the host device only "
                         "(KREACH_DEVICE=host); this context is device %d",
                         kr_context_ordinal(ctx));
     if (!lib) return KR_ERROR(ctx, KR_ERR_ARG, "host call: the library is closed");
     if (!symbol || !*symbol) return KR_ERROR(ctx, KR_ERR_ARG, "host call: no symbol given");
+    if (!name || !*name) name = symbol;
     if (nargs < 0 || (nargs > 0 && !args))
-        return KR_ERROR(ctx, KR_ERR_ARG, "host call of '%s': %d arguments and %s", symbol, nargs,
+        return KR_ERROR(ctx, KR_ERR_ARG, "host call of '%s': %d arguments and %s", name, nargs,
                         args ? "a list" : "no list");
     kr_device_info d;
     kr_status s = kr_context_device(ctx, &d);
@@ -287,25 +289,25 @@ kr_status kr_host_call(kr_context *ctx, void *lib, const char *symbol, const uns
     unsigned long long threads = (unsigned long long)block[0] * block[1] * block[2];
     if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2])
         return KR_ERROR(ctx, KR_ERR_LAUNCH, "launch of '%s' with an empty grid {%u, %u, %u} "
-                        "or block {%u, %u, %u}", symbol, grid[0], grid[1], grid[2], block[0],
+                        "or block {%u, %u, %u}", name, grid[0], grid[1], grid[2], block[0],
                         block[1], block[2]);
     if (threads > (unsigned long long)d.max_threads_per_block)
         return KR_ERROR(ctx, KR_ERR_LAUNCH, "too many threads per block for '%s': %llu, the "
-                        "most the host device runs is %d", symbol, threads,
+                        "most the host device runs is %d", name, threads,
                         d.max_threads_per_block);
     if (block[0] > (unsigned)d.max_block[0] || block[1] > (unsigned)d.max_block[1] ||
         block[2] > (unsigned)d.max_block[2])
         return KR_ERROR(ctx, KR_ERR_LAUNCH, "block {%u, %u, %u} for '%s' exceeds the host "
-                        "device's {%d, %d, %d}", block[0], block[1], block[2], symbol,
+                        "device's {%d, %d, %d}", block[0], block[1], block[2], name,
                         d.max_block[0], d.max_block[1], d.max_block[2]);
     if (grid[0] > (unsigned)d.max_grid[0] || grid[1] > (unsigned)d.max_grid[1] ||
         grid[2] > (unsigned)d.max_grid[2])
         return KR_ERROR(ctx, KR_ERR_LAUNCH, "grid {%u, %u, %u} for '%s' exceeds the host "
-                        "device's {%d, %d, %d}", grid[0], grid[1], grid[2], symbol,
+                        "device's {%d, %d, %d}", grid[0], grid[1], grid[2], name,
                         d.max_grid[0], d.max_grid[1], d.max_grid[2]);
     if (shared > d.shared_per_block_optin)
         return KR_ERROR(ctx, KR_ERR_LAUNCH, "'%s' asks for %zu bytes of dynamic shared memory; "
-                        "the host device allows %zu", symbol, shared, d.shared_per_block_optin);
+                        "the host device allows %zu", name, shared, d.shared_per_block_optin);
     dlerror();
     void *f = dlsym(lib, symbol);
     if (!f) {
@@ -317,12 +319,12 @@ kr_status kr_host_call(kr_context *ctx, void *lib, const char *symbol, const uns
     memcpy(&entry, &f, sizeof entry); /* object pointer to function pointer, as POSIX allows */
     char err[2048];
     err[0] = 0;
-    kr_context_note_launch(ctx, symbol);
+    kr_context_note_launch(ctx, name);
     int rc = entry(grid, block, shared, args, nargs, err, sizeof err);
     if (rc != 0) {
         err[sizeof err - 1] = 0;
         if (!err[0])
-            return KR_ERROR(ctx, KR_ERR_LAUNCH, "'%s' failed (returned %d)", symbol, rc);
+            return KR_ERROR(ctx, KR_ERR_LAUNCH, "'%s' failed (returned %d)", name, rc);
         return KR_ERROR(ctx, KR_ERR_LAUNCH, "%s", err);
     }
     return KR_OK;

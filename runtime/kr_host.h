@@ -42,13 +42,15 @@ void kr_host_free(void *p);
 
 /* One kernel argument as the trampolines receive it. */
 typedef struct {
-    int kind;   /* 0 pointer (p), 1 integer (i), 2 floating (d) */
+    int kind;   /* 0 pointer (p), 1 integer (i), 2 floating (d), 3 boolean (i: 0 or 1) */
     int64_t i;
     double d;
     void *p;
+    const char *dtype; /* a pointer's tensor dtype (kr_dtype_name), so that the trampoline
+                          checks it against the parameter's element type; NULL: any */
 } kr_harg;
 
-enum { KR_HARG_POINTER = 0, KR_HARG_INTEGER = 1, KR_HARG_FLOAT = 2 };
+enum { KR_HARG_POINTER = 0, KR_HARG_INTEGER = 1, KR_HARG_FLOAT = 2, KR_HARG_BOOLEAN = 3 };
 
 /* The type of an entry point in such a library: runs the kernel over the grid, returns 0, or
  * nonzero with a message (NUL-terminated, at most errlen bytes) in err. */
@@ -62,7 +64,7 @@ kr_status kr_host_open(kr_context *ctx, const char *path, void **lib);
 void kr_host_close(void *lib);
 
 /* Runs entry point `symbol` of `lib` with a launch configuration and arguments, on this thread,
- * launch-noted under the symbol's name. Needs the host device (else KR_ERR_ARG). The
+ * launch-noted under `name` (the kernel's name in every message; NULL: the symbol). Needs the host device (else KR_ERR_ARG). The
  * configuration is checked first as the GPU would check it, against the host device's limits
  * (kr_context_device): no dimension 0, at most 1024 threads per block, block within
  * {1024, 1024, 64}, grid within {2^31-1, 65535, 65535}, dynamic shared memory at most
@@ -70,7 +72,8 @@ void kr_host_close(void *lib);
  * is 0 (else KR_ERR_ARG). A symbol the library lacks is KR_ERR_NOTFOUND; an entry that returns
  * nonzero gives KR_ERR_LAUNCH whose message is the entry's err text exactly (or "'<symbol>'
  * failed (returned N)" when the entry left it empty). */
-kr_status kr_host_call(kr_context *ctx, void *lib, const char *symbol, const unsigned grid[3],
-                       const unsigned block[3], size_t shared, const kr_harg *args, int nargs);
+kr_status kr_host_call(kr_context *ctx, void *lib, const char *symbol, const char *name,
+                       const unsigned grid[3], const unsigned block[3], size_t shared,
+                       const kr_harg *args, int nargs);
 
 #endif

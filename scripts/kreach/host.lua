@@ -39,18 +39,88 @@ function M.active()
 end
 
 -- The C++ each library starts with after the emulation: the arguments as the runtime passes
--- them (kr_harg), converted to each kernel parameter's type, and the launch.
+-- them (kr_harg), checked against each kernel parameter's type as a GPU launch checks them
+-- against the declaration (kreach.core.nvrtc: a tensor's dtype against the pointer's element
+-- type, integers whole and in range, numbers for numbers), converted, and the launch.
 local TRAMPOLINE = [==[
+#include <climits>
+#include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <utility>
-struct kr_harg { int kind; long long i; double d; void *p; }; /* runtime/kr_host.h */
+struct kr_harg { int kind; long long i; double d; void *p; const char *dtype; }; /* runtime/kr_host.h */
+/* the tensor dtypes a pointer to E takes, as kr_sig reads a declaration: a, or b; "" any (void);
+   none (a == nullptr): no tensor dtype fits */
+template <typename E> struct kr_el { static constexpr const char *a = nullptr, *b = nullptr; };
+#define KR_EL(T, A, B) template <> struct kr_el<T> { static constexpr const char *a = A, *b = B; };
+KR_EL(void, "", nullptr) KR_EL(float, "f32", nullptr) KR_EL(double, "f64", nullptr)
+KR_EL(__half, "f16", nullptr) KR_EL(__nv_bfloat16, "bf16", nullptr) KR_EL(__half2, "f16", nullptr)
+KR_EL(__nv_bfloat162, "bf16", nullptr) KR_EL(bool, "bool", nullptr) KR_EL(char, "i8", "u8")
+KR_EL(signed char, "i8", nullptr) KR_EL(unsigned char, "u8", nullptr) KR_EL(short, "i16", nullptr)
+KR_EL(unsigned short, "i16", nullptr) KR_EL(int, "i32", nullptr) KR_EL(unsigned, "i32", nullptr)
+KR_EL(long, "i64", nullptr) KR_EL(unsigned long, "i64", nullptr) KR_EL(long long, "i64", nullptr)
+KR_EL(unsigned long long, "i64", nullptr)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#define KR_VEC(S, A) KR_EL(S##1, A, nullptr) KR_EL(S##2, A, nullptr) KR_EL(S##3, A, nullptr) KR_EL(S##4, A, nullptr)
+KR_VEC(char, "i8") KR_VEC(uchar, "u8") KR_VEC(short, "i16") KR_VEC(ushort, "i16") KR_VEC(int, "i32")
+KR_VEC(uint, "i32") KR_VEC(long, "i64") KR_VEC(ulong, "i64") KR_VEC(longlong, "i64")
+KR_VEC(ulonglong, "i64") KR_VEC(float, "f32") KR_VEC(double, "f64")
+#pragma GCC diagnostic pop
+static const char *kr_kind(const kr_harg &a) {
+  return a.kind == 0 ? "tensor" : a.kind == 3 ? "boolean" : "number";
+}
+/* whether argument `a` fits a parameter of type T; else false with why in err */
+template <typename T> static bool kr_fits(const kr_harg &a, const char *name, int i, char *err, size_t errlen) {
+#define KR_NO(...) do { int at = snprintf(err, errlen, "kernel '%s' argument %d: ", name, i); \
+    if (at >= 0 && (size_t)at < errlen) snprintf(err + at, errlen - at, __VA_ARGS__); return false; } while (0)
+  if constexpr (std::is_pointer_v<T>) {
+    using E = std::remove_cv_t<std::remove_pointer_t<T>>;
+    if (a.kind != 0) KR_NO("tensor expected, got %s", kr_kind(a));
+    if constexpr (kr_el<E>::a == nullptr) {
+      KR_NO("kreach has no tensor dtype for this pointer type (declare it void * or a plain element type)");
+    } else if constexpr (!std::is_void_v<E>) {
+      const char *want = kr_el<E>::a, *also = kr_el<E>::b;
+      if (a.dtype && strcmp(a.dtype, want) != 0 && !(also && strcmp(a.dtype, also) == 0))
+        KR_NO("%s%s%s tensor expected, got %s tensor", want, also ? " or " : "", also ? also : "", a.dtype);
+      if ((uintptr_t)a.p % alignof(E) != 0)
+        KR_NO("the tensor's address is not aligned for this vector type (a narrowed view?)");
+    }
+  } else if constexpr (std::is_same_v<T, bool>) {
+    const bool whole = a.kind == 3 || a.kind == 1 || (a.kind == 2 && (a.d == 0 || a.d == 1));
+    if (!whole || (a.kind == 1 && a.i != 0 && a.i != 1)) KR_NO("a boolean or 0 or 1 expected");
+  } else if constexpr (std::is_integral_v<T>) {
+    if (a.kind == 0 || a.kind == 3) KR_NO("integer expected, got %s", kr_kind(a));
+    long long x = a.i;
+    if (a.kind == 2) {
+      if (!(a.d >= -9223372036854775808.0 && a.d < 9223372036854775808.0) || (double)(long long)a.d != a.d)
+        KR_NO("%.17g is not an integer", a.d);
+      x = (long long)a.d;
+    }
+    constexpr long long lo = (long long)std::numeric_limits<T>::min();
+    constexpr long long hi = std::numeric_limits<T>::max() > (unsigned long long)LLONG_MAX
+                                 ? LLONG_MAX : (long long)std::numeric_limits<T>::max();
+    if (x < lo || x > hi) KR_NO("%lld is out of range", x);
+  } else if constexpr (std::is_enum_v<T>) {
+    if (a.kind != 1) KR_NO("integer expected, got %s", kr_kind(a));
+  } else {
+    if (a.kind != 1 && a.kind != 2) KR_NO("number expected, got %s", kr_kind(a));
+  }
+#undef KR_NO
+  return true;
+}
 template <typename T> static T kr_conv(const kr_harg &a) {
   if constexpr (std::is_pointer_v<T>) return reinterpret_cast<T>(a.p);
-  else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) return (T)a.i;
+  else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) return (T)(a.kind == 2 ? (long long)a.d : a.i);
   else if constexpr (std::is_floating_point_v<T>) return (T)(a.kind == 2 ? a.d : (double)a.i);
   else if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>)
     return T((float)(a.kind == 2 ? a.d : (double)a.i));
   else static_assert(sizeof(T) == 0, "a kernel parameter type the host emulation cannot pass");
+}
+template <typename... A, size_t... I>
+static bool kr_check(void (*)(A...), const kr_harg *a, const char *name, char *err, size_t errlen,
+                     std::index_sequence<I...>) {
+  return (kr_fits<std::decay_t<A>>(a[I], name, (int)I + 1, err, errlen) && ...);
 }
 template <typename... A, size_t... I>
 static void kr_invoke(void (*f)(A...), const kr_harg *a, std::index_sequence<I...>) {
@@ -60,9 +130,11 @@ template <typename... A>
 static int kr_run(void (*f)(A...), const char *name, const unsigned *g, const unsigned *b,
                   const kr_harg *a, int n, char *err, size_t errlen) {
   if (n != (int)sizeof...(A)) {
-    snprintf(err, errlen, "%s takes %d arguments, got %d", name, (int)sizeof...(A), n);
+    snprintf(err, errlen, "kernel '%s' takes %d argument%s, got %d", name, (int)sizeof...(A),
+             sizeof...(A) == 1 ? "" : "s", n);
     return 1;
   }
+  if (!kr_check(f, a, name, err, errlen, std::index_sequence_for<A...>{})) return 1;
   if ((unsigned long long)b[0] * b[1] * b[2] > 1024) {
     snprintf(err, errlen, "%s: a block of %u x %u x %u threads is more than 1024", name, b[0], b[1], b[2]);
     return 1;
@@ -129,10 +201,14 @@ function M.build(o)
   local kernels = {}
   local Kernel = {}
   Kernel.__index = Kernel
-  -- the grid and block are checked as a GPU launch's (kr_lua_checkdim3) at each call
+  -- the grid and block are checked as a GPU launch's (kr_lua_checkdim3) at each call; an error
+  -- is raised at the caller of the launch, without this file's position
   Kernel.__call = function(k, cfg)
     local g, bl, sh = cfg.grid, cfg.block, cfg.shared or 0
-    return function(...) lib:call(k.symbol, g, bl, sh, ...) end
+    return function(...)
+      local ok, err = pcall(lib.call, lib, k.symbol, k.name, g, bl, sh, ...)
+      if not ok then error(type(err) == "string" and err:gsub("^[^\n]-:%d+: ", "", 1) or err, 2) end
+    end
   end
   function Kernel:launch(cfg, ...) return self(cfg)(...) end
   Kernel.__tostring = function(k) return ("kreach.Kernel(%s, host)"):format(k.name) end

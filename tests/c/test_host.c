@@ -536,7 +536,7 @@ static const char ENTRY_SRC[] =
     "#include <stddef.h>\n"
     "#include <stdint.h>\n"
     "#include <stdio.h>\n"
-    "typedef struct { int kind; int64_t i; double d; void *p; } kr_harg;\n"
+    "typedef struct { int kind; int64_t i; double d; void *p; const char *dtype; } kr_harg;\n"
     "int entry(const unsigned *grid, const unsigned *block, size_t shared, const kr_harg *args,\n"
     "          int nargs, char *err, size_t errlen) {\n"
     "    if (nargs < 1 || args[0].kind != 0) { snprintf(err, errlen, \"no buffer\"); return 2; }\n"
@@ -597,17 +597,17 @@ static void t_call(void) {
     CHECK_INT(kr_tensor_alloc(ctx, &other, KR_F32, 1, &n), KR_OK);
     kr_tensor_fill(ctx, &buf, -1);
     kr_harg args[5] = {
-        {KR_HARG_POINTER, 0, 0, kr_tensor_data(&buf)},
-        {KR_HARG_INTEGER, -7, 0, NULL},
-        {KR_HARG_FLOAT, 0, 2.5, NULL},
-        {KR_HARG_INTEGER, 1, 0, NULL},
-        {KR_HARG_POINTER, 0, 0, kr_tensor_data(&other)},
+        {KR_HARG_POINTER, 0, 0, kr_tensor_data(&buf), "f64"},
+        {KR_HARG_INTEGER, -7, 0, NULL, NULL},
+        {KR_HARG_FLOAT, 0, 2.5, NULL, NULL},
+        {KR_HARG_BOOLEAN, 1, 0, NULL, NULL},
+        {KR_HARG_POINTER, 0, 0, kr_tensor_data(&other), "f32"},
     };
     unsigned grid[3] = {5, 6, 7}, block[3] = {32, 4, 2};
-    CHECK_INT(kr_host_call(ctx, h, "entry", grid, block, 1234, args, 5), KR_OK);
+    CHECK_INT(kr_host_call(ctx, h, "entry", NULL, grid, block, 1234, args, 5), KR_OK);
     double out[32];
     kr_tensor_to_host(ctx, &buf, 0, out, sizeof out);
-    double want[] = {5, 6, 7, 32, 4, 2, 1234, 5, 1, -7, 2, 2.5, 1, 1, 0,
+    double want[] = {5, 6, 7, 32, 4, 2, 1234, 5, 1, -7, 2, 2.5, 3, 0, 0,
                      (double)(uintptr_t)kr_tensor_data(&other), -1};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         kr_test_checks++;
@@ -619,27 +619,30 @@ static void t_call(void) {
     CHECK_INT(kr_context_sync(ctx), KR_OK);
 
     /* a nonzero return is KR_ERR_LAUNCH with the entry's words */
-    CHECK_INT(kr_host_call(ctx, h, "fails", grid, block, 0, NULL, 0), KR_ERR_LAUNCH);
+    CHECK_INT(kr_host_call(ctx, h, "fails", NULL, grid, block, 0, NULL, 0), KR_ERR_LAUNCH);
     CHECK_STR(kr_context_errmsg(ctx), "out-of-bounds read in block (4, 0, 0)");
     CHECK_INT(kr_context_status(ctx), KR_ERR_LAUNCH);
-    CHECK_INT(kr_host_call(ctx, h, "silent", grid, block, 0, NULL, 0), KR_ERR_LAUNCH);
+    CHECK_INT(kr_host_call(ctx, h, "silent", NULL, grid, block, 0, NULL, 0), KR_ERR_LAUNCH);
     CHECK_STR(kr_context_errmsg(ctx), "'silent' failed (returned 5)");
-    CHECK_INT(kr_host_call(ctx, h, "absent", grid, block, 0, NULL, 0), KR_ERR_NOTFOUND);
+    CHECK_INT(kr_host_call(ctx, h, "absent", NULL, grid, block, 0, NULL, 0), KR_ERR_NOTFOUND);
     CHECK_CONTAINS(kr_context_errmsg(ctx), "'absent' is not in the host library");
     /* the configuration is checked as the GPU checks it */
     unsigned zero[3] = {0, 1, 1}, big[3] = {64, 32, 1}, deep[3] = {1, 1, 65}, wide[3] = {1, 65536, 1};
-    CHECK_INT(kr_host_call(ctx, h, "entry", zero, block, 0, args, 1), KR_ERR_LAUNCH);
+    CHECK_INT(kr_host_call(ctx, h, "entry", NULL, zero, block, 0, args, 1), KR_ERR_LAUNCH);
     CHECK_CONTAINS(kr_context_errmsg(ctx), "empty grid");
-    CHECK_INT(kr_host_call(ctx, h, "entry", grid, big, 0, args, 1), KR_ERR_LAUNCH);
-    CHECK_CONTAINS(kr_context_errmsg(ctx), "too many threads per block");
-    CHECK_INT(kr_host_call(ctx, h, "entry", grid, deep, 0, args, 1), KR_ERR_LAUNCH);
-    CHECK_INT(kr_host_call(ctx, h, "entry", wide, block, 0, args, 1), KR_ERR_LAUNCH);
-    CHECK_INT(kr_host_call(ctx, h, "entry", grid, block, 232449, args, 1), KR_ERR_LAUNCH);
-    CHECK_INT(kr_host_call(ctx, h, "entry", grid, block, 232448, args, 1), KR_OK);
-    CHECK_INT(kr_host_call(ctx, h, "entry", grid, block, 0, NULL, 2), KR_ERR_ARG);
+    CHECK_INT(kr_host_call(ctx, h, "entry", NULL, grid, big, 0, args, 1), KR_ERR_LAUNCH);
+    CHECK_CONTAINS(kr_context_errmsg(ctx), "too many threads per block for 'entry'");
+    /* messages name the kernel when its name is given, not the entry's symbol */
+    CHECK_INT(kr_host_call(ctx, h, "entry", "twice<float>", grid, big, 0, args, 1), KR_ERR_LAUNCH);
+    CHECK_CONTAINS(kr_context_errmsg(ctx), "too many threads per block for 'twice<float>'");
+    CHECK_INT(kr_host_call(ctx, h, "entry", NULL, grid, deep, 0, args, 1), KR_ERR_LAUNCH);
+    CHECK_INT(kr_host_call(ctx, h, "entry", NULL, wide, block, 0, args, 1), KR_ERR_LAUNCH);
+    CHECK_INT(kr_host_call(ctx, h, "entry", NULL, grid, block, 232449, args, 1), KR_ERR_LAUNCH);
+    CHECK_INT(kr_host_call(ctx, h, "entry", NULL, grid, block, 232448, args, 1), KR_OK);
+    CHECK_INT(kr_host_call(ctx, h, "entry", NULL, grid, block, 0, NULL, 2), KR_ERR_ARG);
     /* only on the host device */
     kr_context *gpu = kr_context_new(0);
-    CHECK_INT(kr_host_call(gpu, h, "entry", grid, block, 0, args, 1), KR_ERR_ARG);
+    CHECK_INT(kr_host_call(gpu, h, "entry", NULL, grid, block, 0, args, 1), KR_ERR_ARG);
     CHECK_CONTAINS(kr_context_errmsg(gpu), "host device only");
     CHECK_INT(kr_context_state(gpu), 0); /* nothing was opened */
     kr_context_release(gpu);
