@@ -345,6 +345,16 @@ function M.time(inst, opts)
   local function poison_outputs(list)
     for i, a in ipairs(inst.args) do if a.kind == "output" then list[i]:poison() end end
   end
+  -- A candidate's kernels can read any of this process's device memory, and the baseline's
+  -- outputs on a set are the answer to its inputs. So the candidate is called first (round_plan's
+  -- order): in the plain calls and warm-ups, and in every round, right after the round's new
+  -- values, no other subject has yet run on the inputs it is given. Before each of its calls the
+  -- baseline's outputs on the set are poisoned as well as its own, so that this holds whatever
+  -- the order.
+  local function poison_before_candidate(k)
+    poison_outputs(sets[k].cvals)
+    poison_outputs(sets[k].vals)
+  end
   local subjects = {
     { name = "baseline",
       call = function(k)
@@ -370,7 +380,7 @@ function M.time(inst, opts)
         if not r.gated then pyc.ungated = (pyc.ungated or 0) + 1 end
         return r.ms
       end,
-      prepare = function(k) poison_outputs(sets[k].cvals) end,
+      prepare = function(k) poison_before_candidate(k) end,
     }
   elseif cand then
     local kit, ctl = candidate.kit(prog, { pool = cand_pool })
@@ -382,7 +392,7 @@ function M.time(inst, opts)
         cand_pool:release()
         if not ok then cand_error = err; error(err, 0) end
       end,
-      prepare = function(k) poison_outputs(sets[k].cvals) end,
+      prepare = function(k) poison_before_candidate(k) end,
     }
   end
 
@@ -433,8 +443,12 @@ function M.time(inst, opts)
     for _, r in ipairs(recs) do into[#into + 1] = r end
     return recs, failure
   end
+  local order = {}
+  for i = 1, #subjects do order[i] = i end
+  if cand or is_py then order[1], order[2] = 2, 1 end -- the candidate first (poison_before_candidate)
   local round_plan = {
     sets = plan.used,
+    order = order,
     before_round = function(round, ks)
       for _, k in ipairs(ks) do
         inst:redraw(sets[k].vals, next_seed(), redraw_cache)

@@ -287,8 +287,11 @@ M.round_sets = round_sets
 --   prepares, flushes (the same bytes) and times the call itself (PyTorch's worker). An
 --   optional subject that fails leaves the measurement (result.subjects[name].dropped says
 --   why); any other failure ends it.
--- plan (optional): { sets = n (default 1), before_round = function(round, sets),
---   after_round = function(round, sets) }: a sampling round calls every subject once on its
+-- plan (optional): { sets = n (default 1), order = {indices}, before_round = function(round,
+--   sets), after_round = function(round, sets) }: order (default 1, 2, ...: the list's) is the
+--   order in which the subjects are called, in the plain calls and warm-ups and in every round
+--   (kreach.measure calls the candidate first: while candidate code runs, no other subject has
+--   left an answer to the round's inputs in device memory). A sampling round calls every subject once on its
 --   sets (round_sets); before_round runs first and after_round last, both outside the timed
 --   region (the caller draws new values into the round's inputs before, and checks the
 --   outputs after; an error raised there ends the measurement and propagates). after_round
@@ -301,17 +304,28 @@ M.round_sets = round_sets
 -- The result: { options, mode, sets, rounds, discarded, spent_s, stop_reason, flush_bytes,
 --   clocks, gated, subjects = { [name] = { samples, warmup = { times, settled }, summary,
 --   graph_nodes, ungated (true: its gate timed out, so it was sampled without one) } },
---   order = { names }, speedup = { ratio, lo, hi } }
+--   order = { names, in the order they were called }, speedup = { ratio, lo, hi } }
 function M.measure(subjects, over, plan)
   local o = M.options(over)
   plan = plan or {}
   local sets = math.tointeger(plan.sets or 1)
   if not sets or sets < 1 then error("timing.measure: plan.sets must be a positive integer", 2) end
+  local run = subjects -- in the order they are called
+  if plan.order then
+    run = {}
+    local seen = {}
+    for _, i in ipairs(plan.order) do
+      if not subjects[i] or seen[i] then error("timing.measure: plan.order must list each subject's index once", 2) end
+      seen[i] = true
+      run[#run + 1] = subjects[i]
+    end
+    if #run ~= #subjects then error("timing.measure: plan.order must list each subject's index once", 2) end
+  end
   local sampler = new_sampler(o, sets)
   local clocks = new_clocks()
   local res = { options = o, mode = o.mode, sets = sets, subjects = {}, order = {} }
   local ok, err = pcall(function()
-    for _, s in ipairs(subjects) do
+    for _, s in ipairs(run) do
       if type(s.name) ~= "string" or type(s.call) ~= "function" then error("timing.measure: a subject is { name =, call = }", 0) end
       -- a plain call on each set first, so that compiles, module loads and pool blocks happen
       -- outside the capture (graph) and the gate (cold, hot): each can wait for the device
@@ -344,7 +358,7 @@ function M.measure(subjects, over, plan)
       rounds = rounds + 1
       local rs = round_sets(o.mode, rounds, sets)
       if plan.before_round then plan.before_round(rounds, rs) end
-      for _, s in ipairs(subjects) do
+      for _, s in ipairs(run) do
         if not s.dropped then
           local ok_s, ms = pcall(sampler.sample, sampler, s, rs[1])
           if not ok_s then

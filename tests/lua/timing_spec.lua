@@ -29,6 +29,16 @@ describe("kreach.timing options", function()
   end)
 end)
 
+describe("timing.measure's plan", function()
+  it("refuses an order that does not list each subject once, before touching the device", function()
+    local function subject(name) return { name = name, call = function() error("called") end } end
+    for _, order in ipairs({ { 1, 1 }, { 2 }, { 1, 2, 3 }, { 0, 1 } }) do
+      assert.has_error(function() timing.measure({ subject("a"), subject("b") }, {}, { order = order }) end,
+        "timing.measure: plan.order must list each subject's index once")
+    end
+  end)
+end)
+
 describe("the speed of light", function()
   local cal = { copy_bytes_per_s = 4e12, flops_per_s = { f32 = 50e12, tf32 = 400e12, bf16 = 800e12, f16 = 790e12, f64 = 60e12 } }
 

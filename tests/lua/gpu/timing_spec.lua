@@ -171,6 +171,38 @@ describe("timing.measure", function()
     assert.near(one, me, 0.05 * me, "the preparation shows in the times")
   end)
 
+  it("calls the subjects in plan.order, in the plain calls, the warm-ups and every round", function()
+    local call = sweeper(16, 1)
+    local log = {}
+    local function subject(name)
+      return { name = name, call = function(k) log[#log + 1] = name .. k; call() end }
+    end
+    local r = timing.measure({ subject("a"), subject("b"), subject("c") }, { budget_s = 0.2 },
+      { sets = 2, order = { 2, 1, 3 }, before_round = function() log[#log + 1] = "|" end })
+    assert.same({ "b", "a", "c" }, r.order)
+    -- every call of b before the first of a, and every call of a before the first of c, until
+    -- the first round; then b, a, c in each round
+    local first_round = 1
+    while log[first_round] ~= "|" do first_round = first_round + 1 end
+    local seen = {}
+    for i = 1, first_round - 1 do
+      local who = log[i]:sub(1, 1)
+      seen[who] = true
+      if who == "b" then assert.is_nil(seen.a or seen.c, "b called after a or c") end
+      if who == "a" then assert.is_nil(seen.c, "a called after c") end
+    end
+    local rounds = 0
+    for i = first_round, #log, 4 do
+      assert.equals("|", log[i])
+      if log[i + 1] then
+        rounds = rounds + 1
+        local k = log[i + 1]:sub(2)
+        assert.same({ "b" .. k, "a" .. k, "c" .. k }, { log[i + 1], log[i + 2], log[i + 3] })
+      end
+    end
+    assert.equals(r.rounds, rounds)
+  end)
+
   it("does not keep the samples of a round after one whose hook disturbed the device", function()
     local call = sweeper(16, 1)
     local r = timing.measure({ { name = "d", call = call } }, { budget_s = 0.3, min_samples = 12 },
@@ -364,6 +396,21 @@ describe("kreach.measure", function()
       local r = memo("adv_memo_cache.lua", mode)
       assert.equals("correct", r.verdict.verdict, tostring(r.verdict.detail))
       assert.is_true(r.candidate.summary.median > 2 * 0.55, "the cache served timed calls")
+    end
+  end)
+
+  it("calls the candidate first, so that no baseline answer to its inputs lies in memory", function()
+    local r = time("019_relu.lua", { budget_s = 0.2 })
+    assert.equals("correct", r.verdict.verdict)
+    assert.same({ "candidate", "baseline" }, r.timing.order)
+  end)
+
+  it("gives a candidate that copies the baseline's output nothing to copy, in every mode", function()
+    for _, mode in ipairs({ "cold", "hot", "graph" }) do
+      local r = memo("adv_copy_baseline.lua", mode)
+      assert.equals("correct", r.verdict.verdict, tostring(r.verdict.detail))
+      -- it computed every timed call: far slower than its 0.55 ms idle
+      assert.is_true(r.candidate.summary.median > 2 * 0.55, "the candidate copied the baseline's answer")
     end
   end)
 
