@@ -60,6 +60,9 @@ return {
   { file = "adv_memo_sampled.lua", problem = 1, sizes = { N = 257 }, verdict = "correct" },
   { file = "adv_memo_count.lua", problem = 1, sizes = { N = 257 }, verdict = "correct" },
   { file = "adv_memo_cache.lua", problem = 1, sizes = { N = 257 }, verdict = "correct" },
+  -- copies the baseline's output where the timing worker allocates it; computes in the check
+  -- (its outputs there are views into guarded allocations): tests/lua/gpu/timing_spec.lua
+  { file = "adv_copy_baseline.lua", problem = 1, sizes = { N = 257 }, verdict = "correct" },
   { file = "adv_statistic.lua", problem = 6, dtype = "bf16", sizes = { M = 16, N = 16, K = 16384 }, verdict = "incorrect", reasons = { "trivial_output" } },
   -- reaching for the host's files through the preprocessor (docs/candidates.md, "The seal"):
   -- refused by the source check in the sealed worker, before NVRTC sees the source
