@@ -11,14 +11,68 @@
 -- tokens NaN, Infinity and -Infinity (nonfinite = "token", what Python's json module also
 -- reads), and the decoder reads both the tokens and standard JSON. A null decodes to nil (an
 -- absent key; a hole in an array). An empty table is written as {}; json.array(t) marks one to
--- be written as [] when empty.
+-- be written as [] when empty. Every text written is valid UTF-8: a string's bytes that are not
+-- (a Latin-1 "caf\xE9" in a candidate's error) are each written as U+FFFD; see encode_string.
 local json = {}
 
 local ESC = { ['"'] = '\\"', ['\\'] = '\\\\', ['\b'] = '\\b', ['\f'] = '\\f', ['\n'] = '\\n',
               ['\r'] = '\\r', ['\t'] = '\\t' }
 local function esc_char(c) return ESC[c] or ("\\u%04x"):format(c:byte()) end
 
+-- Strings are written as valid UTF-8 whatever bytes they hold (a candidate's error message may
+-- be Latin-1). A string that is valid UTF-8 passes as it is (the fast path: one utf8.len). In
+-- one that is not, each byte that does not begin a well-formed sequence is written as U+FFFD
+-- (the replacement character, as its three UTF-8 bytes). The 3-byte form of a surrogate code
+-- point (U+D800..U+DFFF: not UTF-8, but what the decoder makes of a lone "\ud800" escape, which
+-- Python's json module writes for a surrogate-escaped byte) is written as its \u escape where
+-- kreach reads the text back itself (nonfinite = "token": the store, the worker's protocol), so
+-- that the string reads back as it was; in outputs, which strict readers (lua-cjson, serde)
+-- refuse a lone surrogate escape in, its bytes are invalid bytes like any other.
 local tokens -- true while encoding with nonfinite = "token"
+
+local REPLACEMENT = "\xEF\xBF\xBD"
+local sbyte, ssub, sfind = string.byte, string.sub, string.find
+
+local function utf8_repaired(s, surrogates)
+  local out, n, i, len = {}, 0, 1, #s
+  while i <= len do
+    local j = sfind(s, "[\x80-\xFF]", i)
+    if not j then n = n + 1; out[n] = ssub(s, i); break end
+    if j > i then n = n + 1; out[n] = ssub(s, i, j - 1) end
+    local b1, b2, b3, b4 = sbyte(s, j, j + 3)
+    local size, lo, hi = 0, 0x80, 0xBF
+    if b1 >= 0xC2 and b1 <= 0xDF then size = 2
+    elseif b1 >= 0xE0 and b1 <= 0xEF then
+      size = 3
+      if b1 == 0xE0 then lo = 0xA0 end
+    elseif b1 >= 0xF0 and b1 <= 0xF4 then
+      size = 4
+      if b1 == 0xF0 then lo = 0x90 elseif b1 == 0xF4 then hi = 0x8F end
+    end
+    if b1 == 0xED and not surrogates then hi = 0x9F end
+    local ok = size > 0 and b2 and b2 >= lo and b2 <= hi
+    if ok and size >= 3 then ok = b3 and b3 >= 0x80 and b3 <= 0xBF end
+    if ok and size == 4 then ok = b4 and b4 >= 0x80 and b4 <= 0xBF end
+    if not ok then
+      n = n + 1; out[n] = REPLACEMENT
+      i = j + 1
+    elseif b1 == 0xED and b2 >= 0xA0 then -- a surrogate code point: its escape
+      n = n + 1; out[n] = ("\\u%04x"):format(((b1 & 0x0F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F))
+      i = j + 3
+    else
+      n = n + 1; out[n] = ssub(s, j, j + size - 1)
+      i = j + size
+    end
+  end
+  return table.concat(out, "", 1, n)
+end
+
+-- The JSON text of a string, quotes included.
+local function encode_string(v)
+  local s = v:gsub('[%c"\\]', esc_char)
+  if not utf8.len(s) then s = utf8_repaired(s, tokens) end
+  return '"' .. s .. '"'
+end
 
 local function encode_number(x)
   if math.type(x) == "integer" then return ("%d"):format(x) end
@@ -73,7 +127,7 @@ local function encode_table(t, out, depth)
   out[#out + 1] = "{"
   for i, k in ipairs(keys) do
     if i > 1 then out[#out + 1] = "," end
-    out[#out + 1] = '"' .. k:gsub('[%c"\\]', esc_char) .. '":'
+    out[#out + 1] = encode_string(k) .. ":"
     local v = t[k]
     if v == nil then v = t[math.tointeger(tonumber(k)) or tonumber(k)] end
     encode_value(v, out, depth + 1)
@@ -88,7 +142,7 @@ local cjson_null = json.null or false
 encode_value = function(v, out, depth)
   local tv = type(v)
   if tv == "string" then
-    out[#out + 1] = '"' .. v:gsub('[%c"\\]', esc_char) .. '"'
+    out[#out + 1] = encode_string(v)
   elseif tv == "number" then
     out[#out + 1] = encode_number(v)
   elseif tv == "boolean" then

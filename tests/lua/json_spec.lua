@@ -348,3 +348,53 @@ describe("kreach.json's round trip (a property)", function()
     end
   end)
 end)
+
+-- ---- valid UTF-8 whatever a string holds (a candidate's Latin-1 error message) ----
+
+describe("kreach.json's output is valid UTF-8", function()
+  local REPL = "\xEF\xBF\xBD"
+  it("writes each byte that begins no well-formed sequence as U+FFFD, in values and keys", function()
+    assert.equals('"caf' .. REPL .. '"', json.encode("caf\233"))
+    assert.equals('{"k' .. REPL .. '":"' .. REPL .. REPL .. 'x"}', json.encode({ ["k\255"] = "\192\128x" }))
+    -- truncated sequences, overlong forms, code points past U+10FFFF, stray continuation bytes
+    for _, bad in ipairs({ "\xE2\x82", "\xF0\x9F\x98", "\xC0\xAF", "\xE0\x80\xAF", "\xF4\x90\x80\x80",
+                           "\xF5\x80\x80\x80", "\x80", "a\xBFb", "\xC2" }) do
+      local t = json.encode(bad)
+      assert.truthy(utf8.len(t), t)
+      assert.truthy(cjson.decode(t))
+      assert.equals(t, json.encode(json.decode(t)), "one value, one text")
+    end
+    assert.equals('"' .. REPL .. REPL .. '"', json.encode("\xE2\x82"))
+    -- valid UTF-8 around the bad bytes is kept
+    assert.equals('"é' .. REPL .. '😀"', json.encode("é\233😀"))
+  end)
+
+  it("keeps valid UTF-8 as it is; a lone surrogate reads back from the store's text, not in outputs", function()
+    assert.equals('"aé€😀\xC2\x85"', json.encode("aé€😀\xC2\x85"))
+    local lone = json.decode('"x\\ud800y\\udfffz"')
+    local tok = json.encode(lone, { nonfinite = "token" })
+    assert.equals('"x\\ud800y\\udfffz"', tok)
+    assert.equals(lone, json.decode(tok))
+    local out = json.encode(lone)
+    assert.equals('"x' .. REPL:rep(3) .. 'y' .. REPL:rep(3) .. 'z"', out)
+    assert.truthy(cjson.decode(out))
+  end)
+
+  it("holds for random bytes: valid UTF-8 that cjson reads, and the same text again (a property)", function()
+    local seed = support.seed("json utf-8")
+    local rand = support.rng(seed)
+    for _ = 1, 500 do
+      local b = {}
+      for i = 1, rand(12) do b[i] = string.char(rand(256) - 1) end
+      local s = table.concat(b)
+      local t = json.encode({ [s] = s })
+      local msg = ("seed %d: %q -> %q"):format(seed, s, t)
+      assert(utf8.len(t), msg)
+      assert(cjson.decode(t), msg)
+      assert(json.encode(json.decode(t)) == t, msg)
+      if utf8.len(s) then assert(json.decode(t)[s] == s, msg) end
+      local tk = json.encode(s, { nonfinite = "token" })
+      assert(utf8.len(tk) and json.encode(json.decode(tk), { nonfinite = "token" }) == tk, msg)
+    end
+  end)
+end)
