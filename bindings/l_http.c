@@ -13,9 +13,11 @@
  *   --          "curl's message", code = curl's code, total_s = } ... }
  *   m:close()
  *
- * Policy (retries, backoff, concurrency limits) is the Lua side's (kreach.http). TLS and the
- * standard proxy variables (http_proxy, https_proxy, no_proxy) are libcurl's defaults. Neither
- * the request's headers nor its body appear in anything this returns. */
+ * Only http and https are spoken: a file:// or ftp:// URL fails as a transfer ("Protocol ...
+ * not supported", code 1). Policy (retries, backoff, concurrency limits) is the Lua side's
+ * (kreach.http). TLS and the standard proxy variables (http_proxy, https_proxy, no_proxy) are
+ * libcurl's defaults. Neither the request's headers nor its body appear in anything this
+ * returns. */
 #include "kr_lua.h"
 
 #include <curl/curl.h>
@@ -193,6 +195,20 @@ static int l_multi_close(lua_State *L) {
     return 0;
 }
 
+/* Limits a transfer to http and https, redirects included (kreach never follows one, but a
+ * transfer must not reach file://, ftp:// and the rest of libcurl's protocols: a base URL comes
+ * from the user's configuration). libcurl 7.85 and later take the names; an older library
+ * loaded at run time takes the bits of the options they replaced (181 and 182, spelled as
+ * numbers: the headers mark them deprecated). Returns 1, or 0 when neither is accepted. */
+static int only_http(CURL *e) {
+    if (api.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK &&
+        api.easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") == CURLE_OK)
+        return 1;
+    long bits = CURLPROTO_HTTP | CURLPROTO_HTTPS;
+    return api.easy_setopt(e, (CURLoption)(CURLOPTTYPE_LONG + 181), bits) == CURLE_OK &&
+           api.easy_setopt(e, (CURLoption)(CURLOPTTYPE_LONG + 182), bits) == CURLE_OK;
+}
+
 #define SETOPT(opt, val)                                                                           \
     do {                                                                                           \
         CURLcode rc_ = api.easy_setopt(x->e, opt, val);                                            \
@@ -265,6 +281,10 @@ static int l_multi_add(lua_State *L) {
     SETOPT(CURLOPT_TIMEOUT_MS, (long)to);
     SETOPT(CURLOPT_NOSIGNAL, 1L);
     SETOPT(CURLOPT_FOLLOWLOCATION, 0L);
+    if (!only_http(x->e)) {
+        xfer_free(x);
+        return luaL_error(L, "http: this libcurl (%s) cannot be limited to http and https", api.version());
+    }
     if (x->hdrs) SETOPT(CURLOPT_HTTPHEADER, x->hdrs);
     if (strcmp(method, "POST") == 0) {
         x->req_body = malloc(blen + 1);

@@ -1,7 +1,8 @@
 -- kreach.http: HTTP requests with the policy a model API needs (issue 19), over the libcurl
 -- binding kreach.core.http (its multi interface): several requests in flight at once, retries
 -- of what a retry can fix (a transport error, a timeout, 408, 429, 5xx) with exponential backoff
--- and jitter, Retry-After honoured, and no retry of the rest (a 400 or 401 is final).
+-- and jitter, Retry-After honoured, and no retry of the rest (a 400 or 401 is final). Only
+-- http:// and https:// URLs are fetched (the binding refuses every other scheme of libcurl's).
 --
 --   local http = require "kreach.http"
 --   local res = http.run({ { url = "http://127.0.0.1:8000/v1/chat/completions", method = "POST",
@@ -166,7 +167,9 @@ function M.run(requests, opts)
           res.status, res.body, res.headers, res.error = f.status, f.body, hdrs, f.error
           res.latency_s = t_end - res.first_t
           if o.on_attempt then o.on_attempt(i, att) end
-          local again = f.error ~= nil or M.retryable_status(f.status)
+          -- a URL libcurl will not fetch (a scheme other than http and https: code 1; a
+          -- malformed URL: code 3) fails the same way again: no retry
+          local again = (f.error ~= nil and f.code ~= 1 and f.code ~= 3) or M.retryable_status(f.status)
           if again and res.retries < o.retries then
             local delay = M.backoff(res.retries + 1, o, o.rand)
             local ra = f.status == 429 or f.status == 503

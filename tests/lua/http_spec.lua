@@ -152,6 +152,20 @@ describe("kreach.http", function()
     assert.is_true(dt >= 0.55, ("8 requests of 0.3 s, 4 at a time, took %.2f s"):format(dt))
   end)
 
+  it("speaks http and https only: a file:// URL reads no file, and is not retried", function()
+    local dir = support.tmpdir()
+    support.spit(dir .. "/local.txt", "a local file's contents\n")
+    local ok, res = pcall(http.run, { { url = "file://" .. dir .. "/local.txt" }, { url = "FILE://" .. dir .. "/local.txt" } },
+      opts({ retries = 3 }))
+    assert(ok, res)
+    for _, r in ipairs(res) do
+      assert.is_nil(r.body:find("local file", 1, true))
+      assert.matches("[Pp]rotocol", r.error)
+      assert.equals(0, r.retries)
+      assert.equals(1, #r.attempts)
+    end
+  end)
+
   it("refuses unknown options", function()
     assert.has_error(function() http.run({}, { retry = 3 }) end, "http.run: unknown option 'retry'")
   end)
