@@ -30,14 +30,27 @@ M.FORBIDDEN_NAMES = { "exec", "eval", "compile", "__import__", "open", "breakpoi
                       "globals", "locals", "vars", "getattr", "setattr", "delattr", "memoryview" }
 M.FORBIDDEN_ATTRIBUTES = { "__dict__", "__globals__", "__builtins__", "__subclasses__", "__code__",
                            "__class__", "__bases__", "__mro__", "__getattribute__", "__loader__",
-                           "__spec__", "system", "popen" }
+                           "__spec__", "system", "popen",
+                           -- streams of its own: work queued on another stream is not held by the
+                           -- timed call's gate, so it runs before the first event (docs/candidates.md,
+                           -- "Trust"); and the worker's gate itself
+                           "Stream", "ExternalStream", "StreamContext", "stream", "set_stream", "_sleep", "_C" }
+-- Modules a candidate may not reach under any name: as an import's part, a name imported from an
+-- allowed module (`from torch import sys`: torch's own namespace holds sys and os), or an
+-- attribute (`torch.os`). Through them Python code reaches the worker itself (sys.modules holds
+-- the worker's __main__, whose replies carry the timings) or the host (os.fork and setsid leave
+-- the worker's process group).
+M.FORBIDDEN_MODULES = { "sys", "os", "posix", "subprocess", "ctypes", "importlib", "builtins", "gc",
+                        "inspect", "types", "io", "shutil", "socket", "pathlib", "signal",
+                        "multiprocessing", "threading", "_thread", "pickle", "marshal", "code",
+                        "codeop", "runpy", "atexit", "weakref", "tempfile", "sysconfig", "site" }
 
--- The checker, run as `python3 -I -S -c CHECKER <file> <allowed> <names> <attributes>`: one
--- JSON line on standard output.
+-- The checker, run as `python3 -I -S -c CHECKER <file> <allowed> <names> <attributes> <modules>`:
+-- one JSON line on standard output.
 local CHECKER = [==[
 import ast, json, sys
 
-path, allowed, names, attrs = sys.argv[1], set(sys.argv[2].split(",")), set(sys.argv[3].split(",")), set(sys.argv[4].split(","))
+path, allowed, names, attrs, mods = sys.argv[1], set(sys.argv[2].split(",")), set(sys.argv[3].split(",")), set(sys.argv[4].split(",")), set(sys.argv[5].split(","))
 out = {"refusals": [], "imports": [], "model_new": None}
 
 def refuse(node, what):
@@ -58,17 +71,31 @@ for node in ast.walk(tree):
     if isinstance(node, ast.Import):
         for a in node.names:
             out["imports"].append(a.name)
-            if a.name.split(".")[0] not in allowed:
+            parts = a.name.split(".")
+            if parts[0] not in allowed:
                 refuse(node, "import of '%s'" % a.name)
+            elif any(p in mods for p in parts):
+                refuse(node, "import of '%s' (the module '%s')" % (a.name, next(p for p in parts if p in mods)))
     elif isinstance(node, ast.ImportFrom):
         mod = node.module or ""
         out["imports"].append(mod)
+        parts = mod.split(".")
         if node.level and node.level > 0:
             refuse(node, "a relative import")
-        elif mod.split(".")[0] not in allowed:
+        elif parts[0] not in allowed:
             refuse(node, "import from '%s'" % mod)
+        elif any(p in mods for p in parts):
+            refuse(node, "import from '%s' (the module '%s')" % (mod, next(p for p in parts if p in mods)))
+        else:
+            for a in node.names:
+                if a.name in mods:
+                    refuse(node, "the module '%s' (imported from '%s')" % (a.name, mod))
+                elif a.name in names or a.name in attrs:
+                    refuse(node, "the name '%s' (imported from '%s')" % (a.name, mod))
     elif isinstance(node, ast.Name) and node.id in names:
         refuse(node, "the name '%s'" % node.id)
+    elif isinstance(node, ast.Attribute) and node.attr in mods:
+        refuse(node, "the module '%s' (an attribute)" % node.attr)
     elif isinstance(node, ast.Attribute) and node.attr in attrs:
         refuse(node, "the attribute '%s'" % node.attr)
 
@@ -116,7 +143,8 @@ function M.analyse(path)
   local body, err = fs.read_regular(path, M.MAX_FILE_BYTES)
   if not body then return nil, tostring(err) end
   local w, serr = proc.spawn({ python(), "-I", "-S", "-c", CHECKER, path, table.concat(M.ALLOWED_IMPORTS, ","),
-                               table.concat(M.FORBIDDEN_NAMES, ","), table.concat(M.FORBIDDEN_ATTRIBUTES, ",") })
+                               table.concat(M.FORBIDDEN_NAMES, ","), table.concat(M.FORBIDDEN_ATTRIBUTES, ","),
+                               table.concat(M.FORBIDDEN_MODULES, ",") })
   if not w then return nil, ("cannot run %s to read a Python candidate: %s"):format(python(), serr) end
   local line, why = w:read_line(M.TIMEOUT_S)
   if not line then w:kill() end

@@ -55,6 +55,21 @@ describe("kreach.kbcandidate", function()
     assert.matches("bad_escape%.py:17: the attribute 'system' is not allowed", v.reason)
   end)
 
+  it("refuses the modules torch's namespace holds, and streams of the candidate's own", function()
+    local v = lint("bad_worker_reach.py")
+    assert.equals("invalid_candidate", v.verdict)
+    for _, want in ipairs({
+      ":6: the module 'sys' %(imported from 'torch'%) is not allowed",
+      ":7: import of 'torch.multiprocessing' %(the module 'multiprocessing'%) is not allowed",
+      ":10: the module 'os' %(an attribute%) is not allowed",
+      ":11: the attribute 'Stream' is not allowed",
+      ":19: the attribute '_sleep' is not allowed",
+      ":20: the attribute 'stream' is not allowed",
+    }) do
+      assert.matches("bad_worker_reach%.py" .. want, v.reason)
+    end
+  end)
+
   it("checks ModelNew's constructor against the problem's get_init_inputs", function()
     assert.equals(5, kb.init_arity(kreach.load_problem("41")))
     assert.equals(0, kb.init_arity(kreach.load_problem("19")))

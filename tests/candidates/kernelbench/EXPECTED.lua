@@ -20,4 +20,5 @@ return {
   { file = "bad_escape.py", native = "adv_forbidden.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
   { file = "bad_syntax.py", native = "adv_malformed.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
   { file = "bad_no_model.py", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "bad_worker_reach.py", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
 }
