@@ -184,8 +184,10 @@ end
 
 -- ---- text tables ----
 
+-- A cell of a text table: made safe for a terminal (kreach.text.clean: a candidate's file name
+-- or reason holding ESC or CR is shown as "\x1b", never obeyed), then cut to n bytes.
 local function cut(s, n)
-  s = tostring(s or "-")
+  s = text.clean(tostring(s or "-"), 4096)
   if #s > n then return s:sub(1, n - 1) .. "~" end
   return s
 end
@@ -203,8 +205,9 @@ function M.list(rows, write)
   for _, r in ipairs(rows) do
     local cand = r.candidate_name or r.candidate_path or (r.candidate_hash and r.candidate_hash:sub(1, 12))
       or "(baseline)"
+    local v = tostring(r.verdict or "-") .. (r.reason and ("/" .. tostring(r.reason)) or "")
     write(("%6d  %-36s %-20s %-5s %-18s %s\n"):format(r.id, cut(r.problem_name, 36), cut(cand, 20),
-      cut(r.dtype, 5), cut(r.verdict .. (r.reason and ("/" .. r.reason) or ""), 18), fmt_speedup(r)))
+      cut(r.dtype, 5), cut(v, 18), fmt_speedup(r)))
   end
   return #rows
 end
@@ -244,8 +247,8 @@ function M.runs(runs, counts, write)
       for i, a in ipairs(r.command) do parts[i] = tostring(a) end
       cmd = table.concat(parts, " ")
     end
-    write(("%4d  %-9s %-20s %-20s %6d  %-12s %s\n"):format(r.id, r.status, r.started_at or "-",
-      r.finished_at or "-", counts[r.id] or 0, cut(r.config_hash, 12), cut(cmd, 60)))
+    write(("%4d  %-9s %-20s %-20s %6d  %-12s %s\n"):format(r.id, cut(r.status, 9), cut(r.started_at, 20),
+      cut(r.finished_at, 20), counts[r.id] or 0, cut(r.config_hash, 12), cut(cmd, 60)))
   end
   return #runs
 end

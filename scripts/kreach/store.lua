@@ -28,7 +28,41 @@ local json = {
 M.json = json
 
 local function enc(v) if v == nil then return nil end return json.encode(v) end
-local function dec(s) if s == nil then return nil end return json.decode(s) end
+
+-- ---- damaged columns ----
+-- A stored column that cannot be read as what it holds (JSON text that does not decode, a text
+-- in a REAL column: someone edited the file with the sqlite3 shell) does not make the rest of
+-- the database unreadable: the row is read without that field, and the damage is noted on the
+-- store (self.damaged: { what =, id =, column =, why = }, one entry each) and reported through
+-- self.warn(message), which writes "kreach: warning: <message>" to standard error unless the
+-- caller set its own (kreach results collects them and exits 1 after writing what it read).
+local function default_warn(msg) io.stderr:write("kreach: warning: ", msg, "\n") end
+
+local function damage(self, what, id, column, why)
+  local d = { what = what, id = id, column = column, why = tostring(why) }
+  d.message = ("%s: %s %s: column '%s' cannot be read (%s); left out"):format(self.path, what,
+    tostring(id), column, d.why)
+  self.damaged[#self.damaged + 1] = d
+  local warn = self.warn
+  if warn == nil then warn = default_warn end
+  if warn then warn(d.message) end
+end
+
+-- dec(self, row, what, column): the JSON column of a row decoded in place (nil stays nil; text
+-- that does not decode is left out, and noted).
+local function dec(self, r, what, column)
+  local v = r[column]
+  if v == nil then return end
+  if type(v) == "string" then
+    local ok, x = pcall(json.decode, v)
+    if ok then r[column] = x; return end
+    v = x
+  else
+    v = ("a %s, not JSON text"):format(type(v))
+  end
+  r[column] = nil
+  damage(self, what, r.id, column, v)
+end
 
 -- ---- helpers ----
 
@@ -162,6 +196,58 @@ local function check_meta(db, path)
   return v
 end
 
+-- The columns each table of this kreach's schema has (read once from an in-memory database made
+-- with the schema), and what older versions lacked: version 1 the evaluations columns that
+-- MIGRATIONS[2] adds, versions 1 and 2 the generations table.
+local expected_columns
+local ADDED_IN = { generations = 3 }
+local V2_COLUMNS = { pytorch_ms = true, pytorch_compiled_ms = true, speedup_pytorch = true,
+                     speedup_pytorch_lo = true, speedup_pytorch_hi = true, speedup_compiled = true,
+                     speedup_compiled_lo = true, speedup_compiled_hi = true, baseline_vs_pytorch = true }
+
+local function schema_columns()
+  if expected_columns then return expected_columns end
+  local mem = assert(sqlite.open(":memory:"))
+  assert(mem:script(SCHEMA))
+  local t = {}
+  for _, o in ipairs(assert(mem:query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name"))) do
+    t[#t + 1] = { name = o.name, columns = {} }
+    for _, c in ipairs(assert(mem:query(("PRAGMA table_info(%s)"):format(o.name)))) do
+      table.insert(t[#t].columns, c.name)
+    end
+  end
+  mem:close()
+  expected_columns = t
+  return t
+end
+
+-- nil, or why a database that says it is of schema version v is not: a table or a column that
+-- version has is missing (made by hand, or altered with the sqlite3 shell). Extra tables and
+-- columns are let be.
+local function check_columns(db, path, v)
+  for _, tbl in ipairs(schema_columns()) do
+    if v >= (ADDED_IN[tbl.name] or 1) then
+      local rows, msg, code = db:query(("PRAGMA table_info(%s)"):format(tbl.name))
+      if not rows then return inspect_error(path, msg, code) end
+      if #rows == 0 then
+        return not_ours(path, ("schema version %d, but it has no table %s"):format(v, tbl.name))
+      end
+      local have, missing = {}, {}
+      for _, r in ipairs(rows) do have[r.name] = true end
+      for _, c in ipairs(tbl.columns) do
+        if not have[c] and not (tbl.name == "evaluations" and v < 2 and V2_COLUMNS[c]) then
+          missing[#missing + 1] = c
+        end
+      end
+      if #missing > 0 then
+        return not_ours(path, ("schema version %d, but its table %s has no column%s %s"):format(v, tbl.name,
+          #missing > 1 and "s" or "", table.concat(missing, ", ")))
+      end
+    end
+  end
+  return nil
+end
+
 -- What is in an SQLite database: "ours", "empty" (no schema objects at all), or nil and the
 -- reason to refuse it. Reads only.
 local function inspect(db, path)
@@ -197,8 +283,10 @@ local function inspect(db, path)
     end
     return nil, not_ours(path, ("it has tables %s and no kreach_meta"):format(table.concat(tables, ", ")))
   end
-  local ok, err = check_meta(db, path)
-  if not ok then return nil, err end
+  local v, err = check_meta(db, path)
+  if not v then return nil, err end
+  err = check_columns(db, path, v)
+  if err then return nil, err end
   return "ours"
 end
 
@@ -280,7 +368,7 @@ function M.open(path, opts)
         return nil, ("%s: the results database is empty (nothing was recorded yet)"):format(path)
       end
       return setmetatable({ path = path, sql = ro, readonly = true, depth = 0,
-                            stamp = not side and stamp or nil }, Store)
+                            stamp = not side and stamp or nil, damaged = {} }, Store)
     end
     ro:close()
     fresh = what == "empty"
@@ -299,7 +387,7 @@ function M.open(path, opts)
     local ok, perr = db:exec(p)
     if not ok then return bail(("%s: %s"):format(path, perr)) end
   end
-  local self = setmetatable({ path = path, sql = db, readonly = false, depth = 0 }, Store)
+  local self = setmetatable({ path = path, sql = db, readonly = false, depth = 0, damaged = {} }, Store)
   if fresh then
     -- another process may be creating it too: decide inside the write transaction
     local ok, cerr = pcall(self.transaction, self, function()
@@ -399,9 +487,9 @@ end
 
 -- ---- runs ----
 
-local function decode_run(r)
+local function decode_run(self, r)
   if not r then return nil end
-  r.command, r.config, r.device = dec(r.command), dec(r.config), dec(r.device)
+  for _, c in ipairs{ "command", "config", "device" } do dec(self, r, "run", c) end
   return r
 end
 
@@ -434,7 +522,7 @@ end
 
 function Store:get_run(run_id)
   need_id(run_id, "get_run")
-  return decode_run(query(self, "SELECT * FROM runs WHERE id = ?", run_id)[1])
+  return decode_run(self, query(self, "SELECT * FROM runs WHERE id = ?", run_id)[1])
 end
 
 -- latest_run{config_hash=, status=} -> the newest matching run, or nil
@@ -447,13 +535,13 @@ function Store:latest_run(q)
   else
     rows = query(self, "SELECT * FROM runs WHERE config_hash = ? ORDER BY id DESC LIMIT 1", q.config_hash)
   end
-  return decode_run(rows[1])
+  return decode_run(self, rows[1])
 end
 
 -- runs() -> every run, in id order
 function Store:runs()
   local rows = query(self, "SELECT * FROM runs ORDER BY id")
-  for _, r in ipairs(rows) do decode_run(r) end
+  for _, r in ipairs(rows) do decode_run(self, r) end
   return rows
 end
 
@@ -511,12 +599,50 @@ function Store:record_evaluation(e)
 end
 
 local EVAL_SELECT = evaluation.select_sql()
-local decode_eval = evaluation.decode
+
+-- What each kind of field reads as from SQLite (a NULL is nil, and always fine).
+local KIND_OK = {
+  integer = function(v) return math.type(v) == "integer" end,
+  real = function(v) return type(v) == "number" end,
+  bool = function(v) return type(v) == "number" end,
+  text = function(v) return type(v) == "string" end,
+  json = function(v) return type(v) == "string" end,
+}
+
+-- An evaluation row as kreach.evaluation decodes it; a field that does not read as its kind
+-- (JSON that does not decode, a text where a number belongs) is left out, and noted.
+local function decode_eval(self, r)
+  if not r then return nil end
+  for _, f in ipairs(evaluation.FIELDS) do
+    local v = r[f.name]
+    if v ~= nil and not KIND_OK[f.kind](v) then
+      r[f.name] = nil
+      damage(self, "evaluation", r.id, f.name, ("a %s where %s %s belongs"):format(math.type(v) or type(v),
+        f.kind == "integer" and "an" or "a", f.kind == "json" and "JSON text" or f.kind))
+    end
+  end
+  local raw = {}
+  for k, v in pairs(r) do raw[k] = v end
+  if pcall(evaluation.decode, r) then return r end
+  -- a JSON column does not decode: the row again, from what it held, without it
+  for k in pairs(r) do r[k] = nil end
+  for k, v in pairs(raw) do r[k] = v end
+  for _, f in ipairs(evaluation.FIELDS) do
+    if f.kind == "json" and r[f.name] ~= nil then
+      local ok, why = pcall(json.decode, r[f.name])
+      if not ok then
+        r[f.name] = nil
+        damage(self, "evaluation", r.id, f.name, why)
+      end
+    end
+  end
+  return evaluation.decode(r)
+end
 
 -- find_evaluation(eval_key) -> the newest evaluation with this key, or nil
 function Store:find_evaluation(key)
   if type(key) ~= "string" then error("find_evaluation: eval_key must be a string", 2) end
-  return decode_eval(query(self, EVAL_SELECT .. " WHERE e.eval_key = ? ORDER BY e.id DESC LIMIT 1", key)[1])
+  return decode_eval(self, query(self, EVAL_SELECT .. " WHERE e.eval_key = ? ORDER BY e.id DESC LIMIT 1", key)[1])
 end
 
 -- evaluations{run_id=, eval_keys={...}} -> decoded rows in id order
@@ -535,7 +661,7 @@ function Store:evaluations(q)
   end
   local sql = EVAL_SELECT .. (#where > 0 and (" WHERE " .. table.concat(where, " AND ")) or "") .. " ORDER BY e.id"
   local rows = query(self, sql, table.unpack(args, 1, #args))
-  for _, r in ipairs(rows) do decode_eval(r) end
+  for _, r in ipairs(rows) do decode_eval(self, r) end
   return rows
 end
 
@@ -553,14 +679,14 @@ end
 function Store:calibration(uuid)
   if type(uuid) ~= "string" then error("calibration: a device uuid string expected", 2) end
   local r = query(self, "SELECT * FROM calibrations WHERE device_uuid = ? ORDER BY id DESC LIMIT 1", uuid)[1]
-  if r then r.flops_per_s, r.details = dec(r.flops_per_s), dec(r.details) end
+  if r then dec(self, r, "calibration", "flops_per_s"); dec(self, r, "calibration", "details") end
   return r
 end
 
 -- ---- profiles ----
 
-local function decode_profile(r)
-  r.command, r.knobs, r.device, r.meta = dec(r.command), dec(r.knobs), dec(r.device), dec(r.meta)
+local function decode_profile(self, r)
+  for _, c in ipairs{ "command", "knobs", "device", "meta" } do dec(self, r, "profile", c) end
   -- the window as kreach.profile.trace has it: {start_ns, end_ns}
   if r.window_start_ns or r.window_end_ns then r.window = { r.window_start_ns, r.window_end_ns } end
   return r
@@ -606,13 +732,18 @@ function Store:load_profile(id)
   need_id(id, "load_profile")
   local r = query(self, "SELECT * FROM profiles WHERE id = ?", id)[1]
   if not r then return nil end
-  decode_profile(r)
+  decode_profile(self, r)
   local t = { id = r.id, created_at = r.created_at, source = r.source, command = r.command,
               workload = r.workload, knobs = r.knobs, device = r.device, wall_s = r.wall_s,
               window = r.window, dropped = r.dropped, meta = r.meta }
   t.kernels = query(self, [[SELECT name, mangled, start_ns, end_ns, device, stream, grid, block, registers,
       shared_bytes, correlation FROM profile_kernels WHERE profile_id = ? ORDER BY rowid]], id)
-  for _, k in ipairs(t.kernels) do k.grid, k.block = dec(k.grid), dec(k.block) end
+  for i, k in ipairs(t.kernels) do
+    k.id = ("%d kernel %d"):format(id, i)
+    dec(self, k, "profile", "grid")
+    dec(self, k, "profile", "block")
+    k.id = nil
+  end
   t.memops = query(self, [[SELECT kind, start_ns, end_ns, bytes, copy_kind, device, stream
       FROM profile_memops WHERE profile_id = ? ORDER BY rowid]], id)
   t.ranges = query(self, "SELECT name, start_ns, end_ns FROM profile_ranges WHERE profile_id = ? ORDER BY rowid", id)
@@ -623,7 +754,7 @@ end
 function Store:profiles()
   local rows = query(self, [[SELECT p.*, (SELECT count(*) FROM profile_kernels k WHERE k.profile_id = p.id)
       AS n_kernels FROM profiles p ORDER BY p.id]])
-  for _, r in ipairs(rows) do decode_profile(r) end
+  for _, r in ipairs(rows) do decode_profile(self, r) end
   return rows
 end
 
@@ -662,7 +793,7 @@ end
 function Store:find_generation(key)
   if type(key) ~= "string" then error("find_generation: key must be a string", 2) end
   local r = query(self, "SELECT * FROM generations WHERE key = ?", key)[1]
-  if r then r.request = dec(r.request) end
+  if r then dec(self, r, "generation", "request") end
   return r
 end
 
@@ -672,7 +803,7 @@ function Store:generations(q)
   local rows
   if q.model then rows = query(self, "SELECT * FROM generations WHERE model = ? ORDER BY id", q.model)
   else rows = query(self, "SELECT * FROM generations ORDER BY id") end
-  for _, r in ipairs(rows) do r.request = dec(r.request) end
+  for _, r in ipairs(rows) do dec(self, r, "generation", "request") end
   return rows
 end
 

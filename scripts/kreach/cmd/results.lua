@@ -46,7 +46,13 @@ return {
     -- database (store.read reads again when a writer changed it meanwhile); then written. A
     -- database that does not open, or a failing statement on one that did (it went bad under
     -- us), is a database error (status 3); the old output file, if any, stays as it was.
+    -- a column that cannot be read (JSON text that does not decode, edited by hand) leaves that
+    -- field out of its row; the rest is read and written, each such column is named on
+    -- standard error, and the status is 1 (docs/results.md, "kreach results")
+    local damaged
     local ok, opened, data = pcall(store.read, args.db, function(db)
+      db.warn = false
+      damaged = db.damaged
       -- a run id that names no run is a usage error, as a problem name that names nothing is
       if args.run and not db:get_run(args.run) then
         errors.usage("--run %d: there is no run %d in %s (kreach results runs lists them)", args.run, args.run, args.db)
@@ -64,6 +70,7 @@ return {
       if not ok then error(opened, 0) end -- a database error, or a bug (with its traceback)
       errors.database(data)
     end
+    for _, d in ipairs(damaged or {}) do io.stderr:write("kreach results: warning: ", d.message, "\n") end
     if args.command == "export" then
       local wok, werr = pcall(results.write, args.format, data, function(...) out:write(...) end)
       if not wok then
@@ -78,6 +85,11 @@ return {
     else
       if args.json then results.runs_json(data.runs, data.counts, io.write)
       else results.runs(data.runs, data.counts, io.write) end
+    end
+    if damaged and #damaged > 0 then
+      io.stderr:write(("kreach results: %d column%s of %s could not be read and %s left out (see above)\n"):format(
+        #damaged, #damaged == 1 and "" or "s", args.db, #damaged == 1 and "was" or "were"))
+      return 1
     end
     return 0
   end,
