@@ -830,7 +830,15 @@ function M.roots()
   local roots = {}
   local env = os.getenv("KREACH_PROBLEMS")
   if env and env ~= "" then
-    for p in env:gmatch("[^:]+") do roots[#roots + 1] = p end
+    for p in env:gmatch("[^:]+") do
+      -- a root that is not a directory is a mistake in the variable, said rather than skipped
+      -- (the problems the user meant to add would otherwise be silently missing)
+      local mode = lfs.attributes(p, "mode")
+      if mode ~= "directory" then
+        errors.usage("KREACH_PROBLEMS: %s is not a directory (%s)", p, mode and ("it is a " .. mode) or "no such file or directory")
+      end
+      roots[#roots + 1] = p
+    end
   end
   if dir_exists("problems") then roots[#roots + 1] = "problems" end
   local ok, exe = pcall(core.executable)
@@ -843,22 +851,93 @@ function M.roots()
   return roots
 end
 
+-- How long running a problem or suite file may take, in seconds of wall time (kreach.core.now),
+-- before its load is stopped with an error: a file that loops for ever is a mistake, and every
+-- command but `kreach list` (which loads files in a loader process with its own --timeout)
+-- loads them in its own process. Shipped problem files load in milliseconds.
+M.LOAD_LIMIT_S = 60
+
+-- The environment a problem or suite file runs in: the standard library (problem and suite
+-- files are trusted code, docs/scripting.md), except that os.exit raises instead of ending the
+-- command silently, and `_G` is the environment itself. strict: assigning a global raises.
+local function file_env(what, strict)
+  local env
+  local os_copy = {}
+  for k, v in pairs(os) do os_copy[k] = v end
+  os_copy.exit = function()
+    error(("a %s file may not call os.exit"):format(what), 2)
+  end
+  local mt = { __index = function(_, k)
+    if k == "os" then return os_copy end
+    if k == "_G" then return env end
+    return _G[k]
+  end }
+  if strict then
+    mt.__newindex = function(_, k)
+      error(("assignment to undeclared global '%s'"):format(tostring(k)), 2)
+    end
+  end
+  env = setmetatable({}, mt)
+  return env
+end
+
+-- run_file(path, chunk) -> pcall(chunk)'s results, with the load's time limit (M.LOAD_LIMIT_S):
+-- a count hook (every 1000 instructions) reads the clock; once past the limit it raises, and
+-- from then on every instruction of the file itself raises, so that no pcall of the file's can
+-- swallow the error. The hook that was set before (if any) is set again afterwards. A loop
+-- inside one C call (a pattern that backtracks for ever) cannot be stopped this way.
+local function run_file(path, chunk)
+  local source = "@" .. path
+  local limit = M.LOAD_LIMIT_S
+  local t0 = core.now()
+  local msg
+  local function every()
+    local info = debug.getinfo(2, "S")
+    if info and info.source == source then error(msg, 0) end
+  end
+  local function hook()
+    if core.now() - t0 > limit then
+      local line
+      for level = 2, 200 do
+        local info = debug.getinfo(level, "Sl")
+        if not info then break end
+        if info.source == source and info.currentline > 0 then line = info.currentline; break end
+      end
+      msg = ("%s:%s: took longer than %g s to load (an endless loop?)"):format(path, tostring(line or "?"), limit)
+      debug.sethook(every, "", 1)
+      error(msg, 0)
+    end
+  end
+  local old_hook, old_mask, old_count = debug.gethook()
+  debug.sethook(hook, "", 1000)
+  local res = table.pack(pcall(chunk))
+  if type(old_hook) == "function" then debug.sethook(old_hook, old_mask, old_count) else debug.sethook() end
+  if msg then return false, msg end
+  return table.unpack(res, 1, res.n)
+end
+
+-- The id a suite's file must declare, by path (filled by load_suite): a file a suite lists as
+-- problem 5 that says id = 1 is a mistake the suite's lookups would hide.
+local suite_ids = {}
+
 -- Loads a problem file. opts.sizes and opts.dtype are kept for instantiate. Errors name the
 -- file: a syntax error with its line, a bad field with its name.
 function M.load(path, opts)
   -- strict globals: a problem file reads the standard library and assigns no globals
-  local env = setmetatable({}, { __index = _G, __newindex = function(_, k)
-    error(("assignment to undeclared global '%s'"):format(tostring(k)), 2)
-  end })
-  local chunk, err = loadfile(path, "t", env)
+  local chunk, err = loadfile(path, "t", file_env("problem", true))
   if not chunk then errors.file(path, err) end
-  local ok, p = pcall(chunk)
+  local ok, p = run_file(path, chunk)
   if not ok then
     -- a user error raised while it loads (a bad kreach.problem{...}) keeps its status
     errors.file(path, errors.message(p), errors.is(p) and p.status or nil)
   end
   if getmetatable(p) ~= Problem then
     errors.load("%s: the file must return kreach.problem{...}, it returned %s", path, type(p))
+  end
+  local want = suite_ids[path]
+  if want and p.id ~= want then
+    errors.load("%s: the file says id = %d, but its name makes it problem %d of its suite (files are <id>_<Name>.lua)",
+      path, p.id, want)
   end
   p.path = path
   p.load_opts = opts
@@ -900,7 +979,9 @@ end
 function M.load_suite(name)
   local path, root = M.find_suite(name)
   if not path then errors.usage("no suite '%s' (suites: %s)", name, table.concat(M.suites(), ", ")) end
-  local ok, s = pcall(dofile, path)
+  local chunk, lerr = loadfile(path, "t", file_env("suite", false))
+  if not chunk then errors.file(path, lerr) end
+  local ok, s = run_file(path, chunk)
   if not ok then errors.file(path, errors.message(s)) end
   if type(s) ~= "table" or type(s.ids) ~= "table" or type(s.dir) ~= "string" then
     errors.load("%s: a suite returns { name =, description =, dir =, ids = {...} }", path)
@@ -912,15 +993,27 @@ function M.load_suite(name)
   if not dir_exists(dir) then
     errors.load("%s: dir '%s' is not a directory (%s; dir is relative to %s)", path, s.dir, dir, root)
   end
-  local files = {}
+  local files, twice = {}, {}
   for f in lfs.dir(dir) do
     local id = tonumber(f:match("^(%d+)_.*%.lua$") or "")
-    if id then files[id] = dir .. "/" .. f end
+    if id then
+      if files[id] then twice[id] = { files[id], dir .. "/" .. f } end
+      files[id] = dir .. "/" .. f
+    end
   end
-  local list = {}
+  local list, listed = {}, {}
   for _, id in ipairs(s.ids) do
+    if listed[id] then errors.load("%s: ids lists problem %s twice", path, tostring(id)) end
+    listed[id] = true
     if not files[id] then errors.load("%s: problem %s has no file in %s", path, tostring(id), dir) end
+    if twice[id] then
+      local a, b = twice[id][1], twice[id][2]
+      if a > b then a, b = b, a end
+      errors.load("%s: problem %s has two files in %s: %s and %s", path, tostring(id), dir,
+        a:match("[^/]+$"), b:match("[^/]+$"))
+    end
     list[#list + 1] = files[id]
+    suite_ids[files[id]] = id
   end
   return { name = s.name or name, description = s.description, path = path, files = list,
            ids = s.ids, pending = s.pending or {}, bare_ids = s.bare_ids ~= false }

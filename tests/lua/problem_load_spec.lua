@@ -1,0 +1,153 @@
+-- Loading problem and suite files: a file that calls os.exit, loops for ever or repeats an id
+-- is a load error naming the file (and the line), never a silent exit or a hang; sizes that
+-- overflow 64 bits and values that are not finite are refused; a problem's name is a plain file
+-- name. Needs no GPU.
+local problem = require "kreach.problem"
+local errors = require "kreach.errors"
+local support = require "support"
+
+local GOOD = [[
+local kreach = require "kreach"
+return kreach.problem{
+  id = 1, name = "t", suite = "test", category = "activation", description = "d",
+  sizes = { n = 8 },
+  args = { kreach.input("x", { "n" }), kreach.output("y", { "n" }) },
+  reference = function(ops, x, y) ops.relu(x, y) end,
+  flops = function(s) return s.n end,
+  torch = { model = "class Model: pass" },
+}
+]]
+
+local function write(dir, name, text)
+  local path = dir .. "/" .. name
+  support.spit(path, text)
+  return path
+end
+
+local function variant(from, to)
+  local text, n = GOOD:gsub(from, to)
+  assert(n == 1, "pattern not found: " .. from)
+  return text
+end
+
+-- fn(...) must raise a kreach.errors user error; returns it
+local function user_error(fn, ...)
+  local ok, err = pcall(fn, ...)
+  assert.is_false(ok, "expected an error")
+  assert.is_true(errors.is(err), "not a user error: " .. tostring(err))
+  return err
+end
+
+-- a problems root with one collection `c` (its files in c/p) and the given suites, used as the
+-- only root while fn runs
+local function with_root(suites, problems, fn)
+  local root = support.tmpdir()
+  assert(os.execute("mkdir -p '" .. root .. "/c/suites' '" .. root .. "/c/p'"))
+  for name, text in pairs(suites) do write(root .. "/c/suites", name .. ".lua", text) end
+  for name, text in pairs(problems) do write(root .. "/c/p", name, text) end
+  local roots = problem.roots
+  problem.roots = function() return { root } end
+  local ok, err = pcall(fn, root)
+  problem.roots = roots
+  if not ok then error(err, 0) end
+end
+
+describe("a problem file", function()
+  local dir = support.tmpdir()
+
+  it("loads when it is well formed, and reads the standard library", function()
+    local p = problem.load(write(dir, "ok.lua", "local n = math.max(1, #string.rep('a', 3)) + os.time() * 0\n" .. GOOD))
+    assert.is_true(p:instantiate():validate())
+  end)
+
+  it("that calls os.exit is a load error at its line, not an exit", function()
+    local err = user_error(problem.load, write(dir, "exit.lua", "local x = 1\nos.exit(7)\n" .. GOOD))
+    assert.equals(3, err.status)
+    assert.matches("exit%.lua:2: a problem file may not call os%.exit", err.msg)
+    err = user_error(problem.load, write(dir, "exit_g.lua", "_G.os.exit(7)\n" .. GOOD))
+    assert.matches("exit_g%.lua:1: a problem file may not call os%.exit", err.msg)
+    -- in one of its functions, run later
+    local p = problem.load(write(dir, "exit_flops.lua", variant("return s%.n end", "os.exit(7) end")))
+    err = user_error(p.instantiate, p)
+    assert.matches("field 'flops' failed: .*exit_flops%.lua:%d+: a problem file may not call os%.exit", err.msg)
+  end)
+
+  it("that loops for ever is stopped at the load's time limit, and the hook is removed", function()
+    local limit = problem.LOAD_LIMIT_S
+    problem.LOAD_LIMIT_S = 0.2
+    local ok1, e1 = pcall(problem.load, write(dir, "loop.lua", "local kreach = require 'kreach'\nwhile true do end\n"))
+    -- a pcall of its own does not swallow the limit
+    local ok2, e2 = pcall(problem.load, write(dir, "loop2.lua",
+      "local n = 0\nwhile true do\n  pcall(function() while true do n = n + 1 end end)\nend\n"))
+    problem.LOAD_LIMIT_S = limit
+    assert.is_false(ok1)
+    assert.equals(3, e1.status)
+    assert.matches("loop%.lua:2: took longer than 0%.2 s to load", e1.msg)
+    assert.is_false(ok2)
+    assert.matches("loop2%.lua:%d: took longer than 0%.2 s to load", e2.msg)
+    assert.is_nil(debug.gethook())
+    assert.is_true(problem.load(write(dir, "ok2.lua", GOOD)):instantiate():validate())
+  end)
+
+  it("keeps a hook that was set before it", function()
+    local n = 0
+    local function counting() n = n + 1 end
+    debug.sethook(counting, "", 100)
+    problem.load(write(dir, "ok3.lua", GOOD))
+    local h, mask, count = debug.gethook()
+    debug.sethook()
+    assert.equals(counting, h)
+    assert.equals("", mask)
+    assert.equals(100, count)
+  end)
+end)
+
+describe("a suite file", function()
+  it("that calls os.exit is a load error naming it", function()
+    with_root({ s = "os.exit(7)\nreturn {}\n" }, {}, function()
+      local err = user_error(problem.load_suite, "s")
+      assert.equals(3, err.status)
+      assert.matches("/c/suites/s%.lua:1: a suite file may not call os%.exit", err.msg)
+    end)
+  end)
+
+  it("that loops for ever is stopped at the load's time limit", function()
+    with_root({ s = "while true do end\nreturn {}\n" }, {}, function()
+      local limit = problem.LOAD_LIMIT_S
+      problem.LOAD_LIMIT_S = 0.2
+      local ok, err = pcall(problem.load_suite, "s")
+      problem.LOAD_LIMIT_S = limit
+      assert.is_false(ok)
+      assert.matches("/c/suites/s%.lua:1: took longer than 0%.2 s to load", err.msg)
+      assert.is_nil(debug.gethook())
+    end)
+  end)
+
+  it("that breaks does not hide the other suites' problems from a lookup by name", function()
+    with_root({ bad = "os.exit(7)\n", good = 'return { dir = "c/p", ids = { 1 } }' }, { ["001_t.lua"] = GOOD }, function(root)
+      assert.equals(root .. "/c/p/001_t.lua", problem.resolve("1"))
+    end)
+  end)
+
+  it("that lists an id twice is a load error", function()
+    with_root({ s = 'return { dir = "c/p", ids = { 1, 1 } }' }, { ["001_t.lua"] = GOOD }, function()
+      assert.matches("s%.lua: ids lists problem 1 twice", user_error(problem.load_suite, "s").msg)
+    end)
+  end)
+
+  it("whose directory holds two files of one id is a load error", function()
+    with_root({ s = 'return { dir = "c/p", ids = { 1 } }' }, { ["001_t.lua"] = GOOD, ["01_u.lua"] = GOOD }, function()
+      assert.matches("s%.lua: problem 1 has two files in .*/c/p: 001_t%.lua and 01_u%.lua",
+        user_error(problem.load_suite, "s").msg)
+    end)
+  end)
+
+  it("whose problem file declares another id than its name's is a load error", function()
+    with_root({ s = 'return { dir = "c/p", ids = { 5 } }' }, { ["005_t.lua"] = GOOD }, function()
+      local f = problem.resolve("s/5")
+      local err = user_error(problem.load, f)
+      assert.equals(3, err.status)
+      assert.matches("005_t%.lua: the file says id = 1, but its name makes it problem 5 of its suite", err.msg)
+    end)
+  end)
+end)
