@@ -12,3 +12,17 @@ $ kreach generate 19 --model some-model --no-torch
 $ kreach generate 19 --model some-model --timeout 0
 ? 2
 ~ ^kreach generate: %-%-timeout: a positive number of seconds
+# a base URL that is not http or https (libcurl would read file:// from the disk), and values
+# that no API takes, refused before any request, naming the option
+$ env KREACH_T_KEY=k kreach generate 19 --model some-model --api-key-env KREACH_T_KEY --base-url file:///etc/passwd --out /nonexistent/never
+? 2
+= kreach generate: --base-url 'file:///etc/passwd': the scheme 'file' is not http or https (the only protocols kreach speaks)
+$ env KREACH_T_KEY=k kreach generate 19 --model some-model --api-key-env KREACH_T_KEY --base-url 127.0.0.1:8000/v1 --out /nonexistent/never
+? 2
+~ ^kreach generate: %-%-base%-url '127%.0%.0%.1:8000/v1': not a URL
+$ env KREACH_T_KEY=k kreach generate 19 --model some-model --api-key-env KREACH_T_KEY --base-url http://127.0.0.1:9/v1 --temperature 1e999 --out /nonexistent/never
+? 2
+= kreach generate: --temperature: a finite number >= 0
+$ kreach generate 19 --model some-model --timeout 1e999
+? 2
+~ ^kreach generate: %-%-timeout: a positive number of seconds

@@ -25,7 +25,7 @@ local function reply(text, finish, tin, tout)
 end
 
 local function generate(dir, base, extra)
-  local cmd = ("cd %q && KREACH_TEST_KEY=%s %q generate 19 23 --model %q --base-url %q --api-key-env KREACH_TEST_KEY --samples 2 --concurrency 1 --out %q --db %q --retries 3 %s"):format(
+  local cmd = ("cd %q && KREACH_TEST_KEY=%s timeout 120 %q generate 19 23 --model %q --base-url %q --api-key-env KREACH_TEST_KEY --samples 2 --concurrency 1 --out %q --db %q --retries 3 %s"):format(
     dir, KEY, KREACH, dir .. "/cfg.lua", base, dir .. "/out", dir .. "/r.db", extra or "")
   return support.sh(cmd)
 end
@@ -288,6 +288,48 @@ describe("kreach generate", function()
     local out, rc = generate(dir, "http://127.0.0.1:9/v1")
     assert.equals(3, rc, out)
     assert.matches("cfg%.lua: unknown field 'temprature'", out)
+  end)
+  it("refuses a model configuration whose values no API takes, or that does not end, naming the file, before any request", function()
+    local dir = support.tmpdir()
+    local cases = {
+      { 'return { model = "m", temperature = 0/0 }', "cfg%.lua: field 'temperature' is %-?nan: a finite number >= 0" },
+      { 'return { model = "m", temperature = -0.5 }', "cfg%.lua: field 'temperature' is %-0%.5: a finite number >= 0" },
+      { 'return { model = "m", max_tokens = 1.5 }', "cfg%.lua: field 'max_tokens' is 1%.5: a positive integer" },
+      { 'return { model = "m", max_tokens = 0 }', "cfg%.lua: field 'max_tokens' is 0: a positive integer" },
+      { 'return { model = "m", top_p = 1.5 }', "cfg%.lua: field 'top_p' is 1%.5" },
+      { 'return { model = "m", price_out = 1/0 }', "cfg%.lua: field 'price_out' is inf" },
+      { 'return { model = "m", price_in = -3 }', "cfg%.lua: field 'price_in' is %-3" },
+      { 'return { model = "m", temperature = "0.2" }', "cfg%.lua: field 'temperature' is a string, not a number" },
+      { 'return { model = "m", extra = { thinking = { budget_tokens = 0/0 } } }', "cfg%.lua: field extra%.thinking%.budget_tokens is %-?nan, not a finite number" },
+      { 'return { model = "m", extra = { f = tostring } }', "cfg%.lua: field extra%.f is a function" },
+      { 'return { model = "m", extra = { max_tokens = 5 } }', "cfg%.lua: field 'extra': 'max_tokens' is a request field kreach sets" },
+      { 'return { model = "m", api_key_env = "A B" }', "cfg%.lua: field 'api_key_env' is A B" },
+      { 'if true then error("no such model") end return {}', "cfg%.lua:1: no such model" },
+      -- a configuration that never ends, or eats the memory, stops at the loader's limits
+      { 'while true do end', "cfg%.lua:1: ran past its step limit" },
+      { 'local t = {} for i = 1, 1e9 do t[i] = ("x"):rep(100) .. i end return t', "cfg%.lua: loading it asked for more than 64 MiB" },
+    }
+    local base, log, stop = serve(dir, { ["/v1/chat/completions"] = { reply("```lua\n" .. GOOD .. "```", "stop", 1, 1) } })
+    for _, c in ipairs(cases) do
+      support.spit(dir .. "/cfg.lua", c[1] .. "\n")
+      local t0 = require("kreach.core").now()
+      local out, rc = generate(dir, base, "--timeout 1")
+      local dt = require("kreach.core").now() - t0
+      assert.equals(3, rc, c[1] .. ": " .. out)
+      assert(out:match(c[2]), c[1] .. ": " .. out)
+      assert.is_nil(out:find("traceback", 1, true), out)
+      assert.is_true(dt < 20, ("%s: %.1f s"):format(c[1], dt))
+    end
+    -- a base URL that is not http or https: libcurl would read the file
+    support.spit(dir .. "/cfg.lua", 'return { model = "m", base_url = "file:///etc/passwd" }\n')
+    local out, rc = support.sh(("cd %q && KREACH_TEST_KEY=k timeout 60 %q generate 19 --model %q --api-key-env KREACH_TEST_KEY --retries 0 --out %q --db %q"):format(
+      dir, KREACH, dir .. "/cfg.lua", dir .. "/out", dir .. "/r.db"))
+    local reqs = log()
+    stop()
+    assert.equals(3, rc, out)
+    assert.matches("cfg%.lua: field 'base_url' %('file:///etc/passwd'%): the scheme 'file' is not http or https", out)
+    assert.is_nil(out:find("root:", 1, true))
+    assert.equals(0, #reqs)
   end)
 end)
 

@@ -69,10 +69,17 @@ return {
   end,
   run = function(args)
     if not args.model then errors.usage("--model is required: a configuration (experiments/models/NAME.lua) or a model id") end
-    if not (args.timeout and args.timeout > 0) then errors.usage("--timeout: a positive number of seconds") end
+    if not (args.timeout and args.timeout > 0 and args.timeout < math.huge) then errors.usage("--timeout: a positive number of seconds") end
+    if args.temperature and not (args.temperature >= 0 and args.temperature < math.huge) then
+      errors.usage("--temperature: a finite number >= 0")
+    end
     if args.no_torch and not args.eval then errors.usage("--no-torch goes with --eval (it changes how the candidates are evaluated here)") end
     local cfg = models.load(args.model)
     local provider = args.provider or cfg.provider or "openai"
+    if args.base_url then
+      local ok, why = providers.check_base_url(args.base_url)
+      if not ok then errors.usage(("--base-url '%s': %s"):format(text.clean(args.base_url, 200), why)) end
+    end
     local base = args.base_url or cfg.base_url or providers.DEFAULT_BASE[provider]
     local format = args.format or cfg.format or "lua"
     local key_env = args.api_key_env or cfg.api_key_env or models.KEY_ENV[provider]

@@ -6,7 +6,14 @@
 --     temperature =, max_tokens =, top_p =, format = "lua" | "python" (the prompt variant),
 --     price_in = USD per million input tokens, price_out = USD per million output tokens,
 --     extra = { field = value } (more request fields: reasoning, thinking...), notes = "..." }
+-- The file runs as a candidate file does (kreach.candidate's sandbox: no io, os or require),
+-- under a step limit and a cap on the Lua heap, and every field is checked here, so that a
+-- configuration that loops, or gives a temperature of 0/0, fails at once naming the file.
 local errors = require "kreach.errors"
+local candidate = require "kreach.candidate"
+local providers = require "kreach.generate.providers"
+local util = require "kreach.core.util"
+local cjson = require "cjson"
 
 local M = {}
 
@@ -15,6 +22,72 @@ local FIELDS = { provider = "string", model = "string", base_url = "string", api
                  price_in = "number", price_out = "number", extra = "table", notes = "string" }
 
 M.KEY_ENV = { openai = "OPENAI_API_KEY", anthropic = "ANTHROPIC_API_KEY" }
+
+-- The most a configuration's loading may run: Lua instructions, and bytes of the Lua heap.
+M.LOAD_STEPS = 10000000
+M.LOAD_HEAP_BYTES = 64 * 1024 * 1024
+
+-- the request fields kreach sets itself, which `extra` may not replace
+local SET_BY_KREACH = { model = true, messages = true, system = true, temperature = true, top_p = true, max_tokens = true }
+
+local function finite(v) return v == v and v ~= math.huge and v ~= -math.huge end
+
+-- `extra` goes into the request's JSON as it is: strings, booleans, finite numbers and tables
+-- of them (keys strings, or an array's), at most 32 levels deep, no table twice
+local function check_json(v, where, depth, seen)
+  local t = type(v)
+  if t == "string" or t == "boolean" then return nil end
+  if t == "number" then return (not finite(v)) and ("%s is %s, not a finite number"):format(where, tostring(v)) or nil end
+  if t ~= "table" then return ("%s is a %s (a request field is a string, a number, a boolean or a table)"):format(where, t) end
+  if depth > 32 then return ("%s: more than 32 levels of tables"):format(where) end
+  if seen[v] then return ("%s: a table that appears twice (or contains itself)"):format(where) end
+  seen[v] = true
+  for k, x in pairs(v) do
+    if type(k) ~= "string" and math.type(k) ~= "integer" then
+      return ("%s has a key that is a %s (keys are strings)"):format(where, type(k))
+    end
+    local why = check_json(x, type(k) == "string" and (where .. "." .. k) or ("%s[%d]"):format(where, k), depth + 1, seen)
+    if why then return why end
+  end
+  return nil
+end
+
+-- the fields' values, beyond their types: a bad one names the file and the field
+local function check_values(c, path)
+  local function bad(field, what)
+    errors.file(path, ("field '%s' is %s: %s"):format(field, tostring(c[field]), what))
+  end
+  if c.model == "" then errors.file(path, "field 'model' is empty (the provider's model id)") end
+  if c.temperature ~= nil and not (finite(c.temperature) and c.temperature >= 0) then bad("temperature", "a finite number >= 0") end
+  if c.top_p ~= nil and not (finite(c.top_p) and c.top_p > 0 and c.top_p <= 1) then bad("top_p", "a number above 0, at most 1") end
+  if c.max_tokens ~= nil then
+    local n = math.tointeger(c.max_tokens)
+    if not (n and n >= 1) then bad("max_tokens", "a positive integer") end
+  end
+  for _, f in ipairs({ "price_in", "price_out" }) do
+    if c[f] ~= nil and not (finite(c[f]) and c[f] >= 0) then bad(f, "a finite number of USD per million tokens, >= 0") end
+  end
+  if c.api_key_env ~= nil and c.api_key_env ~= "none" and not c.api_key_env:match("^[%a_][%w_]*$") then
+    bad("api_key_env", "the name of an environment variable (letters, digits, _), or 'none'")
+  end
+  if c.base_url ~= nil then
+    local ok, why = providers.check_base_url(c.base_url)
+    if not ok then errors.file(path, ("field 'base_url' ('%s'): %s"):format(c.base_url:gsub("%c", "?"), why)) end
+  end
+  if c.extra ~= nil then
+    for k in pairs(c.extra) do
+      if SET_BY_KREACH[k] then
+        errors.file(path, ("field 'extra': '%s' is a request field kreach sets (give it as its own field, or on the command line)"):format(k))
+      end
+    end
+    local why = check_json(c.extra, "extra", 1, {})
+    if not why then
+      local ok, e = pcall(cjson.encode, c.extra)
+      if not ok then why = "extra: " .. tostring(e) end
+    end
+    if why then errors.file(path, "field " .. why) end
+  end
+end
 
 local function file_exists(p)
   local f = io.open(p, "r")
@@ -33,10 +106,20 @@ function M.load(name)
     path = "experiments/models/" .. name .. ".lua"
   end
   if not path then return { model = name, name = name:gsub("[^%w_.%-]", "-") } end
-  local chunk, err = loadfile(path, "t", { math = math, string = string, table = table })
+  local chunk, err = loadfile(path, "t", candidate.environment())
   if not chunk then errors.file(path, err) end
-  local ok, c = pcall(chunk)
-  if not ok then errors.file(path, tostring(c)) end
+  collectgarbage()
+  local before = util.heap_limit(util.heap_used() + M.LOAD_HEAP_BYTES)
+  local ok, c = candidate.run_limited(M.LOAD_STEPS, "@" .. path, chunk)
+  util.heap_limit(before)
+  collectgarbage()
+  if not ok then
+    local msg = tostring(c)
+    if msg:find("not enough memory", 1, true) then
+      msg = ("loading it asked for more than %d MiB"):format(M.LOAD_HEAP_BYTES // 2 ^ 20)
+    end
+    errors.file(path, msg)
+  end
   if type(c) ~= "table" then errors.file(path, "a model configuration returns a table") end
   for k, v in pairs(c) do
     local want = FIELDS[k]
@@ -46,13 +129,14 @@ function M.load(name)
       table.sort(names)
       errors.file(path, ("unknown field '%s' (fields: %s)"):format(tostring(k), table.concat(names, ", ")))
     end
-    if type(v) ~= want then errors.file(path, ("field '%s' is a %s, not a %s"):format(k, want, type(v))) end
+    if type(v) ~= want then errors.file(path, ("field '%s' is a %s, not a %s"):format(k, type(v), want)) end
   end
   if not c.model then errors.file(path, "missing field 'model' (the provider's model id)") end
   if c.provider and c.provider ~= "openai" and c.provider ~= "anthropic" then
     errors.file(path, ("provider '%s': openai or anthropic"):format(c.provider))
   end
   if c.format and c.format ~= "lua" and c.format ~= "python" then errors.file(path, ("format '%s': lua or python"):format(c.format)) end
+  check_values(c, path)
   c.name = (path:match("([^/]+)%.lua$") or c.model):gsub("[^%w_.%-]", "-")
   return c, path
 end

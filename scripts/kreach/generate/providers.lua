@@ -13,6 +13,22 @@ local M = {}
 M.DEFAULT_BASE = { openai = "https://api.openai.com/v1", anthropic = "https://api.anthropic.com" }
 M.ANTHROPIC_VERSION = "2023-06-01"
 
+-- check_base_url(url) -> true, or false and why: an API's base URL is http:// or https:// with
+-- a host (kreach.core.http fetches nothing else; checked before any request so that the error
+-- names the option or the configuration), without spaces or control characters.
+function M.check_base_url(url)
+  if type(url) ~= "string" or url == "" then return false, "an http:// or https:// URL is expected" end
+  if url:find("[%s%c]") then return false, "a URL has no spaces or control characters" end
+  local scheme, rest = url:match("^(%a[%w+.%-]*)://(.*)$")
+  if not scheme then return false, "not a URL: an http:// or https:// URL is expected" end
+  local sl = scheme:lower()
+  if sl ~= "http" and sl ~= "https" then
+    return false, ("the scheme '%s' is not http or https (the only protocols kreach speaks)"):format(scheme)
+  end
+  if rest:match("^[^/?#]*") == "" then return false, "the URL names no host" end
+  return true
+end
+
 local function strip(base) return (base:gsub("/+$", "")) end
 
 -- request(provider, {base =, model =, key =, system =, prompt =, messages =, temperature =,
