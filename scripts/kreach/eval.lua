@@ -68,6 +68,33 @@ end
 
 -- ---- what to evaluate ----
 
+-- manifest_entries(m) -> the number of entries of a decoded manifest (a JSON null among them
+-- is a hole, which the caller names), or nil and why it is not a list.
+local function manifest_entries(m)
+  if type(m) ~= "table" then return nil, ("a JSON %s, not a list"):format(type(m) == "nil" and "null" or type(m)) end
+  local n = 0
+  for k in pairs(m) do
+    if math.type(k) ~= "integer" or k < 1 then return nil, "a JSON object, not a list [{\"file\": ...}, ...]" end
+    if k > n then n = k end
+  end
+  if n == 0 then return nil, "an empty list" end
+  return n
+end
+
+-- manifest_problem(v) -> the problem id an entry's "problem" names (nil when it names none),
+-- or nil and what is wrong with it: a whole number (19, or the string "19"), nothing else.
+local function manifest_problem(v)
+  if v == nil then return nil end
+  local id
+  if math.type(v) == "integer" then id = v
+  elseif type(v) == "string" and v:match("^%d+$") then id = math.tointeger(tonumber(v))
+  elseif math.type(v) == "float" and v == math.floor(v) and v >= 0 and v < 2 ^ 53 then id = math.tointeger(v) end
+  if id and id >= 0 then return id end
+  local shown = type(v) == "string" and ("%q"):format(text.clean(v, 64)) or tostring(v)
+  if type(v) == "table" then shown = "a JSON " .. ((next(v) == nil or v[1] ~= nil) and "list" or "object") end
+  return nil, ("must be a problem id, a whole number such as 19, not %s"):format(shown)
+end
+
 -- The candidate files of the arguments: files as given, directories expanded. A directory with
 -- a manifest.json lists its candidates there: [{ "file": "x.lua", "problem": 19,
 -- "origin": { "model": "...", "sample": 0 } }, ...]; otherwise its files named
@@ -88,19 +115,28 @@ function M.candidate_files(args)
         local mtext, merr = M.file_text(mpath)
         local ok, m = false, merr
         if mtext then ok, m = pcall(json.decode, mtext) end
-        if not ok or type(m) ~= "table" then
-          errors[#errors + 1] = ("%s: not a JSON list of candidates (%s)"):format(mpath, ok and "not a list" or tostring(m))
+        local n, why = manifest_entries(m)
+        if not ok or not n then
+          errors[#errors + 1] = ("%s: not a JSON list of candidates (%s)"):format(mpath,
+            ok and why or text.clean(tostring(m), 1024))
         else
           local inside = fs.resolve(dir)
-          for i, e in ipairs(m) do
-            if type(e) ~= "table" or type(e.file) ~= "string" or e.file == "" then
+          for i = 1, n do
+            local e = m[i]
+            local problem_id, perr
+            if type(e) == "table" then problem_id, perr = manifest_problem(e.problem) end
+            if e == nil then
+              errors[#errors + 1] = ("%s: entry %d is null, not an object {\"file\": ...}"):format(mpath, i)
+            elseif type(e) ~= "table" or type(e.file) ~= "string" or e.file == "" then
               errors[#errors + 1] = ("%s: entry %d has no \"file\""):format(mpath, i)
+            elseif perr then
+              errors[#errors + 1] = ("%s: entry %d: \"problem\" %s"):format(mpath, i, perr)
             else
               local path = dir .. "/" .. e.file
               local invalid = M.check_candidate_file(path, inside)
               -- the name comes from the manifest: shown and stored only cleaned and bounded
               if invalid then path = text.clean(path, 1024) end
-              out[#out + 1] = { path = path, problem = e.problem, origin = type(e.origin) == "table" and e.origin or nil,
+              out[#out + 1] = { path = path, problem = problem_id, origin = type(e.origin) == "table" and e.origin or nil,
                                 invalid = invalid and text.clean(invalid, 2048) or nil }
             end
           end
@@ -145,9 +181,9 @@ function M.plan(target, cand_args)
     if single then
       path = single
     else
-      local id = tonumber(c.problem) or tonumber((c.path:match("([^/]+)$") or ""):match("^(%d+)_"))
+      local id = c.problem or math.tointeger(tonumber((c.path:match("([^/]+)$") or ""):match("^(%d+)_")))
       if not id then
-        skipped[#skipped + 1] = { candidate_path = c.path, why = "the file name does not start with a problem id (<id>_<name>.lua) and no manifest names its problem" }
+        skipped[#skipped + 1] = { candidate_path = c.path, why = ("%s: the file name does not start with a problem id (<id>_<name>.lua) and no manifest names its problem"):format(text.clean(c.path, 1024)) }
       elseif not by_id[id] then
         skipped[#skipped + 1] = { candidate_path = c.path, why = ("problem %d is not in suite %s"):format(id, suite_name) }
       else

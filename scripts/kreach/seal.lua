@@ -47,10 +47,16 @@ function M.parse_size(s)
   local num, unit = tostring(s):upper():match("^%s*(%d+%.?%d*)%s*([KMGT]?)I?B?%s*$")
   local bytes = num and UNITS[unit] and math.floor(tonumber(num) * UNITS[unit])
   if not bytes then return nil, ("'%s' is not a size (such as 8G or 512M)"):format(tostring(s)) end
+  -- the worker takes the limit as a 64-bit integer (setrlimit's rlim_t through Lua): a size
+  -- past it would fail in every worker, so it is refused here, before any starts
+  if not math.tointeger(bytes) or bytes >= 2 ^ 63 then
+    return nil, ("'%s' is too large: a worker's memory limit (--worker-memory) is below 8 EiB (8388608T)")
+      :format(tostring(s))
+  end
   if bytes < M.MIN_MEMORY_BYTES then
     return nil, ("'%s' is too small: at least %s"):format(tostring(s), M.format_size(M.MIN_MEMORY_BYTES))
   end
-  return math.tointeger(bytes) or bytes
+  return math.tointeger(bytes)
 end
 
 function M.format_size(b)

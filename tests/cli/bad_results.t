@@ -28,3 +28,16 @@ $ D=${TMPDIR:-/tmp}/kreach-bad-results-t.$PPID; kreach -e 'local db = require("k
 ~ ^kreach results: .*/nov%.db: not a kreach results database %(schema version 3, but its table evaluations has no column verdict%)$
 ! traceback
 $ rm -rf ${TMPDIR:-/tmp}/kreach-bad-results-t.$PPID
+# --worker-memory past 64 bits: a usage error before any worker starts
+$ kreach lint 19 examples/026_gelu_float4.lua --worker-memory 99999999T
+? 2
+~ ^kreach lint: '99999999T' is too large: a worker's memory limit %(%-%-worker%-memory%) is below 8 EiB %(8388608T%)$
+! traceback
+# a manifest whose problem is not a whole number: named with its entry, nothing evaluated (no GPU needed: planning comes first)
+$ D=${TMPDIR:-/tmp}/kreach-bad-manifest-t.$PPID; rm -rf $D; mkdir -p $D; echo 'return {}' > $D/a.lua; echo '[{"file": "a.lua", "problem": 26.5}, null, {"file": "a.lua", "problem": "twenty-six"}]' > $D/manifest.json; kreach eval kernelbench-l1-repr $D; S=$?; rm -rf $D; exit $S
+? 1
+~ ^kreach eval: skipped: .*/manifest%.json: entry 1: "problem" must be a problem id, a whole number such as 19, not 26%.5$
+~ ^kreach eval: skipped: .*/manifest%.json: entry 2 is null, not an object {"file": %.%.%.}$
+~ ^kreach eval: skipped: .*/manifest%.json: entry 3: "problem" must be a problem id, a whole number such as 19, not "twenty%-six"$
+~ ^kreach eval: nothing to evaluate on kernelbench%-l1%-repr: 3 candidates skipped$
+! traceback

@@ -133,3 +133,72 @@ describe("results list in a terminal", function()
     assert.truthy(s:find("x\\x1b[2K\\x0dok", 1, true), s)
   end)
 end)
+
+describe("a manifest.json that cannot be followed", function()
+  teardown(rm_tmpdirs)
+
+  local function manifest(body)
+    local d = tmpdir()
+    support.spit(d .. "/a.lua", "return {}")
+    support.spit(d .. "/b.lua", "return {}")
+    support.spit(d .. "/manifest.json", body)
+    local files, errs = eval.candidate_files({ d })
+    return files, errs, d .. "/manifest.json"
+  end
+
+  it("names the manifest and the entry of a problem that is not a whole number", function()
+    for _, c in ipairs{ { "26.5", "26.5" }, { "1e300", "1e+300" }, { "NaN", "nan" }, { '"twenty-six"', '"twenty-six"' },
+                        { "-3", "-3" }, { "[19]", "a JSON list" }, { "true", "true" } } do
+      local files, errs, mpath = manifest(('[{"file": "a.lua", "problem": 19}, {"file": "b.lua", "problem": %s}]'):format(c[1]))
+      assert.equals(1, #files, c[1])
+      assert.equals(19, files[1].problem)
+      assert.equals(1, #errs, c[1])
+      assert.truthy(errs[1]:find(mpath .. ': entry 2: "problem" must be a problem id, a whole number such as 19, not ', 1, true), errs[1])
+      assert.truthy(errs[1]:find(c[2], 1, true), errs[1])
+    end
+    -- a whole number written as a string or a float is one
+    local files, errs = manifest('[{"file": "a.lua", "problem": "19"}, {"file": "b.lua", "problem": 26.0}]')
+    assert.same({}, errs)
+    assert.same({ 19, 26 }, { files[1].problem, files[2].problem })
+    assert.equals("integer", math.type(files[2].problem))
+  end)
+
+  it("plans nothing from a bad problem and raises no error (no %d on a float)", function()
+    local d = tmpdir()
+    support.spit(d .. "/a.lua", "return {}")
+    support.spit(d .. "/manifest.json", '[{"file": "a.lua", "problem": 1e300}]')
+    local items, skipped = eval.plan("kernelbench-l1-repr", { d })
+    assert.equals(0, #items)
+    assert.equals(1, #skipped)
+    assert.truthy(skipped[1].why:find("manifest.json: entry 1:", 1, true))
+  end)
+
+  it("says a manifest that is an object, empty, or null is not a list", function()
+    for _, c in ipairs{ { '{"file": "a.lua", "problem": 19}', 'a JSON object, not a list [{"file": ...}, ...]' }, { "[]", "an empty list" },
+                        { "{}", "an empty list" }, { "null", "a JSON null, not a list" }, { "19", "a JSON number, not a list" } } do
+      local files, errs, mpath = manifest(c[1])
+      assert.equals(0, #files)
+      assert.equals(mpath .. ": not a JSON list of candidates (" .. c[2] .. ")", errs[1])
+    end
+  end)
+
+  it("names a null entry instead of stopping there", function()
+    local files, errs, mpath = manifest('[{"file": "a.lua", "problem": 19}, null, {"file": "b.lua", "problem": 20}]')
+    assert.equals(2, #files)
+    assert.equals(20, files[2].problem)
+    assert.same({ mpath .. ': entry 2 is null, not an object {"file": ...}' }, errs)
+  end)
+end)
+
+describe("--worker-memory", function()
+  it("refuses a size that does not fit in 64 bits, naming it", function()
+    for _, s in ipairs{ "99999999T", "8388608T", "9223372036854775808", "1e30" } do
+      local b, err = seal.parse_size(s)
+      assert.is_nil(b, s)
+      assert.truthy(err:find(s, 1, true), err)
+    end
+    assert.equals(8388607 * 1024 ^ 4 // 1, seal.parse_size("8388607T"))
+    assert.equals("integer", math.type(seal.parse_size("8388607T")))
+    assert.equals(8 * 1024 ^ 3 // 1, seal.parse_size("8G"))
+  end)
+end)
