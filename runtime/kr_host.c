@@ -250,6 +250,25 @@ void *kr_host_alloc(size_t bytes) {
 
 void kr_host_free(void *p) { free(p); }
 
+static size_t meminfo(const char *key) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[256];
+    size_t n = strlen(key), kb = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, n) == 0 && line[n] == ':') {
+            unsigned long long v = 0;
+            if (sscanf(line + n + 1, "%llu", &v) == 1) kb = (size_t)v;
+            break;
+        }
+    }
+    fclose(f);
+    return kb * 1024;
+}
+
+size_t kr_host_mem_available(void) { return meminfo("MemAvailable"); }
+size_t kr_host_mem_total(void) { return meminfo("MemTotal"); }
+
 /* ---- entry points ---- */
 
 kr_status kr_host_open(kr_context *ctx, const char *path, void **lib) {

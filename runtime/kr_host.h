@@ -37,6 +37,12 @@ int krh_count_pattern(const void *src, int64_t n, int elem_size, const void *pat
  * cudaMalloc's are; NULL when out of memory. Freed with kr_host_free. */
 void *kr_host_alloc(size_t bytes);
 void kr_host_free(void *p);
+/* The bytes the system could still give (MemAvailable of /proc/meminfo), and its total memory
+ * (MemTotal); 0 when unknown. The host device checks a tensor against them before allocating
+ * it: Linux grants an allocation it cannot back, and the out-of-memory killer then ends a
+ * process when the pages are first written (kreach's, or another's). */
+size_t kr_host_mem_available(void);
+size_t kr_host_mem_total(void);
 
 /* ---- kernels compiled for the CPU ---- */
 

@@ -59,6 +59,27 @@ kr_status kr_tensor_check_alloc(kr_context *ctx, kr_dtype dtype, int ndim, const
     return KR_OK;
 }
 
+/* The host device's tensors: the bytes they hold now (one process, one thread of Lua). */
+static size_t host_live;
+#define HOST_CHECK_BYTES ((size_t)64 << 20)
+
+/* Whether `bytes` more of host-device tensors fit: their total within 90% of the system's
+ * memory, and a large one (64 MiB or more) within what the system can still give less 10% of
+ * its memory; else KR_ERR_NOMEM saying so. The host device is for small sizes. */
+static kr_status host_room(kr_context *ctx, size_t bytes) {
+    size_t total = kr_host_mem_total();
+    if (total == 0) return KR_OK;
+    size_t cap = total / 10 * 9, avail = bytes >= HOST_CHECK_BYTES ? kr_host_mem_available() : 0;
+    size_t keep = total / 10;
+    if (host_live + bytes > cap || (bytes >= HOST_CHECK_BYTES && avail > 0 && bytes + keep > avail))
+        return KR_ERROR(ctx, KR_ERR_NOMEM,
+                        "out of host memory: a tensor of %.3g GB on the host device, beside "
+                        "%.3g GB of its tensors, with %.3g GB available of %.3g GB (the host "
+                        "device runs kreach's CUDA at small sizes: kreach oracle --small, or "
+                        "--size)", bytes / 1e9, host_live / 1e9, avail / 1e9, total / 1e9);
+    return KR_OK;
+}
+
 kr_status kr_tensor_alloc(kr_context *ctx, kr_tensor *t, kr_dtype dtype, int ndim,
                           const int64_t *shape) {
     memset(t, 0, sizeof *t);
@@ -71,6 +92,10 @@ kr_status kr_tensor_alloc(kr_context *ctx, kr_tensor *t, kr_dtype dtype, int ndi
     if (!st) return KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory");
     st->bytes = (size_t)n * es;
     if (kr_context_is_host(ctx)) {
+        if ((s = host_room(ctx, st->bytes)) != KR_OK) {
+            free(st);
+            return s;
+        }
         st->ptr = kr_host_alloc(st->bytes);
         if (!st->ptr) {
             free(st);
@@ -79,6 +104,7 @@ kr_status kr_tensor_alloc(kr_context *ctx, kr_tensor *t, kr_dtype dtype, int ndi
                             (size_t)n * es);
         }
         st->host = 1;
+        host_live += st->bytes;
     } else {
         /* a zero-sized tensor still gets a distinct, valid address */
         cudaError_t e = cudaMalloc(&st->ptr, st->bytes ? st->bytes : 16);
@@ -111,6 +137,7 @@ void kr_tensor_release(kr_tensor *t) {
     /* After a sticky error cudaFree fails too; the memory goes with the process. */
     if (st->host) {
         kr_host_free(st->ptr);
+        host_live -= st->bytes;
     } else if (!kr_context_broken(st->ctx)) {
         if (st->ipc) cudaIpcCloseMemHandle(st->ptr);
         else cudaFree(st->ptr);

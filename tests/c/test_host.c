@@ -131,6 +131,22 @@ static void t_storage(void) {
     CHECK_INT(kr_tensor_open_ipc(ctx, &o, h, 0, KR_U8, 1, sh), KR_ERR_ARG);
     CHECK(!kr_tensor_live(&o));
     kr_tensor_release(&s);
+    /* a tensor the system could not back is refused before it is allocated (Linux would grant
+       it, and the out-of-memory killer would end a process when its pages are written) */
+    size_t total = kr_host_mem_total(), avail = kr_host_mem_available();
+    CHECK(total > 0 && avail > 0 && avail <= total);
+    int64_t big = (int64_t)(total / 10 * 9 / 4 + 1);
+    kr_tensor b;
+    CHECK_INT(kr_tensor_alloc(ctx, &b, KR_F32, 1, &big), KR_ERR_NOMEM);
+    CHECK_CONTAINS(kr_context_errmsg(ctx), "out of host memory: a tensor of");
+    CHECK_CONTAINS(kr_context_errmsg(ctx), "small sizes");
+    CHECK(!kr_tensor_live(&b));
+    /* one that fits is granted, and counts no more once released */
+    int64_t mb64 = 16 << 20;
+    for (int i = 0; i < 3; i++) {
+        CHECK_INT(kr_tensor_alloc(ctx, &b, KR_F32, 1, &mb64), KR_OK);
+        kr_tensor_release(&b);
+    }
 }
 
 static void t_fills(void) {

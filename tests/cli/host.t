@@ -4,6 +4,9 @@
 $ KREACH_DEVICE=host kreach oracle 23 --size batch_size=2 --size dim=8
 ~ ^23_Softmax at f32 %(seed 1%)
 ~ ^  y +relative L2 %d
+$ KREACH_DEVICE=host kreach oracle 19 --size batch_size=100000 --size dim=10000000
+? 2
+~ ^kreach oracle: 19_ReLU at f32 needs about 2%.4e%+04 GB on the host device %(its tensors and their f64 copies%), and .* GB is free: the host device runs at small sizes
 $ KREACH_DEVICE=host kreach check 19 tests/candidates/019_relu.lua --size batch_size=4 --size dim=100
 ? 77
 = kreach: no CUDA device: kreach check needs a GPU; this is the host device (KREACH_DEVICE=host), kreach's CUDA emulation on the CPU: it computes kreach's own operators (kreach oracle, the values check) but runs no candidate and times nothing; unset KREACH_DEVICE (or give --device N) on a machine with a GPU

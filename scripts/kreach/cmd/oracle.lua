@@ -133,12 +133,27 @@ return {
       inst:validate()
       return inst
     end
+    -- On the host device an instance's tensors are host memory, which Linux grants beyond what
+    -- it can back: refused here, before anything is allocated, where its tensors and their f64
+    -- copies would not fit in the free memory.
+    local function host_fits(insts)
+      if not host.active() then return end
+      local free = kreach.device().free_memory_bytes or 0
+      for _, inst in ipairs(insts) do
+        local need = (inst.bytes or 0) * (1 + 8 / kreach.dtype_size(inst.dtype))
+        if free > 0 and need > free then
+          errors.usage(("%s at %s needs about %.3g GB on the host device (its tensors and their f64 copies), and %.3g GB is free: the host device runs at small sizes (--small, or --size)"):format(
+            inst.problem.name, inst.dtype, need / 1e9, free / 1e9))
+        end
+      end
+    end
     local suite
     for _, s in ipairs(problem.suites()) do if s == args.problem then suite = problem.load_suite(s) end end
     if not suite then
       local p = kreach.load_problem(args.problem)
       local inst = instance(p, sizes)
       kreach.require_device()
+      host_fits({ inst })
       if args.torch then return run_torch(args, { inst }, nil) end
         local r = oracle.check(inst, { seed = args.seed, variant = args.variant })
       if args.json then
@@ -158,6 +173,7 @@ return {
       insts[i] = instance(p, own)
     end
     kreach.require_device()
+    host_fits(insts)
     if args.torch then return run_torch(args, insts, suite.name) end
     local ok_n, bad = 0, {}
     for _, inst in ipairs(insts) do
