@@ -142,8 +142,22 @@ function M.run_limited(steps, source, fn, ...)
       every()
     end
   end
+  -- an error value that is not a message (error({}), error()) is said as such, at the
+  -- candidate's line that raised it: never as "table: 0x..." (an address differs from run to run)
+  local function handler(e)
+    if type(e) == "string" or M.is_error(e) then return e end
+    local what = e == nil and "nil" or ("a " .. type(e) .. " value")
+    for level = 2, 64 do
+      local info = debug.getinfo(level, "Sl")
+      if not info then break end
+      if info.source == source then
+        return ("%s:%d: raised %s instead of an error message"):format(source:sub(2), info.currentline, what)
+      end
+    end
+    return ("%s: raised %s instead of an error message"):format(source:sub(2), what)
+  end
   debug.sethook(hook, "", 1000)
-  local res = table.pack(pcall(fn, ...))
+  local res = table.pack(xpcall(fn, handler, ...))
   debug.sethook()
   if tripped then
     return false, ("%s:%s: ran past its step limit (%d Lua instructions)"):format(source:sub(2),
@@ -196,6 +210,10 @@ function M.load_text(text, path, opts)
     fail("invalid", ("%s: %d bytes, more than a candidate may hold (%d)"):format(path, #text, M.MAX_FILE_BYTES))
   end
   local env = M.environment()
+  -- as lua and loadfile read a file: a UTF-8 byte-order mark is skipped, and a first line that
+  -- starts with '#' (#!) is a comment (its line still counts)
+  text = text:gsub("^\239\187\191", "", 1)
+  if text:sub(1, 1) == "#" then text = "--" .. text end
   local chunk, lerr = load(text, "@" .. path, "t", env)
   if not chunk then
     -- a syntax error names the file and line; "attempt to load a binary chunk" names nothing

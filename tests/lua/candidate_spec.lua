@@ -56,6 +56,24 @@ describe("a candidate file", function()
     assert.matches("forward' must be a function defined in the candidate file", with("return { source = '', forward = print or error }"))
     assert.matches("attempt to index a nil value %(global 'os'%)", with("os.execute('true'); return {}"))
     assert.matches("step limit", with("while true do end"))
+    -- an error value that is not a message: said as such at its line, never as an address
+    assert.matches("%.lua:2: raised a table value instead of an error message$", with("local x = 1\nerror({})\nreturn {}"))
+    assert.matches("%.lua:1: raised nil instead of an error message$", with("error(); return {}"))
+    os.remove(tmp)
+  end)
+
+  it("may start with a byte-order mark or a #! line, as a Lua file may; its lines keep their numbers", function()
+    local tmp = support.tmpfile(".lua")
+    local body = "return { source = [[extern \"C\" __global__ void k() {}]],\n forward = function(k) end }\n"
+    for _, head in ipairs({ "\239\187\191", "#!/usr/bin/env kreach\n", "\239\187\191#!/usr/bin/env kreach\n" }) do
+      local f = assert(io.open(tmp, "w")); f:write(head, body); f:close()
+      local c = candidate.load(tmp)
+      assert.equals(head:find("#", 1, true) and 3 or 2, c.line, ("%q"):format(head))
+    end
+    local f = assert(io.open(tmp, "w")); f:write("#!/usr/bin/env kreach\nreturn {\n source = 1 }"); f:close()
+    assert.matches("%.lua: field 'source' must be a string", load_err(tmp))
+    f = assert(io.open(tmp, "w")); f:write("#!/usr/bin/env kreach\nreturn {\n source = }"); f:close()
+    assert.matches("%.lua:3: unexpected symbol", load_err(tmp))
     os.remove(tmp)
   end)
 end)
@@ -101,6 +119,11 @@ describe("the sandbox", function()
     local ok2, v = candidate.run_limited(100000, src, function() return 42 end)
     assert.is_true(ok2)
     assert.equals(42, v)
+    -- forward raising a table: its line, not an address
+    local g = load("return function()\n  error({ 1 })\nend", src)()
+    local ok3, e3 = candidate.run_limited(100000, src, g)
+    assert.is_false(ok3)
+    assert.equals(DIR .. "fake.lua:2: raised a table value instead of an error message", e3)
   end)
 end)
 
