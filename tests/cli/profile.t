@@ -86,6 +86,7 @@ $ d=$(mktemp -d) && kreach profile import tests/data/profile/kineto_small.json -
 = window: 2 of 3 'ProfilerStep' ranges (1 skipped); wall 200.000 us; 8 kernels, 1 memory operations
 = addressable: 25.3% of GPU time, 11.0% of wall time
 ~ GPU time:  S = 1 / %(%(1 %- 0%.0575%) %+ 0%.0575/2%) = 1%.0296
+~ ^read: profile 1 of /.*/r%.db$
 ~ ^kreach profile: no profile 2 in /.*/r%.db$
 $ d=$(mktemp -d) && kreach profile report 1 --db $d/nosuch.db
 ? 3

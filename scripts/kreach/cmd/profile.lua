@@ -75,8 +75,9 @@ local function common(args)
   return o
 end
 
--- Prints a report; `stored` is { id =, db = } when the trace was stored.
-local function emit(rep, args, stored)
+-- Prints a report; `stored` is { id =, db = } when the trace is in a database: stored by this
+-- command (import, run), or read from it (report, where `read` is true).
+local function emit(rep, args, stored, read)
   if stored then rep.stored = stored end
   if args.json then
     io.write(report.json(rep), "\n")
@@ -84,7 +85,10 @@ local function emit(rep, args, stored)
     io.write(report.csv(rep))
   else
     io.write(report.text(rep))
-    if stored then io.write(("stored: profile %s in %s\n"):format(tostring(stored.id), stored.db)) end
+    if stored then
+      io.write(("%s profile %s %s %s\n"):format(read and "read:" or "stored:", tostring(stored.id),
+        read and "of" or "in", stored.db))
+    end
   end
   return 0
 end
@@ -143,7 +147,7 @@ local function report_cmd(args, o)
   if not sel then return fail(serr) end
   local rep, bstatus = build(sel, args, o)
   if not rep then return bstatus end
-  return emit(rep, args, sel.meta and sel.meta.stored)
+  return emit(rep, args, sel.meta and sel.meta.stored, true)
 end
 
 local function run_program(args, o)
