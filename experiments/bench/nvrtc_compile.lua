@@ -1,4 +1,4 @@
--- Benchmark: NVRTC compile of a 50-line kernel, cold (cache off) and from the caches (memory
+-- Benchmark: NVRTC compile of a 49-line kernel, cold (cache off) and from the caches (memory
 -- in this process; disk from a fresh process, timed inside build, so process start-up is not
 -- counted). NVRTC is loaded on first use (kr_nvrtc_api.c): the fresh process loads it before
 -- the build, and that load, a once-per-process cost like opening the device, is reported on its

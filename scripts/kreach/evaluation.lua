@@ -18,7 +18,7 @@ local function measured(t) return t and (t.candidate or t.baseline) or nil end
 -- column: stored in the evaluations table, with these constraints after the type;
 -- joined: read from the problems (p) or candidates (c) row the evaluation refers to;
 -- from: a measurement, taken from a timing worker's result (nil when it has none);
--- brief: in the brief row (eval --json, reports); list: in `results list --json`; csv: in `results export --csv`, under this
+-- brief: in the brief row (eval --json, reports); list: in `results list --json`; csv: in `results export --format csv`, under this
 -- header (true: the field's name), csv_get reading the value when it is not the field itself.
 M.FIELDS = {
   { name = "id", kind = "integer", list = true, column = "INTEGER PRIMARY KEY", brief = true, csv = true },
