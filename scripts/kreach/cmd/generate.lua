@@ -5,7 +5,8 @@
 -- reply (kreach.generate.extract), writes it to --out DIR with a manifest.json that `kreach eval`
 -- reads, and stores every request and reply in the results database, keyed so that a second
 -- identical run makes no request. The API key is read from the environment only and written
--- nowhere. docs/generate.md.
+-- nowhere. Exit 1 when a request got no reply after its retries (what came is kept) or the
+-- first one was refused (400, 401, 403, 404). docs/generate.md.
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
@@ -339,7 +340,8 @@ return {
     db:close()
     local sum = { model = model_name, provider = provider, requests = made, cached = #jobs - made, jobs = #jobs,
                   samples = #convs, turns = args.turns, input_tokens = 0, output_tokens = 0, cost_usd = 0, retries = 0,
-                  candidates = 0, no_code = 0, no_candidate = 0, errors = 0, truncated = 0, judged = 0, correct = 0 }
+                  candidates = 0, no_code = 0, no_candidate = 0, errors = 0, not_asked = 0, truncated = 0, judged = 0,
+                  correct = 0, failed_samples = 0 }
     local latencies = {}
     for _, job in ipairs(jobs) do
       local r = job.row or {}
@@ -351,7 +353,8 @@ return {
       if r.status == "ok" then sum.candidates = sum.candidates + 1
       elseif r.status == "no_code" then sum.no_code = sum.no_code + 1
       elseif r.status == "no_candidate" then sum.no_candidate = sum.no_candidate + 1
-      else sum.errors = sum.errors + 1 end
+      elseif r.status == "error" then sum.errors = sum.errors + 1; job.conv.failed = true
+      else sum.not_asked = sum.not_asked + 1 end -- the run stopped before asking it
       if r.finish == "length" or r.finish == "max_tokens" then sum.truncated = sum.truncated + 1 end
       local cv = job.conv
       cv.unjudged = cv.unjudged or 0
@@ -364,7 +367,9 @@ return {
       local pp = per_problem[cv.inst.problem.name] or { n = 0, c = 0 }
       per_problem[cv.inst.problem.name] = pp
       pp.n = pp.n + 1
-      if (cv.unjudged or 0) == 0 then sum.judged = sum.judged + 1 end
+      -- a sample whose request failed has no verdict: it is neither judged nor incorrect
+      if cv.failed then sum.failed_samples = sum.failed_samples + 1
+      elseif (cv.unjudged or 0) == 0 then sum.judged = sum.judged + 1 end
       if cv.correct then pp.c = pp.c + 1; sum.correct = sum.correct + 1 end
     end
     table.sort(latencies)
@@ -424,6 +429,9 @@ return {
           io.write("kreach eval's figures over the samples (each its best turn):\n")
           for l in evaluation.summary_text(sum.evaluation):gmatch("[^\n]+") do io.write("  ", l, "\n") end
         end
+      elseif sum.failed_samples > 0 then
+        io.write(("correct: not given: %d of %d samples have a request that failed (the same command again asks only those)\n"):format(
+          sum.failed_samples, sum.samples))
       else
         io.write(("correct: not yet judged (%d of %d samples); kreach eval <suite> %s --db %s, then this command again (no request is repeated)\n"):format(
           sum.judged, sum.samples, args.out, db_path))
@@ -431,6 +439,13 @@ return {
     end
     if stopped then
       io.stderr:write("kreach generate: stopped at the first request: ", stopped, "\n")
+      return 1
+    end
+    -- a request that got no reply after its retries fails the run: the replies that came are
+    -- stored and their candidates written, and the same command asks only what failed
+    if sum.errors > 0 then
+      io.stderr:write(("kreach generate: %d of %d requests failed after their retries (transport errors, timeouts, HTTP errors, replies that were not the API's); the replies that came are stored and their candidates written: run the same command again to ask only the failed ones\n"):format(
+        sum.errors, sum.requests))
       return 1
     end
     return 0
