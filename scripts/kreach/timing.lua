@@ -67,6 +67,11 @@ function M.options(over)
   for _, k in ipairs({ "flush_factor", "warmup_s", "settle_rel", "rel_ci", "budget_s", "level", "gate_ms" }) do
     if not (o[k] > 0) then error(("timing: option '%s' must be positive"):format(k), 2) end
   end
+  for _, pair in ipairs({ { "min_samples", "max_samples" }, { "warmup_min", "warmup_max" } }) do
+    local lo, hi = pair[1], pair[2]
+    if o[lo] > o[hi] then error(("timing: %s (%d) is more than %s (%d)"):format(lo, o[lo], hi, o[hi]), 2) end
+  end
+  if o.level >= 1 then error(("timing: option 'level' must be below 1, got %s"):format(tostring(o.level)), 2) end
   if o.flush_factor < 2 and o.mode == "cold" then
     error("timing: flush_factor below 2 does not make a sample cold", 2)
   end

@@ -26,6 +26,9 @@ $ kreach eval 19 tests/candidates/019_relu.lua --timing-sets 0 --db /dev/null
 $ kreach eval 19 tests/candidates/019_relu.lua --min-samples nan --db /dev/null
 ? 2
 = kreach eval: 'nan' is not a positive integer
+$ kreach eval 19 tests/candidates/019_relu.lua --min-samples 100 --max-samples 10 --db /dev/null
+? 2
+= kreach eval: timing: min_samples (100) is more than max_samples (10)
 $ kreach bench 19 --sol-margin=-0.5 --db /dev/null
 ? 2
 = kreach bench: '-0.5' is not a number of 0 or more
