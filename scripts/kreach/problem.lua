@@ -103,6 +103,9 @@ local function parse_call(s, where, table_of, what)
     for a in inner:gmatch("[^,]+") do
       local v = tonumber(a:match("^%s*(.-)%s*$"))
       if not v then problem_error(where, "%s '%s': '%s' is not a number", what, s, a) end
+      if v ~= v or v == math.huge or v == -math.huge then
+        problem_error(where, "%s '%s': '%s' is not a finite number", what, s, a:match("^%s*(.-)%s*$"))
+      end
       args[#args + 1] = v
     end
   end
@@ -312,6 +315,9 @@ local function check_arg(a, i, where0, sizes, names)
     if type(a.value) ~= "number" and type(a.value) ~= "boolean" then
       problem_error(where, "a scalar needs a number value, got %s", type(a.value))
     end
+    if type(a.value) == "number" and (a.value ~= a.value or a.value == math.huge or a.value == -math.huge) then
+      problem_error(where, "a scalar needs a finite value, got %s", tostring(a.value))
+    end
   end
 end
 
@@ -333,6 +339,11 @@ function M.define(def)
     if def[k] == nil then problem_error(where, "missing field '%s'", k) end
   end
   if math.type(def.id) ~= "integer" then problem_error(where, "field 'id' must be an integer") end
+  -- the name names files (kreach export writes <name>.py): letters, digits, '_', '-' and '.',
+  -- not first '.'
+  if not def.name:match("^[%w_%-][%w_.%-]*$") then
+    problem_error(where, "field 'name': '%s' is not a name (letters, digits, '_', '-' and '.', not first '.')", def.name)
+  end
   if not CATEGORIES[def.category] then
     problem_error(where, "field 'category': unknown category '%s'%s", def.category, suggest(def.category, CATEGORIES))
   end
@@ -393,6 +404,23 @@ function Problem:instantiate(opts)
     sizes[k] = v
   end
   local inst = setmetatable({ problem = self, dtype = dtype, sizes = sizes, args = {} }, Instance)
+  -- sizes whose products overflow 64-bit byte counts: the user's mistake (status 2) when the
+  -- user set sizes, else the problem file's
+  local overridden = opts.sizes and next(opts.sizes) ~= nil
+  local function too_large(w, a, shape)
+    local named = {}
+    local list = type(a.shape) == "table" and a.shape or {}
+    for _, s in ipairs(list) do
+      if type(s) == "string" and not named[s] then named[s] = true; named[#named + 1] = ("%s = %d"):format(s, sizes[s]) end
+    end
+    if #named == 0 then
+      for k in pairs(opts.sizes or {}) do named[#named + 1] = ("%s = %d"):format(k, sizes[k]) end
+      table.sort(named)
+    end
+    local raise = overridden and usage_error or problem_error
+    raise(w, "the shape {%s}%s is too large: its size in bytes overflows a 64-bit integer",
+      table.concat(shape, ", "), #named > 0 and (" (" .. table.concat(named, ", ") .. ")") or "")
+  end
   local dsize = tensor.dtype_size
   local bytes = 0
   for i, a in ipairs(def.args) do
@@ -404,10 +432,16 @@ function Problem:instantiate(opts)
     else
       r.shape = resolve_shape(a.shape, sizes, w)
       r.dtype = a.dtype or dtype
-      local n = 1
-      for _, s in ipairs(r.shape) do n = n * s end
+      local n, esize = 1, dsize(r.dtype)
+      for _, s in ipairs(r.shape) do
+        if s ~= 0 and n > math.maxinteger // s then n = nil; break end
+        n = n * s
+      end
+      if not n or (esize ~= 0 and n > math.maxinteger // esize) or n * esize > math.maxinteger - bytes then
+        too_large(w, a, r.shape)
+      end
       r.numel = n
-      r.nbytes = n * dsize(r.dtype)
+      r.nbytes = n * esize
       bytes = bytes + r.nbytes
       if a.kind == "input" then
         r.dist = input_dist(a, sizes, w)
@@ -421,7 +455,10 @@ function Problem:instantiate(opts)
   local function call(f, what, ...)
     local ok, v = xpcall(f, in_file(self.path), ...)
     if not ok then problem_error(where, "field '%s' failed: %s", what, errors.message(v)) end
-    if type(v) ~= "number" or v < 0 then problem_error(where, "field '%s' returned %s, not a non-negative number", what, tostring(v)) end
+    if type(v) ~= "number" or not (v >= 0 and v < math.huge) then
+      problem_error(self.path and (self.path .. ": " .. where) or where,
+        "field '%s' returned %s, not a finite non-negative number", what, tostring(v))
+    end
     return v
   end
   inst.flops = call(def.flops, "flops", sizes, dtype)

@@ -151,3 +151,80 @@ describe("a suite file", function()
     end)
   end)
 end)
+
+describe("a problem's sizes", function()
+  local dir = support.tmpdir()
+  local two_d = variant('kreach.input%("x", { "n" }%), kreach.output%("y", { "n" }%)',
+    'kreach.input("x", { "m", "n" }), kreach.output("y", { "m", "n" })'):gsub("sizes = { n = 8 }", "sizes = { m = 4, n = 8 }")
+
+  it("whose bytes overflow 64 bits are a usage error naming the tensor and the sizes", function()
+    local p = problem.load(write(dir, "big.lua", two_d))
+    local err = user_error(p.instantiate, p, { sizes = { n = 1 << 61 } })
+    assert.equals(2, err.status)
+    assert.equals("problem 't': input 'x': the shape {4, 2305843009213693952} (m = 4, n = 2305843009213693952) is too large: its size in bytes overflows a 64-bit integer", err.msg)
+    -- the element count fits, its bytes do not
+    err = user_error(p.instantiate, p, { sizes = { m = 1, n = math.maxinteger // 2 } })
+    assert.matches("input 'x': the shape {1, %d+} %(m = 1, n = %d+%) is too large", err.msg)
+    -- every tensor fits, their total does not
+    err = user_error(p.instantiate, p, { sizes = { m = 1, n = math.maxinteger // 4 // 2 + 1 } })
+    assert.matches("output 'y': the shape {1, %d+} %(m = 1, n = %d+%) is too large", err.msg)
+    assert.equals(8 * 4 * 4 * 2, p:instantiate().bytes)
+  end)
+
+  it("whose defaults overflow are the problem file's error", function()
+    local p = problem.load(write(dir, "big2.lua", two_d:gsub("m = 4", "m = 4611686018427387904")))
+    local err = user_error(p.instantiate, p)
+    assert.equals(3, err.status)
+    assert.matches("input 'x': the shape {4611686018427387904, 8} %(m = 4611686018427387904, n = 8%) is too large", err.msg)
+  end)
+end)
+
+describe("a problem's numbers", function()
+  local dir = support.tmpdir()
+
+  it("from bytes and flops must be finite", function()
+    local p = problem.load(write(dir, "huge.lua", variant("flops = function%(s%) return s%.n end,",
+      "flops = function(s) return s.n end, bytes = function() return math.huge end,")))
+    local err = user_error(p.instantiate, p)
+    assert.equals(3, err.status)
+    assert.matches("huge%.lua: problem 't': field 'bytes' returned inf, not a finite non%-negative number", err.msg)
+    p = problem.load(write(dir, "nan.lua", variant("return s%.n end", "return 0/0 end")))
+    err = user_error(p.instantiate, p)
+    assert.matches("nan%.lua: problem 't': field 'flops' returned %-?nan, not a finite non%-negative number", err.msg)
+    p = problem.load(write(dir, "frac.lua", variant("flops = function%(s%) return s%.n end,",
+      "flops = function(s) return s.n end, bytes = function() return 2.5 end,")))
+    assert.equals(2.5, p:instantiate().bytes)
+  end)
+
+  it("in scalars, distributions and init rules must be finite", function()
+    local function scalar(v)
+      return variant('kreach.output%("y", { "n" }%)', ('kreach.scalar("t", %s), kreach.output("y", { "n" })'):format(v))
+        :gsub("function%(ops, x, y%)", "function(ops, x, t, y)")
+    end
+    assert.is_true(problem.load(write(dir, "s.lua", scalar("0.5"))):instantiate():validate())
+    local err = user_error(problem.load, write(dir, "s_nan.lua", scalar("0/0")))
+    assert.equals(3, err.status)
+    assert.matches("s_nan%.lua: problem 't': field 'args': scalar 't': a scalar needs a finite value, got %-?nan", err.msg)
+    assert.matches("a scalar needs a finite value, got %-inf", user_error(problem.load, write(dir, "s_inf.lua", scalar("-math.huge"))).msg)
+    err = user_error(problem.load, write(dir, "d.lua",
+      variant('kreach.input%("x", { "n" }%)', 'kreach.input("x", { "n" }, { dist = "uniform(0, 1e999)" })')))
+    assert.matches("d%.lua: problem 't': field 'args': input 'x': dist: distribution 'uniform%(0, 1e999%)': '1e999' is not a finite number", err.msg)
+    err = user_error(problem.load, write(dir, "i.lua",
+      variant('kreach.output%("y", { "n" }%)', 'kreach.param("w", { "n" }, { init = "normal(0, -1e400)" }), kreach.output("y", { "n" })')))
+    assert.matches("param 'w': init: init rule 'normal%(0, %-1e400%)': '%-1e400' is not a finite number", err.msg)
+  end)
+end)
+
+describe("a problem's name", function()
+  local dir = support.tmpdir()
+  local function named(name) return variant('name = "t"', ('name = %q'):format(name)) end
+
+  it("is a file name", function()
+    assert.equals("v2.a-b_1", problem.load(write(dir, "ok.lua", named("v2.a-b_1"))).name)
+    for _, bad in ipairs({ "../../../../tmp/evil", "a/b", ".hidden", "..", "", "a b", "a\nb" }) do
+      local err = user_error(problem.load, write(dir, "bad.lua", named(bad)))
+      assert.equals(3, err.status)
+      assert.matches("bad%.lua: problem '.*': field 'name': '.*' is not a name", err.msg)
+    end
+  end)
+end)

@@ -29,11 +29,23 @@ return {
       local ok, err = lfs.mkdir(args.output)
       if not ok then errors.failed("cannot create the directory %s: %s", args.output, err) end
     end
+    local written = {} -- file name -> the problem file it was exported from
     for _, f in ipairs(files) do
       local p = problem.load(f)
       local inst = p:instantiate{ dtype = args.dtype }
       inst:validate()
-      local path = ("%s/%s.py"):format(args.output, p.name)
+      -- only into the output directory (kreach.problem refuses a name that is not a file name;
+      -- this keeps the export there whatever the name)
+      local base = tostring(p.name):match("[^/]*$")
+      if base == "" or base:sub(1, 1) == "." then
+        errors.load("%s: the problem's name '%s' is not a file name", f, tostring(p.name))
+      end
+      if written[base] then
+        errors.load("%s: problem '%s' has the name of %s, exported already (two problems of one suite share a name)",
+          f, p.name, written[base])
+      end
+      written[base] = f
+      local path = ("%s/%s.py"):format(args.output, base)
       -- written whole or not at all (a temporary renamed into place)
       local out, oerr, ostatus = output.open(path)
       if not out then errors.raise(ostatus, ("cannot write %s: %s"):format(path, tostring(oerr))) end

@@ -55,8 +55,10 @@ return {
           table.concat(a.shape, ", "), a.nbytes / 1e9, extra))
       end
     end
-    io.write(("\nbytes (compulsory traffic): %d (%.3f GB)\nflops: %.6g\narithmetic intensity: %.3g flop/byte\n"):format(
-      inst.bytes, inst.bytes / 1e9, inst.flops, inst.flops / math.max(inst.bytes, 1)))
+    -- bytes is a whole count unless the problem's bytes function returned a fraction
+    local bytes = math.tointeger(inst.bytes) and ("%d"):format(inst.bytes) or ("%.0f"):format(inst.bytes)
+    io.write(("\nbytes (compulsory traffic): %s (%.3f GB)\nflops: %.6g\narithmetic intensity: %.3g flop/byte\n"):format(
+      bytes, inst.bytes / 1e9, inst.flops, inst.flops / math.max(inst.bytes, 1)))
     io.write("\nPyTorch:\n", p.def.torch.model)
     if p.def.torch.init then io.write("init: ", p.def.torch.init, "\n") end
     return 0
