@@ -904,17 +904,16 @@ local function file_env(what, strict)
   os_copy.exit = function()
     error(("a %s file may not call os.exit"):format(what), 2)
   end
-  local mt = { __index = function(_, k)
-    if k == "os" then return os_copy end
-    if k == "_G" then return env end
-    return _G[k]
-  end }
+  -- tables, not an __index function: globals are read in a problem's reference and flops too
+  local base = setmetatable({ os = os_copy }, { __index = _G })
+  local mt = { __index = base }
   if strict then
     mt.__newindex = function(_, k)
       error(("assignment to undeclared global '%s'"):format(tostring(k)), 2)
     end
   end
   env = setmetatable({}, mt)
+  base._G = env
   return env
 end
 
