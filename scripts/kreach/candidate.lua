@@ -104,6 +104,42 @@ local function copy_lib(lib, drop)
   return t
 end
 
+-- Lua's pattern matching backtracks: a pattern with q repetitions (`*`, `+`, `-`) tried at each
+-- of n start positions can take about n^(q+1) steps (n^q anchored with `^`) inside one C call,
+-- where no step limit reaches (a hostile reply's ("a"):rep(20000):find(".-.-.-b") runs for
+-- hours). So while candidate code runs, find, match, gmatch and gsub called from that code
+-- refuse a call whose bound is above M.PATTERN_STEPS (about 5 s at worst); a plain
+-- find and patterns without repetitions are free, and the harness's own calls are not checked.
+M.PATTERN_STEPS = 1e9
+local sgsub, sgmatch, sbyte = string.gsub, string.gmatch, string.byte -- the unguarded ones
+local function repetitions(p)
+  local q = 0
+  local bare = sgsub(sgsub(p, "%%.", "x"), "%[%^?%]?[^%]]*%]", "x")
+  for _ in sgmatch(bare, "[%*%+%-]") do q = q + 1 end
+  return q, sbyte(p, 1) == 94 -- "^": anchored
+end
+local sandboxed -- the source ("@path") of the candidate code running now, or nil
+local function guard(name)
+  local f = string[name]
+  return function(s, p, ...)
+    if sandboxed and type(p) == "string" and (type(s) == "string" or type(s) == "number")
+       and not (name == "find" and select(2, ...)) then -- a plain find is linear
+      local info = debug.getinfo(2, "S")
+      if info and info.source == sandboxed then
+        local n, q, anchored = #tostring(s), repetitions(p)
+        local e = q + (anchored and 0 or 1)
+        if q > 0 and n ^ e > M.PATTERN_STEPS then
+          error(("string.%s: a pattern with %d repetition%s over %d bytes could take %.3g steps (more than %.3g): match a shorter string or a simpler pattern"):format(
+            name, q, q == 1 and "" or "s", n, n ^ e, M.PATTERN_STEPS), 2)
+        end
+      end
+    end
+    return f(s, p, ...)
+  end
+end
+local SANDBOX_STRING = copy_lib(string, { dump = true })
+for _, name in ipairs({ "find", "match", "gmatch", "gsub" }) do SANDBOX_STRING[name] = guard(name) end
+
 -- A fresh environment: only what a forward function needs to compute launch configurations.
 -- No io, os, debug, load, require, package, collectgarbage, coroutine (a coroutine would run
 -- outside the step limit), pcall (it could swallow the step limit), metatables (finalizers
@@ -112,7 +148,7 @@ function M.environment()
   local env = {}
   for _, k in ipairs(SAFE_BASE) do env[k] = _G[k] end
   env.math = copy_lib(math, { random = true, randomseed = true })
-  env.string = copy_lib(string, { dump = true })
+  env.string = copy_lib(SANDBOX_STRING)
   env.table = copy_lib(table)
   env.utf8 = copy_lib(utf8)
   env._G = env
@@ -156,9 +192,15 @@ function M.run_limited(steps, source, fn, ...)
     end
     return ("%s: raised %s instead of an error message"):format(source:sub(2), what)
   end
+  -- a string's methods (("x"):find) are the string metatable's, shared by the process: the
+  -- sandbox's guarded ones while fn runs
+  local smt = getmetatable("")
+  local sindex, outer = smt.__index, sandboxed
+  smt.__index, sandboxed = SANDBOX_STRING, source
   debug.sethook(hook, "", 1000)
   local res = table.pack(xpcall(fn, handler, ...))
   debug.sethook()
+  smt.__index, sandboxed = sindex, outer
   if tripped then
     return false, ("%s:%s: ran past its step limit (%d Lua instructions)"):format(source:sub(2),
       tostring(where or "?"), steps)

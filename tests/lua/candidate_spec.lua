@@ -119,6 +119,33 @@ describe("the sandbox", function()
     local ok2, v = candidate.run_limited(100000, src, function() return 42 end)
     assert.is_true(ok2)
     assert.equals(42, v)
+    -- a pattern that backtracks for hours inside one C call, where no step limit reaches:
+    -- refused up front, as a method and through the string table; ordinary patterns run
+    local env = candidate.environment()
+    local runaway = load('local s = ("a"):rep(20000)\nlocal r = s:find(".-.-.-b")\nreturn r', src, "t", env)
+    local okp, ep = candidate.run_limited(100000, src, runaway)
+    assert.is_false(okp)
+    assert.equals(DIR .. "fake.lua:2: string.find: a pattern with 3 repetitions over 20000 bytes could take 1.6e+17 steps (more than 1e+09): match a shorter string or a simpler pattern", ep)
+    okp, ep = candidate.run_limited(100000, src, load('local r = string.gsub(("ab"):rep(60000), "a.-b", "") return r', src, "t", env))
+    assert.is_false(okp)
+    assert.matches("string%.gsub: a pattern with 1 repetition over 120000 bytes could take 1%.44e%+10 steps", ep)
+    local fine = load([[
+local src = ("  TILE x  "):rep(100)
+local a = #src:match("^%s*(.-)%s*$")
+local b = select(2, (src:rep(1000)):gsub("TILE", "16"))
+local c = ("a"):rep(100000):find("a.-b", 1, true)
+return a, b, c]], src, "t", env)
+    local okf, a, b, c = candidate.run_limited(1e7, src, fine)
+    assert.is_true(okf, a)
+    assert.same({ 996, 100000 }, { a, b })
+    assert.is_nil(c)
+    -- the harness's own calls, and the process's string methods afterwards, are not guarded
+    local harness = function() return select(2, string.gsub(("ab"):rep(60000), "a.-b", "")) end
+    local okh, nh = candidate.run_limited(1e7, src, function() return harness() end)
+    assert.is_true(okh, nh)
+    assert.equals(60000, nh)
+    assert.is_nil(("a"):rep(10):find(".-.-.-b"))
+    assert.equals(string.find, getmetatable("").__index.find)
     -- forward raising a table: its line, not an address
     local g = load("return function()\n  error({ 1 })\nend", src)()
     local ok3, e3 = candidate.run_limited(100000, src, g)
