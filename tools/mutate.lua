@@ -198,6 +198,12 @@ root = absroot:gsub("%s+$", "")
 local bin = kreach.executable()
 local tmp = assert(output.tmpdir())
 local function say(fmt, ...) if not as_json then io.stderr:write(fmt:format(...)) end end
+-- stops with status 2 and a message, leaving no temporary directory behind
+local function stop(fmt, ...)
+  io.stderr:write("mutate: ", fmt:format(...), "\n")
+  output.remove_tree(tmp)
+  os.exit(2)
+end
 
 -- run one mutant's tests against the Lua directory `luadir` (or, for a C test, compile against
 -- the sources given) -> caught (true when some test failed), the output's tail, seconds
@@ -239,8 +245,7 @@ for _, m in ipairs(list) do
     if m.ctest then srcs = {}; for i, s in ipairs(m.ctest.srcs) do srcs[i] = root .. "/" .. s end end
     local failed, tail = run_tests(m, baseline_dir, srcs)
     if failed ~= false then
-      io.stderr:write(("mutate: the tests of %s fail on the unmutated code; fix them first:\n%s\n"):format(m.id, tostring(tail)))
-      os.exit(2)
+      stop("the tests of %s fail on the unmutated code; fix them first:\n%s", m.id, tostring(tail))
     end
   end
 end
@@ -251,12 +256,10 @@ for _, m in ipairs(list) do
   local s, e
   if src then s, e = src:find(m.old, 1, true) end
   if not s then
-    io.stderr:write(("mutate: %s: '%s' is no longer in %s; update the mutant\n"):format(m.id, m.old, m.file))
-    os.exit(2)
+    stop("%s: '%s' is no longer in %s; update the mutant", m.id, m.old, m.file)
   end
   if src:find(m.old, e + 1, true) then
-    io.stderr:write(("mutate: %s: '%s' is in %s more than once; make it unique\n"):format(m.id, m.old, m.file))
-    os.exit(2)
+    stop("%s: '%s' is in %s more than once; make it unique", m.id, m.old, m.file)
   end
   local mutated = src:sub(1, s - 1) .. m.new .. src:sub(e + 1)
   local dir = tmp .. "/" .. m.id
@@ -279,8 +282,7 @@ for _, m in ipairs(list) do
     caught, tail, secs = run_tests(m, dir, nil)
   end
   if caught == nil then
-    io.stderr:write(("mutate: %s: %s\n"):format(m.id, tail))
-    os.exit(2)
+    stop("%s: %s", m.id, tail)
   end
   if not caught then survived = survived + 1 end
   results[#results + 1] = { id = m.id, what = m.what, file = m.file, caught = caught, seconds = secs,
