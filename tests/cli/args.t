@@ -61,6 +61,10 @@ $ d=$(mktemp -d) && printf 'return kreach.problem{ name = \n' > "$d/broken.lua" 
 ~ broken%.lua:2:
 # eval says what it will evaluate; with nothing to evaluate (every candidate skipped) it says
 # so and exits 1, before it needs a GPU or touches the database.
+$ kreach check 19 tests/candidates/nosuch.lua
+? 1
+= tests/candidates/nosuch.lua on 19_ReLU at f32
+= verdict: invalid_candidate (tests/candidates/nosuch.lua: cannot read the candidate: No such file or directory)
 $ d=$(mktemp -d) && kreach eval 19 $d/nosuch.lua --db $d/r.db; s=$?; ls $d | wc -l; rm -rf $d; exit $s
 ? 1
 ~ ^kreach eval: skipped: .*nosuch%.lua: no such file or directory$

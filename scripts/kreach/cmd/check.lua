@@ -1,6 +1,7 @@
 -- kreach check <problem> <candidate.lua>: runs the correctness protocol (docs/correctness.md)
 -- on one candidate in a worker process and prints the verdict and every trial's metrics.
 -- Exit status 0 for `correct`, 1 for any other verdict.
+local candidate = require "kreach.candidate"
 local check = require "kreach.check"
 local cli = require "kreach.cli"
 local device = require "kreach.device"
@@ -13,6 +14,7 @@ local problem = require "kreach.problem"
 local protocol = require "kreach.protocol"
 local seal = require "kreach.seal"
 local text = require "kreach.text"
+local verdict = require "kreach.verdict"
 local worker = require "kreach.worker"
 
 local function fmt(x)
@@ -96,12 +98,19 @@ return {
       if args.json then io.write(json.encode(res), "\n") else print_report(res) end
       return res.verdict.verdict == "correct" and 0 or 1
     end
-    -- a KernelBench-format candidate: its static lint first (no GPU needed to refuse it)
+    -- a KernelBench-format candidate: its static lint first (no GPU needed to refuse it); a
+    -- file that cannot be read (missing, a directory, too large) is refused without a GPU too
     local python
     if kbcandidate.is_python(args.candidate) then
       local lv = kbcandidate.lint(args.candidate, inst.problem)
       if lv then
         return report({ problem = inst.problem.name, dtype = inst.dtype, candidate = args.candidate, verdict = lv, trials = {} })
+      end
+    else
+      local readable, rerr = candidate.read(args.candidate)
+      if not readable then
+        return report({ problem = inst.problem.name, dtype = inst.dtype, candidate = args.candidate,
+                        verdict = verdict.new("invalid_candidate", rerr), trials = {} })
       end
     end
     device.require("kreach check")
