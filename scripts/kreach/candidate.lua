@@ -104,33 +104,42 @@ local function copy_lib(lib, drop)
   return t
 end
 
--- Lua's pattern matching backtracks: a pattern with q repetitions (`*`, `+`, `-`) tried at each
--- of n start positions can take about n^(q+1) steps (n^q anchored with `^`) inside one C call,
--- where no step limit reaches (a hostile reply's ("a"):rep(20000):find(".-.-.-b") runs for
--- hours). So while candidate code runs, find, match, gmatch and gsub called from that code
--- refuse a call whose bound is above M.PATTERN_STEPS (about 5 s at worst); a plain
--- find and patterns without repetitions are free, and the harness's own calls are not checked.
+-- Lua's pattern matching backtracks: a pattern with q repetitions (`*`, `+`, `-`, `?`, `%b`)
+-- tried at each of n start positions can take about n^(q+1) steps (n^q anchored with `^`)
+-- inside one C call, where no step limit reaches (a hostile reply's
+-- ("a"):rep(20000):find(".-.-.-b") runs for hours); a pattern without repetitions, or a plain
+-- find, compares it at each position: about n * m steps for a pattern of m bytes. So while
+-- candidate code runs, find, match, gmatch and gsub refuse a call whose bound is above
+-- M.PATTERN_STEPS (about 5 s at worst) when candidate code makes it: directly, by a tail call,
+-- or through a C function (a callback of table.sort or gsub). The harness's own calls from Lua
+-- are not checked.
 M.PATTERN_STEPS = 1e9
 local sgsub, sgmatch, sbyte = string.gsub, string.gmatch, string.byte -- the unguarded ones
 local function repetitions(p)
   local q = 0
-  local bare = sgsub(sgsub(p, "%%.", "x"), "%[%^?%]?[^%]]*%]", "x")
-  for _ in sgmatch(bare, "[%*%+%-]") do q = q + 1 end
+  local bare = sgsub(sgsub(sgsub(p, "%%b..", "*"), "%%.", "x"), "%[%^?%]?[^%]]*%]", "x")
+  for _ in sgmatch(bare, "[%*%+%-%?]") do q = q + 1 end
   return q, sbyte(p, 1) == 94 -- "^": anchored
 end
 local sandboxed -- the source ("@path") of the candidate code running now, or nil
 local function guard(name)
   local f = string[name]
   return function(s, p, ...)
-    if sandboxed and type(p) == "string" and (type(s) == "string" or type(s) == "number")
-       and not (name == "find" and select(2, ...)) then -- a plain find is linear
-      local info = debug.getinfo(2, "S")
-      if info and info.source == sandboxed then
-        local n, q, anchored = #tostring(s), repetitions(p)
-        local e = q + (anchored and 0 or 1)
-        if q > 0 and n ^ e > M.PATTERN_STEPS then
-          error(("string.%s: a pattern with %d repetition%s over %d bytes could take %.3g steps (more than %.3g): match a shorter string or a simpler pattern"):format(
-            name, q, q == 1 and "" or "s", n, n ^ e, M.PATTERN_STEPS), 2)
+    if sandboxed and type(p) == "string" and (type(s) == "string" or type(s) == "number") then
+      local caller = debug.getinfo(2, "S")
+      if not caller or caller.source == sandboxed or caller.what == "C" or debug.getinfo(1, "t").istailcall then
+        local n, m = #tostring(s), #p
+        local steps, q, anchored
+        if name == "find" and select(2, ...) then
+          q, steps = 0, n * m -- plain
+        else
+          q, anchored = repetitions(p)
+          steps = q > 0 and n ^ (q + (anchored and 0 or 1)) or (anchored and m or n * m)
+        end
+        if steps > M.PATTERN_STEPS then
+          error(("string.%s: %s over %d bytes could take %.3g steps (more than %.3g): match a shorter string or a simpler pattern"):format(
+            name, q > 0 and ("a pattern with %d repetition%s"):format(q, q == 1 and "" or "s") or ("a pattern of %d bytes"):format(m),
+            n, steps, M.PATTERN_STEPS), 2)
         end
       end
     end

@@ -129,6 +129,20 @@ describe("the sandbox", function()
     okp, ep = candidate.run_limited(100000, src, load('local r = string.gsub(("ab"):rep(60000), "a.-b", "") return r', src, "t", env))
     assert.is_false(okp)
     assert.matches("string%.gsub: a pattern with 1 repetition over 120000 bytes could take 1%.44e%+10 steps", ep)
+    -- nor through a tail call, a C function's callback, `?` or `%b`, or a long plain find
+    for _, code in ipairs({
+      'local s = ("a"):rep(600); return s:find(".-.-.-b")',
+      'local s = ("a"):rep(300); table.sort({ ".-.-.-b", s }, string.find)',
+      'local x = ("a"):rep(26):match("^" .. ("a?"):rep(26) .. ("a"):rep(26))',
+      'local x = ("("):rep(100000):find("%b()")',
+      'local x = ("a"):rep(800000):find(("a"):rep(400000) .. "b", 1, true)',
+    }) do
+      local t0 = os.clock()
+      okp, ep = candidate.run_limited(1e7, src, load(code, src, "t", env))
+      assert.is_false(okp, code)
+      assert.matches("string%.%a+: a pattern .* could take .* steps %(more than 1e%+09%)", ep)
+      assert.is_true(os.clock() - t0 < 1, code)
+    end
     local fine = load([[
 local src = ("  TILE x  "):rep(100)
 local a = #src:match("^%s*(.-)%s*$")
