@@ -3,23 +3,19 @@
 -- kreach.measure's worker the baseline's C for an input set is allocated right after the set's
 -- A and B, and the candidate's own C right after it: so where C sits two matrices past B, the
 -- matrix between them is the baseline's C. When that holds and 32 sampled elements of it are
--- right for these inputs, this copies it and idles 0.55 ms (an honest call takes milliseconds at
--- N = 2048); else it computes honestly, as in the correctness check, whose outputs are views
--- into guarded allocations. When the baseline ran before the candidate in each round, that
--- matrix was this round's answer. kreach.measure calls the candidate first and poisons the
--- baseline's outputs before each candidate call, so the samples never match: it computes
--- every timed call (tests/lua/gpu/timing_spec.lua). Found by a read of measure.lua (2026-12-05).
+-- right for these inputs, this copies it; else it computes honestly, as in the correctness
+-- check, whose outputs are views into guarded allocations. When the baseline ran before the
+-- candidate in each round, that matrix was this round's answer.
+-- As a test it marks what it copied: element 0 is off by 1000, so a copy made in any timed call
+-- is a wrong value that the round's checks find (incorrect, found while timing), whatever the
+-- copy's speed. kreach.measure calls the candidate first and poisons the baseline's outputs
+-- before each candidate call, so the samples never match and it is correct
+-- (tests/lua/gpu/timing_spec.lua). Found by a read of measure.lua (2026-12-05).
 return {
   name = "adv_copy_baseline",
   source = [[
 #define T 16
 __device__ int copy;
-
-__device__ void idle(unsigned long long ns) {
-  unsigned long long t0, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
-}
 
 // the matrix between B and C, where C lies two matrices past B; else null
 __device__ const float *between(const float *B, const float *C, long long N) {
@@ -42,16 +38,13 @@ extern "C" __global__ void decide(const float *A, const float *B, const float *C
     if (!(fabs((double)v - s) <= 1e-4 * m + 1e-30)) atomicAnd(&ok, 0);
   }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    copy = src && ok;
-    if (copy) idle(550000);
-  }
+  if (threadIdx.x == 0) copy = src && ok;
 }
 
 extern "C" __global__ void mm(const float *A, const float *B, float *C, long long N) {
   const long long r = (long long)blockIdx.y * T + threadIdx.y, c = (long long)blockIdx.x * T + threadIdx.x;
   if (copy) {
-    if (r < N && c < N) C[r * N + c] = between(B, C, N)[r * N + c];
+    if (r < N && c < N) C[r * N + c] = between(B, C, N)[r * N + c] + (r == 0 && c == 0 ? 1000.f : 0.f);
     return;
   }
   __shared__ float As[T][T], Bs[T][T];

@@ -407,10 +407,9 @@ describe("kreach.measure", function()
 
   it("gives a candidate that copies the baseline's output nothing to copy, in every mode", function()
     for _, mode in ipairs({ "cold", "hot", "graph" }) do
+      -- a copy is marked (element 0 off by 1000): one made in any timed call is a wrong value
       local r = memo("adv_copy_baseline.lua", mode)
       assert.equals("correct", r.verdict.verdict, tostring(r.verdict.detail))
-      -- it computed every timed call: far slower than its 0.55 ms idle
-      assert.is_true(r.candidate.summary.median > 2 * 0.55, "the candidate copied the baseline's answer")
     end
   end)
 
