@@ -67,9 +67,16 @@ function M.options(over)
   for _, k in ipairs({ "flush_factor", "warmup_s", "settle_rel", "rel_ci", "budget_s", "level", "gate_ms" }) do
     if not (o[k] > 0) then error(("timing: option '%s' must be positive"):format(k), 2) end
   end
+  -- a bound given alone moves the other's default with it (--max-samples 5: at most 5, so at
+  -- least 5); both given the wrong way round is an error
   for _, pair in ipairs({ { "min_samples", "max_samples" }, { "warmup_min", "warmup_max" } }) do
     local lo, hi = pair[1], pair[2]
-    if o[lo] > o[hi] then error(("timing: %s (%d) is more than %s (%d)"):format(lo, o[lo], hi, o[hi]), 2) end
+    if o[lo] > o[hi] then
+      local given = over or {}
+      if given[lo] == nil then o[lo] = o[hi]
+      elseif given[hi] == nil then o[hi] = o[lo]
+      else error(("timing: %s (%d) is more than %s (%d)"):format(lo, o[lo], hi, o[hi]), 2) end
+    end
   end
   if o.level >= 1 then error(("timing: option 'level' must be below 1, got %s"):format(tostring(o.level)), 2) end
   if o.flush_factor < 2 and o.mode == "cold" then

@@ -27,6 +27,12 @@ describe("kreach.timing options", function()
     assert.has_error(function() timing.options{ min_samples = 100, max_samples = 10 } end, "timing: min_samples (100) is more than max_samples (10)")
     assert.has_error(function() timing.options{ warmup_min = 50, warmup_max = 20 } end, "timing: warmup_min (50) is more than warmup_max (20)")
     assert.has_error(function() timing.options{ level = 1 } end, "timing: option 'level' must be below 1, got 1")
+    -- a bound given alone moves the other's default
+    local o5 = timing.options{ max_samples = 5 }
+    assert.same({ 5, 5 }, { o5.min_samples, o5.max_samples })
+    local o20k = timing.options{ min_samples = 20000 }
+    assert.same({ 20000, 20000 }, { o20k.min_samples, o20k.max_samples })
+    assert.equals(2, timing.options{ warmup_max = 2 }.warmup_min)
     -- a hot measurement does not flush, so the factor does not matter there
     assert.equals(1, timing.options{ mode = "hot", flush_factor = 1 }.flush_factor)
   end)
