@@ -89,7 +89,7 @@ template <typename T> static bool kr_fits(const kr_harg &a, const char *name, in
   } else if constexpr (std::is_same_v<T, bool>) {
     const bool whole = a.kind == 3 || a.kind == 1 || (a.kind == 2 && (a.d == 0 || a.d == 1));
     if (!whole || (a.kind == 1 && a.i != 0 && a.i != 1)) KR_NO("a boolean or 0 or 1 expected");
-  } else if constexpr (std::is_integral_v<T>) {
+  } else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) {
     if (a.kind == 0 || a.kind == 3) KR_NO("integer expected, got %s", kr_kind(a));
     long long x = a.i;
     if (a.kind == 2) {
@@ -97,12 +97,11 @@ template <typename T> static bool kr_fits(const kr_harg &a, const char *name, in
         KR_NO("%.17g is not an integer", a.d);
       x = (long long)a.d;
     }
-    constexpr long long lo = (long long)std::numeric_limits<T>::min();
-    constexpr long long hi = std::numeric_limits<T>::max() > (unsigned long long)LLONG_MAX
-                                 ? LLONG_MAX : (long long)std::numeric_limits<T>::max();
+    using I = typename std::conditional_t<std::is_enum_v<T>, std::underlying_type<T>, std::type_identity<T>>::type;
+    constexpr long long lo = (long long)std::numeric_limits<I>::min();
+    constexpr long long hi = std::numeric_limits<I>::max() > (unsigned long long)LLONG_MAX
+                                 ? LLONG_MAX : (long long)std::numeric_limits<I>::max();
     if (x < lo || x > hi) KR_NO("%lld is out of range", x);
-  } else if constexpr (std::is_enum_v<T>) {
-    if (a.kind != 1) KR_NO("integer expected, got %s", kr_kind(a));
   } else {
     if (a.kind != 1 && a.kind != 2) KR_NO("number expected, got %s", kr_kind(a));
   }

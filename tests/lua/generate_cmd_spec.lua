@@ -326,7 +326,7 @@ describe("kreach generate", function()
   it("refuses a model configuration whose values no API takes, or that does not end, naming the file, before any request", function()
     local dir = support.tmpdir()
     local cases = {
-      { 'return { model = "m", temperature = 0/0 }', "cfg%.lua: field 'temperature' is %-?nan: a finite number >= 0" },
+      { 'return { model = "m", temperature = 0/0 }', "cfg%.lua: field 'temperature' is NaN: a finite number >= 0" },
       { 'return { model = "m", temperature = -0.5 }', "cfg%.lua: field 'temperature' is %-0%.5: a finite number >= 0" },
       { 'return { model = "m", max_tokens = 1.5 }', "cfg%.lua: field 'max_tokens' is 1%.5: a positive integer" },
       { 'return { model = "m", max_tokens = 0 }', "cfg%.lua: field 'max_tokens' is 0: a positive integer" },
@@ -334,7 +334,7 @@ describe("kreach generate", function()
       { 'return { model = "m", price_out = 1/0 }', "cfg%.lua: field 'price_out' is inf" },
       { 'return { model = "m", price_in = -3 }', "cfg%.lua: field 'price_in' is %-3" },
       { 'return { model = "m", temperature = "0.2" }', "cfg%.lua: field 'temperature' is a string, not a number" },
-      { 'return { model = "m", extra = { thinking = { budget_tokens = 0/0 } } }', "cfg%.lua: field extra%.thinking%.budget_tokens is %-?nan, not a finite number" },
+      { 'return { model = "m", extra = { thinking = { budget_tokens = 0/0 } } }', "cfg%.lua: field extra%.thinking%.budget_tokens is NaN, not a finite number" },
       { 'return { model = "m", extra = { f = tostring } }', "cfg%.lua: field extra%.f is a function" },
       { 'return { model = "m", extra = { max_tokens = 5 } }', "cfg%.lua: field 'extra': 'max_tokens' is a request field kreach sets" },
       { 'return { model = "m", api_key_env = "A B" }', "cfg%.lua: field 'api_key_env' is A B" },

@@ -20,6 +20,8 @@ extern "C" __global__ void put_int(int *y, int v) { y[0] = v; }
 extern "C" __global__ void put_u32(int *y, unsigned v) { y[0] = (int)v; }
 extern "C" __global__ void put_float(float *y, float v) { y[0] = v; }
 extern "C" __global__ void put_flag(int *y, bool v) { y[0] = v ? 7 : 3; }
+enum Mode : unsigned char { OFF = 0, ON = 200 };
+extern "C" __global__ void put_mode(int *y, Mode m) { y[0] = (int)m; }
 extern "C" __global__ void bytes(void *p, long long n) { for (long long i = 0; i < n; i++) ((char *)p)[i] = 1; }
 extern "C" __global__ void chars(char *p) { p[0] = 2; }
 extern "C" __global__ void vec4(float4 *p) { p[0] = make_float4(1, 2, 3, 4); }
@@ -44,6 +46,8 @@ describe("a launch on the host device", function()
     assert.same({ -1 }, i:to_table())
     k.put_flag{ grid = 1, block = 1 }(i, true)
     assert.same({ 7 }, i:to_table())
+    k.put_mode{ grid = 1, block = 1 }(i, 200.0) -- an enum takes an integer, or an integral float
+    assert.same({ 200 }, i:to_table())
     local f = kreach.zeros({ 1 })
     k.put_float{ grid = 1, block = 1 }(f, 3) -- an integer for a float
     assert.same({ 3 }, f:to_table())
@@ -71,6 +75,8 @@ describe("a launch on the host device", function()
       "kernel 'put_int' argument 2: 2.5 is not an integer" },
     { "an int out of range", function() k.put_int{ grid = 1, block = 1 }(i, 1 << 40) end,
       "kernel 'put_int' argument 2: 1099511627776 is out of range" },
+    { "an enum out of its type's range", function() k.put_mode{ grid = 1, block = 1 }(i, 256) end,
+      "kernel 'put_mode' argument 2: 256 is out of range" },
     { "a negative unsigned", function() k.put_u32{ grid = 1, block = 1 }(i, -1) end,
       "kernel 'put_u32' argument 2: -1 is out of range" },
     { "a tensor for an int", function() k.put_int{ grid = 1, block = 1 }(i, i) end,

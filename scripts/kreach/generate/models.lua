@@ -37,7 +37,7 @@ local function finite(v) return v == v and v ~= math.huge and v ~= -math.huge en
 local function check_json(v, where, depth, seen)
   local t = type(v)
   if t == "string" or t == "boolean" then return nil end
-  if t == "number" then return (not finite(v)) and ("%s is %s, not a finite number"):format(where, tostring(v)) or nil end
+  if t == "number" then return (not finite(v)) and ("%s is %s, not a finite number"):format(where, v ~= v and "NaN" or tostring(v)) or nil end
   if t ~= "table" then return ("%s is a %s (a request field is a string, a number, a boolean or a table)"):format(where, t) end
   if depth > 32 then return ("%s: more than 32 levels of tables"):format(where) end
   if seen[v] then return ("%s: a table that appears twice (or contains itself)"):format(where) end
@@ -55,7 +55,8 @@ end
 -- the fields' values, beyond their types: a bad one names the file and the field
 local function check_values(c, path)
   local function bad(field, what)
-    errors.file(path, ("field '%s' is %s: %s"):format(field, tostring(c[field]), what))
+    local v = c[field]
+    errors.file(path, ("field '%s' is %s: %s"):format(field, v ~= v and "NaN" or tostring(v), what))
   end
   if c.model == "" then errors.file(path, "field 'model' is empty (the provider's model id)") end
   if c.temperature ~= nil and not (finite(c.temperature) and c.temperature >= 0) then bad("temperature", "a finite number >= 0") end
