@@ -6,17 +6,7 @@ local problem = require "kreach.problem"
 local errors = require "kreach.errors"
 local support = require "support"
 
-local GOOD = [[
-local kreach = require "kreach"
-return kreach.problem{
-  id = 1, name = "t", suite = "test", category = "activation", description = "d",
-  sizes = { n = 8 },
-  args = { kreach.input("x", { "n" }), kreach.output("y", { "n" }) },
-  reference = function(ops, x, y) ops.relu(x, y) end,
-  flops = function(s) return s.n end,
-  torch = { model = "class Model: pass" },
-}
-]]
+local GOOD = support.GOOD_PROBLEM
 
 local function write(dir, name, text)
   local path = dir .. "/" .. name

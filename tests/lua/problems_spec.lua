@@ -117,17 +117,7 @@ end)
 
 describe("a malformed problem file", function()
   local dir = tmpdir()
-  local GOOD = [[
-local kreach = require "kreach"
-return kreach.problem{
-  id = 1, name = "t", suite = "test", category = "activation", description = "d",
-  sizes = { n = 8 },
-  args = { kreach.input("x", { "n" }), kreach.output("y", { "n" }) },
-  reference = function(ops, x, y) ops.relu(x, y) end,
-  flops = function(s) return s.n end,
-  torch = { model = "class Model: pass" },
-}
-]]
+  local GOOD = support.GOOD_PROBLEM
   local function variant(from, to)
     local text, n = GOOD:gsub(from, to)
     assert(n == 1, "pattern not found: " .. from)

@@ -97,6 +97,20 @@ end
 
 -- ---- random specs and the CPU emulation of kernels (kreach.emulate) ----
 
+-- A minimal valid problem file's text (ReLU on 8 elements), for specs that break it one field
+-- at a time.
+M.GOOD_PROBLEM = [[
+local kreach = require "kreach"
+return kreach.problem{
+  id = 1, name = "t", suite = "test", category = "activation", description = "d",
+  sizes = { n = 8 },
+  args = { kreach.input("x", { "n" }), kreach.output("y", { "n" }) },
+  reference = function(ops, x, y) ops.relu(x, y) end,
+  flops = function(s) return s.n end,
+  torch = { model = "class Model: pass" },
+}
+]]
+
 -- seed(name) -> the spec's seed: $KREACH_SEED, else the time; printed with how to repeat it.
 function M.seed(name)
   local seed = tonumber(os.getenv("KREACH_SEED")) or os.time() % 100000
