@@ -8,11 +8,7 @@ local support = require "support"
 
 local GOOD = support.GOOD_PROBLEM
 
-local function write(dir, name, text)
-  local path = dir .. "/" .. name
-  support.spit(path, text)
-  return path
-end
+local write = support.write
 
 local function variant(from, to)
   local text, n = GOOD:gsub(from, to)

@@ -17,11 +17,7 @@ end
 local support = require "support"
 local tmpdir = support.tmpdir
 
-local function write(dir, name, text)
-  local path = dir .. "/" .. name
-  support.spit(path, text)
-  return path
-end
+local write = support.write
 
 local function load_error(path)
   local ok, err = pcall(problem.load, path)

@@ -86,6 +86,13 @@ function M.spit(path, s)
   f:close()
 end
 
+-- write(dir, name, text) -> dir/name, written with text
+function M.write(dir, name, text)
+  local path = dir .. "/" .. name
+  M.spit(path, text)
+  return path
+end
+
 -- sh(cmd) -> the output of a shell line (its standard error merged) and its exit status.
 function M.sh(cmd)
   local f = io.popen(cmd .. ' 2>&1; echo "rc=$?"')
