@@ -202,6 +202,20 @@ end
 
 -- ---- one evaluation ----
 
+-- draw_salt() -> a whole number in [2^40, 2^41) from /dev/urandom: added to the seeds of the
+-- timed calls' inputs (kreach.measure), so that a candidate cannot know them in advance (the
+-- trials' seeds are --seed's, and a candidate that memorised answers to the trials' inputs
+-- would be found while timing). Not part of the evaluation's key: an evaluation's inputs are a
+-- random draw, stored with it (sets.draw_salt).
+function M.draw_salt()
+  local f = assert(io.open("/dev/urandom", "rb"))
+  local b = f:read(5)
+  f:close()
+  local n = 0
+  for i = 1, 5 do n = n * 256 + b:byte(i) end
+  return (1 << 40) + n
+end
+
 local function worker_spec(item, o, extra)
   local spec = { problem = item.problem_path, candidate = item.candidate_path, dtype = o.dtype, sizes = o.sizes }
   for k, v in pairs(extra or {}) do spec[k] = v end
@@ -242,7 +256,8 @@ function M.evaluate(item, o, ctx)
   if v.verdict == "correct" then
     status("timing")
     local spec = worker_spec(item, o, { policy = o.policy, timing = o.timing, measure = o.measure,
-                                        calibration = ctx.calibration, pytorch = o.pytorch, python = py })
+                                        calibration = ctx.calibration, pytorch = o.pytorch, python = py,
+                                        draw_salt = o.random_draws and M.draw_salt() or nil })
     local r, tfailed = worker.run(protocol.argv("time", spec), { timeout_s = o.timeout_s, memory_bytes = o.memory_bytes,
                                                                  timeouts = protocol.timeouts("time", spec, o.timeout_s) })
     if not r then
@@ -352,7 +367,9 @@ function M.run(o)
   log(("%d candidate%s to evaluate on %s%s"):format(#items, #items == 1 and "" or "s", o.target,
     #skipped > 0 and (" (%d skipped)"):format(#skipped) or ""))
   local eo = { dtype = conf.dtype, sizes = conf.sizes, policy = conf.policy, timing = conf.timing,
-               measure = conf.measure, pytorch = conf.pytorch, timeout_s = o.timeout_s, memory_bytes = o.memory_bytes, log = log }
+               measure = conf.measure, pytorch = conf.pytorch, timeout_s = o.timeout_s, memory_bytes = o.memory_bytes, log = log,
+               -- the timed calls' inputs from an unpredictable seed, unless --timing-seed gave one
+               random_draws = not (o.measure and o.measure.seed) }
   -- KernelBench-format candidates run in the Python worker: its interpreter, found once (not
   -- part of the configuration's hash: where python3 lives does not change a verdict)
   for _, it in ipairs(items) do

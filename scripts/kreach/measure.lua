@@ -194,7 +194,8 @@ end
 -- kreach.timing options, policy = kreach.check policy overrides (thresholds of the checks),
 -- measure = overrides of M.DEFAULTS, calibration = a stored calibration (or nil: no speed of
 -- light), phase = function(name), arch = NVRTC arch, pytorch = { session = a kreach.pytorch
--- session, compile = bool } (PyTorch timed beside the baseline: eager, and compiled).
+-- session, compile = bool } (PyTorch timed beside the baseline: eager, and compiled),
+-- draw_salt = a number added to the timed inputs' seeds (kreach.eval.draw_salt; result.sets.draw_salt).
 -- result: { verdict (the candidate's, after timing; nil for a baseline alone), timing = the
 -- kreach.timing result, baseline = {summary, samples, sol}, candidate = {...}, speedup,
 -- sets = {requested, used, per_set_bytes, fallback}, checks = {first, last, doubted, rounds,
@@ -243,11 +244,14 @@ function M.time(inst, opts)
   local plan = M.plan_sets(inst, mo, cand ~= nil or is_py, core.device().free_memory_bytes, session ~= nil)
   res.sets = plan
   if plan.fallback then res.warnings[#res.warnings + 1] = plan.fallback end
-  -- every draw takes the next seed: never a correctness trial's (those are seed*7919 + t)
+  -- every draw takes the next seed: never a correctness trial's (those are seed*7919 + t);
+  -- opts.draw_salt (kreach.eval.draw_salt: 2^40 or more) makes them unpredictable
   local draws = 0
+  local salt = math.tointeger(opts.draw_salt) or 0
+  if salt ~= 0 then plan.draw_salt = salt end
   local function next_seed()
     draws = draws + 1
-    return mo.seed * 7919 + 104729 + draws
+    return mo.seed * 7919 + 104729 + salt + draws
   end
   -- sets[k] = { vals = the baseline's arguments (inputs, parameters, scalars, its outputs),
   --             cvals = the candidate's (the same inputs, outputs of its own), th = per-output

@@ -18,7 +18,7 @@ M.JOBS = { lint = true, check = true, time = true, calibrate = true }
 local FIELDS = {
   problem = "string", candidate = "string", dtype = "string", sizes = "table", arch = "string",
   policy = "table", timing = "table", measure = "table", calibration = "table", options = "table",
-  pytorch = "table", python = "table",
+  pytorch = "table", python = "table", draw_salt = "number",
 }
 local REQUIRED = {
   lint = { "problem", "candidate" }, check = { "problem", "candidate" }, time = { "problem" },
@@ -53,7 +53,8 @@ end
 -- (kreach.measure.options'), calibration = (this device's, for time), options = (calibrate's),
 -- pytorch = { python =, compile = bool, cudnn_tf32 = bool } (time: PyTorch timed beside),
 -- python = { python =, dirs = } (a KernelBench-format candidate: the interpreter that runs it
--- and the directories its seal lets it read, kreach.pytorch.find's) }.
+-- and the directories its seal lets it read, kreach.pytorch.find's), draw_salt = (time: added
+-- to the timed inputs' seeds, kreach.eval.draw_salt) }.
 -- Raises on a spec that check refuses: the harness built it.
 function M.argv(job, spec)
   spec = spec or {}

@@ -28,6 +28,19 @@ describe("canonical JSON", function()
   end)
 end)
 
+describe("the timed inputs' salt", function()
+  it("is a whole number of 2^40 or more, below 2^41, new each time", function()
+    local seen = {}
+    for _ = 1, 20 do
+      local s = ev.draw_salt()
+      assert.equals("integer", math.type(s))
+      assert.is_true(s >= 1 << 40 and s < 1 << 41)
+      assert.is_nil(seen[s])
+      seen[s] = true
+    end
+  end)
+end)
+
 describe("candidate files", function()
   it("takes <id>_<name>.lua files of a directory in name order, and nothing else", function()
     local d = tmpdir()

@@ -134,6 +134,13 @@ describe("a worker", function()
     assert.has_error(function() protocol.argv("time", { problem = "19", sizes = { dim = 0 } }) end,
       "worker spec: size 'dim' must be a positive integer")
     assert.is_nil((protocol.decode_spec("time", "{not json")))
+    -- the timed inputs' salt (kreach.eval.draw_salt) crosses exactly
+    local salt = require("kreach.eval").draw_salt()
+    local sspec = assert(protocol.decode_spec("time", protocol.argv("time", { problem = "19", draw_salt = salt })[4]))
+    assert.equals(salt, sspec.draw_salt)
+    assert.equals("integer", math.type(sspec.draw_salt))
+    assert.has_error(function() protocol.argv("time", { problem = "19", draw_salt = "7" }) end,
+      "worker spec: field 'draw_salt' must be a number, got string")
     -- a worker given a bad spec says so and exits 2 before any setup
     local r, v = worker.run({ bin, "worker", "time", '{"problem": 19}' })
     assert.is_nil(r)

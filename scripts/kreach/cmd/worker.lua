@@ -102,7 +102,7 @@ return {
     if args.job == "time" then
       local res = measure.time(inst, {
         candidate = spec.candidate, policy = spec.policy, timing = spec.timing, measure = spec.measure,
-        calibration = spec.calibration, phase = worker.phase, arch = spec.arch, python = py,
+        calibration = spec.calibration, phase = worker.phase, arch = spec.arch, python = py, draw_salt = spec.draw_salt,
         pytorch = torch_session and spec.pytorch and { session = torch_session, compile = spec.pytorch.compile } or nil })
       if py then res.python = res.python or {}; res.python.seal = py.seal_record end
       if torch_session then torch_session:close() end
