@@ -13,13 +13,19 @@ $ kreach profile report nosuch-trace.json
 $ kreach profile report nosuch-trace.json --db nosuch.db
 ? 3
 = kreach profile: nosuch-trace.json: No such file or directory
+$ kreach profile import /dev/zero --format kineto --no-store
+? 3
+= kreach profile: /dev/zero: not a regular file (a char device): a trace is read from a file
+$ d=$(mktemp -d) && mkfifo $d/pipe && kreach profile import $d/pipe --no-store
+? 3
+~ ^kreach profile: /.*/pipe: not a regular file %(a named pipe%): a trace is read from a file$
 $ d=$(mktemp -d) && kreach profile import $d --no-store
 ? 3
-~ ^kreach profile: /.*: Is a directory$
+~ ^kreach profile: /.*: not a regular file %(a directory%): a trace is read from a file$
 ! %.lua:%d+:
 $ d=$(mktemp -d) && kreach profile report $d --format kineto
 ? 3
-~ ^kreach profile: /.*: Is a directory$
+~ ^kreach profile: /.*: not a regular file %(a directory%): a trace is read from a file$
 ! %.lua:%d+:
 $ d=$(mktemp -d) && echo hello > $d/notes.txt && kreach profile import $d/notes.txt --no-store
 ? 3

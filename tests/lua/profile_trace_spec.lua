@@ -120,6 +120,14 @@ describe("kreach.profile.trace", function()
       r, err = trace.read(p, { format = "kineto" })
       assert.is_nil(r)
       assert.matches(":1: not a Chrome trace", err)
+      -- the reader takes NaN and Infinity: times that are not finite, or absurd, are refused
+      for _, c in ipairs({ { '"ts": NaN, "dur": 2', "'ts' is NaN" }, { '"ts": 1, "dur": NaN', "'dur' is NaN" },
+                           { '"ts": 1, "dur": Infinity', "'dur' is inf" }, { '"ts": 1e300, "dur": 2', "'ts' is 1e%+300" },
+                           { '"ts": 1, "dur": 1e20', "'dur' is 1e%+20, not a duration in microseconds %(finite, at most a day%)" } }) do
+        r, err = trace.read(tmpfile('{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", ' .. c[1] .. '}]}'))
+        assert.is_nil(r, c[1])
+        assert.matches("traceEvents%[1%] %(kernel 'k'%): " .. c[2], err)
+      end
     end)
 
     it("reads older traces (category Kernel, absolute microseconds) and bare event arrays", function()

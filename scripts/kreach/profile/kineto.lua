@@ -16,6 +16,8 @@ local M = {}
 local int = shape.int
 
 local function ns(us) return int(us * 1000) end
+local TS_LIMIT_US = 2 ^ 62 / 1000 -- an event's start, so that start + duration stay integers in ns
+local DUR_LIMIT_US = 86400e6      -- a day: no kernel, copy or range of a trace lasts longer
 
 local function line_of(text, pos)
   local line = 1
@@ -76,7 +78,10 @@ function M.read(path, opts)
       end
       if type(ev.ts) ~= "number" then return bad("no numeric 'ts'") end
       if type(ev.dur) ~= "number" then return bad("no numeric 'dur'") end
+      -- the reader takes NaN and Infinity: times are finite, and in nanoseconds fit 63 bits
+      if not (math.abs(ev.ts) < TS_LIMIT_US) then return bad(("'ts' is %s, not a time in microseconds (finite, below %.3g)"):format(ev.ts ~= ev.ts and "NaN" or tostring(ev.ts), TS_LIMIT_US)) end
       if ev.dur < 0 then return bad("a negative 'dur'") end
+      if not (ev.dur <= DUR_LIMIT_US) then return bad(("'dur' is %s, not a duration in microseconds (finite, at most a day)"):format(ev.dur ~= ev.dur and "NaN" or tostring(ev.dur))) end
       if type(ev.name) ~= "string" then return bad("no 'name'") end
       local s = ns(ev.ts)
       local e = s + ns(ev.dur)

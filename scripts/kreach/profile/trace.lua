@@ -14,6 +14,7 @@
 --
 -- The readers of the other formats require kreach.profile.shape, not this module, so there is no
 -- require cycle: this module requires them to dispatch on a file's format.
+local lfs = require "lfs"
 local cjson_safe = require "cjson.safe"
 local shape = require "kreach.profile.shape"
 local kineto = require "kreach.profile.kineto"
@@ -244,6 +245,12 @@ end
 -- (read_kreach); an unknown format raises.
 function M.read(path, opts)
   opts = opts or {}
+  -- a pipe would be read twice (the format's guess, then the reader) and block; a device such
+  -- as /dev/zero never ends
+  local mode = lfs.attributes(path, "mode")
+  if mode and mode ~= "file" then
+    return nil, ("%s: not a regular file (a %s): a trace is read from a file"):format(path, mode)
+  end
   local format = opts.format or "auto"
   if format == "auto" then
     local f, err = M.detect(path)
