@@ -129,6 +129,16 @@ describe("kreach.profile.classify", function()
     assert.is_nil(r)
     assert.matches("bad pattern", err)
     os.remove(p)
+    -- read whole: Lua itself reads a pattern only as far as a match gets (find("", "v[") is nil)
+    for _, c in ipairs({ { "v[", "a set without its ']'" }, { "gemm%", "it ends with '%%'" }, { "(x", "a '%(' without its '%)'" },
+                         { "x%b(", "'%%b' needs two characters" }, { "%fx", "'%%f' needs a set" } }) do
+      local ok, e = pcall(classify.check, { { id = "r", family = "gemm", kernel = { c[1] } } })
+      assert.is_false(ok, c[1])
+      assert.matches("rule 1 %('r'%): 'kernel' has a bad pattern .* %(" .. c[2], e)
+    end
+    for _, good in ipairs({ "[%]]", "[]]", "[^]a]", "%f[%w]gemm", "%b()", "^sm90_.*gemm" }) do
+      assert.is_true((pcall(classify.check, { { id = "r", family = "gemm", kernel = { good } } })), good)
+    end
     r, err = classify.load("/nonexistent/rules.lua")
     assert.is_nil(r)
     assert.matches("/nonexistent/rules.lua", err)

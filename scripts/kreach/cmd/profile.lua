@@ -120,14 +120,16 @@ local function import(args, o)
   if not t then return status end
   local sel, err = run.select(t, selection(args, o))
   if not sel then return fail(err) end
+  -- the report first: a trace whose report cannot be made (a rule that fails on its kernels'
+  -- names) is not stored
+  local rep, bstatus = build(sel, args, o)
+  if not rep then return bstatus end
   local stored
   if o.store then
     local id, serr, kind = run.store(sel, o.db)
     if not id then return fail(serr, status_of(kind)) end
     stored = { id = id, db = o.db }
   end
-  local rep, bstatus = build(sel, args, o)
-  if not rep then return bstatus end
   return emit(rep, args, stored)
 end
 

@@ -168,6 +168,49 @@ end
 
 -- ---- classifiers ----
 
+-- pattern_error(p) -> why Lua pattern p is malformed, or nil. Lua reads a pattern only as far as
+-- a match gets (string.find("", "v[") does not fail), so a rule's pattern is read whole here:
+-- a '%' at the end, a set without its ']', %b without its two characters, %f without a set,
+-- captures that do not balance.
+local function pattern_error(p)
+  local i, n, depth = 1, #p, 0
+  while i <= n do
+    local c = p:sub(i, i)
+    if c == "%" then
+      local d = p:sub(i + 1, i + 1)
+      if d == "" then return "it ends with '%'" end
+      if d == "b" then
+        if i + 3 > n then return "'%b' needs two characters" end
+        i = i + 4
+      elseif d == "f" then
+        if p:sub(i + 2, i + 2) ~= "[" then return "'%f' needs a set ('[...]')" end
+        i = i + 2
+      else
+        i = i + 2
+      end
+    elseif c == "[" then
+      local j = i + 1
+      if p:sub(j, j) == "^" then j = j + 1 end
+      if p:sub(j, j) == "]" then j = j + 1 end -- a ']' first is itself
+      while true do
+        if j > n then return "a set without its ']'" end
+        local e = p:sub(j, j)
+        if e == "%" then j = j + 2 elseif e == "]" then break else j = j + 1 end
+      end
+      i = j + 1
+    elseif c == "(" then
+      depth, i = depth + 1, i + 1
+    elseif c == ")" then
+      depth, i = depth - 1, i + 1
+      if depth < 0 then return "a ')' without its '('" end
+    else
+      i = i + 1
+    end
+  end
+  if depth > 0 then return "a '(' without its ')'" end
+  return nil
+end
+
 local function check_rules(rules)
   if type(rules) ~= "table" then error("rules: table expected, got " .. type(rules), 3) end
   for i, r in ipairs(rules) do
@@ -185,8 +228,9 @@ local function check_rules(rules)
       if ps ~= nil then
         if type(ps) ~= "table" then error(("%s: '%s' must be a list of patterns"):format(where, field), 3) end
         for _, p in ipairs(ps) do
-          if type(p) ~= "string" or not pcall(string.find, "", p) then
-            error(("%s: '%s' has a bad pattern %s"):format(where, field, tostring(p)), 3)
+          local why = type(p) ~= "string" and "not a string" or pattern_error(p)
+          if why then
+            error(("%s: '%s' has a bad pattern %s (%s)"):format(where, field, tostring(p), why), 3)
           end
         end
       end
