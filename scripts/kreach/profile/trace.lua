@@ -56,11 +56,25 @@ end
 local function str(v) if type(v) == "string" then return v end end
 local function num(v) if type(v) == "number" then return int(v) end end
 
-local function interval(obj, line, what)
-  local s, e = exact_int(line, "start"), exact_int(line, "end")
+-- The exact value of an integer field of the record: the line's digits, read where the decoded
+-- object agrees (a key of a nested object, or a key given twice, could be the first match)
+local function exact_field(obj, line, key)
+  local v, d = exact_int(line, key), obj[key]
+  if v == nil or type(d) ~= "number" or math.abs(d - v) > math.max(1, math.abs(d)) * 2 ^ -50 then return nil end
+  return v
+end
+
+-- A record's start and end: integers, in order, and (a timed record) not before the header's
+-- start_ns, which the library reads from CUPTI's clock before any record (docs/profiling-inject.md)
+local function interval(obj, line, what, t)
+  local s, e = exact_field(obj, line, "start"), exact_field(obj, line, "end")
   if not s then return nil, ("%s without an integer 'start'"):format(what) end
   if not e then return nil, ("%s without an integer 'end'"):format(what) end
   if e < s then return nil, ("%s ends (%d) before it starts (%d)"):format(what, e, s) end
+  local t0 = t.meta.header and t.meta.header.start_ns
+  if t0 and s < t0 and not (s == 0 and e == 0) then
+    return nil, ("%s starts (%d) before the trace does (the header's start_ns, %d)"):format(what, s, t0)
+  end
   return s, e
 end
 
@@ -76,7 +90,7 @@ local function untimed(t, s, e)
 end
 
 function RECORD.kernel(t, obj, line)
-  local s, e = interval(obj, line, "kernel")
+  local s, e = interval(obj, line, "kernel", t)
   if not s then return nil, e end
   local name = str(obj.name) or str(obj.mangled)
   if not name then return nil, "kernel without a 'name'" end
@@ -92,7 +106,7 @@ end
 
 local function memop(kind)
   return function(t, obj, line)
-    local s, e = interval(obj, line, kind)
+    local s, e = interval(obj, line, kind, t)
     if not s then return nil, e end
     t.counts[kind .. "s"] = t.counts[kind .. "s"] + 1
     if untimed(t, s, e) then return true end
@@ -108,7 +122,7 @@ RECORD.memcpy = memop("memcpy")
 RECORD.memset = memop("memset")
 
 function RECORD.range(t, obj, line)
-  local s, e = interval(obj, line, "range")
+  local s, e = interval(obj, line, "range", t)
   if not s then return nil, e end
   if not str(obj.name) then return nil, "range without a 'name'" end
   t.counts.ranges = t.counts.ranges + 1
@@ -186,6 +200,10 @@ function M.read_kreach(path, opts)
           if c ~= want[k] then
             return fail(("the footer counts %d %s, the file has %d"):format(c, k, want[k]))
           end
+        end
+        if obj.dropped ~= nil and not (num(obj.dropped) and num(obj.dropped) >= 0) then
+          local d = obj.dropped
+          return fail(("the footer's 'dropped' is %s, not a count"):format(type(d) == "number" and ("%.14g"):format(d) or tostring(d)))
         end
         t.dropped = num(obj.dropped) or 0
         t.meta.footer = { buffers = num(obj.buffers), end_ns = exact_int(line, "end_ns"),
