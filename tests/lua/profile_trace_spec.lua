@@ -320,6 +320,20 @@ describe("kreach.profile.trace", function()
       local r = assert(trace.read(p, { allow_partial = true }))
       assert.is_true(r.meta.partial)
       assert.equals(1, #r.kernels)
+      -- a last line cut off mid-write (no newline after it) is a partial trace too: refused
+      -- with "partial", and with allow_partial read up to it
+      local cut = lines({ HEADER, K1 }) .. K1:sub(1, 40)
+      p = tmpfile(cut)
+      local none, err, why = trace.read(p)
+      assert.is_nil(none)
+      assert.matches(":3: the last line is cut off %(not JSON", err)
+      assert.equals("partial", why)
+      r = assert(trace.read(p, { allow_partial = true }))
+      assert.is_true(r.meta.partial)
+      assert.equals(3, r.meta.cut_line)
+      assert.equals(1, #r.kernels)
+      -- a malformed line that ends with its newline is not a cut: an error, partial or not
+      fails(lines({ HEADER, K1, K1:sub(1, 40) }), ":3: not JSON", { allow_partial = true })
     end)
 
     it("skips record types it does not know, and kernels CUPTI could not time", function()

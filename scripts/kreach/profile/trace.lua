@@ -159,6 +159,20 @@ function M.read_kreach(path, opts)
     line = line:gsub("\r$", "")
     if line:find("%S") then
       local obj, derr = decode_line(line)
+      if not obj and header and not footer and f:read(0) == nil then
+        -- the last line, cut off where the program stopped writing (the library writes whole
+        -- lines, in chunks of up to 1 MiB): a partial trace, which --allow-partial reads up to it
+        local at_end = f:seek("end", -1)
+        local last = at_end and f:read(1)
+        if last ~= "\n" then
+          if not opts.allow_partial then
+            f:close()
+            return nil, ("%s:%d: the last line is cut off (%s): the program did not exit normally, so the trace is incomplete (--allow-partial analyses the lines before it)"):format(path, n, derr), "partial"
+          end
+          t.meta.cut_line = n
+          break
+        end
+      end
       if not obj then return fail(derr) end
       local ty = obj.type
       if not header then
