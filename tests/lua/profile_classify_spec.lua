@@ -131,14 +131,26 @@ describe("kreach.profile.classify", function()
     os.remove(p)
     -- read whole: Lua itself reads a pattern only as far as a match gets (find("", "v[") is nil)
     for _, c in ipairs({ { "v[", "a set without its ']'" }, { "gemm%", "it ends with '%%'" }, { "(x", "a '%(' without its '%)'" },
-                         { "x%b(", "'%%b' needs two characters" }, { "%fx", "'%%f' needs a set" } }) do
+                         { "x%b(", "'%%b' needs two characters" }, { "%fx", "'%%f' needs a set" },
+                         { ("(.-)"):rep(5) .. "Z", "5 repetitions, more than 4" } }) do
       local ok, e = pcall(classify.check, { { id = "r", family = "gemm", kernel = { c[1] } } })
       assert.is_false(ok, c[1])
       assert.matches("rule 1 %('r'%): 'kernel' has a bad pattern .* %(" .. c[2], e)
     end
-    for _, good in ipairs({ "[%]]", "[]]", "[^]a]", "%f[%w]gemm", "%b()", "^sm90_.*gemm" }) do
+    for _, good in ipairs({ "[%]]", "[]]", "[^]a]", "%f[%w]gemm", "%b()", "^sm90_.*gemm", "a.-b.-c.-d.-e" }) do
       assert.is_true((pcall(classify.check, { { id = "r", family = "gemm", kernel = { good } } })), good)
     end
+    -- a rules file runs under a step limit, and its errors name it once
+    p = tmpfile("while true do end")
+    r, err = classify.load(p)
+    assert.is_nil(r)
+    assert.matches(p:gsub("%p", "%%%0") .. ":1: ran past its step limit", err)
+    os.remove(p)
+    p = tmpfile("local x = nil; return x.y")
+    r, err = classify.load(p)
+    assert.is_nil(r)
+    assert.is_nil(err:find(p .. ": " .. p, 1, true), err)
+    os.remove(p)
     r, err = classify.load("/nonexistent/rules.lua")
     assert.is_nil(r)
     assert.matches("/nonexistent/rules.lua", err)

@@ -3,6 +3,8 @@
 -- matches is *unclassified* and reported by name, never folded into a family. Which families
 -- count as addressable (a custom kernel could replace them) is a separate policy table.
 -- docs/profiling.md describes the rules, their order and how to add one.
+local candidate = require "kreach.candidate"
+
 local M = {}
 
 -- The families, in report order. `vendor` families are served by vendor libraries (cuBLAS,
@@ -172,6 +174,7 @@ end
 -- a match gets (string.find("", "v[") does not fail), so a rule's pattern is read whole here:
 -- a '%' at the end, a set without its ']', %b without its two characters, %f without a set,
 -- captures that do not balance.
+M.MAX_REPETITIONS = 4
 local function pattern_error(p)
   local i, n, depth = 1, #p, 0
   while i <= n do
@@ -208,6 +211,12 @@ local function pattern_error(p)
     end
   end
   if depth > 0 then return "a '(' without its ')'" end
+  -- backtracking over a long kernel name costs about n^(q+1) for q repetitions
+  local bare = p:gsub("%%b..", "*"):gsub("%%.", "x"):gsub("%[%^?%]?[^%]]*%]", "x")
+  local q = select(2, bare:gsub("[%*%+%-%?]", ""))
+  if q > M.MAX_REPETITIONS then
+    return ("%d repetitions, more than %d: matching it against a long kernel name could take hours"):format(q, M.MAX_REPETITIONS)
+  end
   return nil
 end
 
@@ -305,11 +314,21 @@ end
 
 -- load(path) -> rules, or nil and why: a Lua file returning a list of rules, prepended to the
 -- defaults, or { replace = true, ... } to use its rules alone.
+-- load(path): at most this many Lua instructions to run a rules file
+M.LOAD_STEPS = 10000000
+
 function M.load(path)
   local chunk, err = loadfile(path, "t", {})
-  if not chunk then return nil, err end
-  local ok, t = pcall(chunk)
-  if not ok then return nil, ("%s: %s"):format(path, tostring(t)) end
+  if not chunk then
+    err = tostring(err)
+    return nil, err:find(path, 1, true) and err or ("%s: %s"):format(path, err)
+  end
+  -- under the candidate sandbox's step limit (a rules file is data: one that loops is a mistake)
+  local ok, t = candidate.run_limited(M.LOAD_STEPS, "@" .. path, chunk)
+  if not ok then
+    local msg = tostring(t)
+    return nil, msg:find(path, 1, true) and msg or ("%s: %s"):format(path, msg)
+  end
   if type(t) ~= "table" then return nil, ("%s: the file must return a list of rules"):format(path) end
   local list = {}
   for i, r in ipairs(t) do list[i] = r end
