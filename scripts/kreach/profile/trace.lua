@@ -179,7 +179,9 @@ function M.read_kreach(path, opts)
         if ty ~= "header" then return fail("not a kreach trace: the first record is not a header") end
         local v = exact_int(line, "version")
         if v ~= M.JSONL_VERSION then
-          local shown = type(obj.version) == "number" and ("%.14g"):format(obj.version) or tostring(obj.version)
+          local ver = obj.version
+          local shown = v and ("%d"):format(v) or type(ver) ~= "number" and ("%q (not a number)"):format(tostring(ver))
+            or ("%s (not an integer)"):format(tostring(ver))
           return fail(("trace format version %s, this kreach reads version %d"):format(shown, M.JSONL_VERSION))
         end
         header = obj
