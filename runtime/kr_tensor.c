@@ -67,7 +67,8 @@ static size_t host_live;
  * memory, and a large one (64 MiB or more) within what the system can still give less 10% of
  * its memory; else KR_ERR_NOMEM saying so. The host device is for small sizes. */
 static kr_status host_room(kr_context *ctx, size_t bytes) {
-    size_t total = kr_host_mem_total();
+    static size_t total; /* the machine's memory: read once, not at every allocation */
+    if (total == 0) total = kr_host_mem_total();
     if (total == 0) return KR_OK;
     size_t cap = total / 10 * 9, avail = bytes >= HOST_CHECK_BYTES ? kr_host_mem_available() : 0;
     size_t keep = total / 10;
