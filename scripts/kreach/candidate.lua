@@ -115,12 +115,16 @@ end
 -- are not checked.
 M.PATTERN_STEPS = 1e9
 local sgsub, sgmatch, sbyte = string.gsub, string.gmatch, string.byte -- the unguarded ones
-local function repetitions(p)
+-- pattern_repetitions(p) -> the repetitions of Lua pattern p (`*`, `+`, `-`, `?`, `%b`; not
+-- inside a set or after '%'), and whether it is anchored (a first `^`). kreach.profile.classify
+-- bounds its rules' patterns with it too.
+function M.pattern_repetitions(p)
   local q = 0
   local bare = sgsub(sgsub(sgsub(p, "%%b..", "*"), "%%.", "x"), "%[%^?%]?[^%]]*%]", "x")
   for _ in sgmatch(bare, "[%*%+%-%?]") do q = q + 1 end
   return q, sbyte(p, 1) == 94 -- "^": anchored
 end
+local repetitions = M.pattern_repetitions
 local sandboxed -- the source ("@path") of the candidate code running now, or nil
 local function guard(name)
   local f = string[name]

@@ -212,8 +212,7 @@ local function pattern_error(p)
   end
   if depth > 0 then return "a '(' without its ')'" end
   -- backtracking over a long kernel name costs about n^(q+1) for q repetitions
-  local bare = p:gsub("%%b..", "*"):gsub("%%.", "x"):gsub("%[%^?%]?[^%]]*%]", "x")
-  local q = select(2, bare:gsub("[%*%+%-%?]", ""))
+  local q = candidate.pattern_repetitions(p)
   if q > M.MAX_REPETITIONS then
     return ("%d repetitions, more than %d: matching it against a long kernel name could take hours"):format(q, M.MAX_REPETITIONS)
   end
