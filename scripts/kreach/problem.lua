@@ -87,6 +87,9 @@ local function suggest(word, known)
   return best and (" (did you mean '%s'?)"):format(best) or ""
 end
 
+-- whether a number is neither NaN nor infinite
+local function finite(v) return v == v and v ~= math.huge and v ~= -math.huge end
+
 -- ---- distributions: "uniform", "uniform(-1, 1)", "randint(0, 4096)", "uniform | triu",
 -- "zipf(1000, 1.1)" (rows of a 1000-row table, Zipf-like: kreach.ops.embedding's zipf_rows),
 -- "bags(1, 100)" (the CSR offsets of embedding bags whose lengths are lo..hi, M.bag_offsets),
@@ -103,7 +106,7 @@ local function parse_call(s, where, table_of, what)
     for a in inner:gmatch("[^,]+") do
       local v = tonumber(a:match("^%s*(.-)%s*$"))
       if not v then problem_error(where, "%s '%s': '%s' is not a number", what, s, a) end
-      if v ~= v or v == math.huge or v == -math.huge then
+      if not finite(v) then
         problem_error(where, "%s '%s': '%s' is not a finite number", what, s, a:match("^%s*(.-)%s*$"))
       end
       args[#args + 1] = v
@@ -315,7 +318,7 @@ local function check_arg(a, i, where0, sizes, names)
     if type(a.value) ~= "number" and type(a.value) ~= "boolean" then
       problem_error(where, "a scalar needs a number value, got %s", type(a.value))
     end
-    if type(a.value) == "number" and (a.value ~= a.value or a.value == math.huge or a.value == -math.huge) then
+    if type(a.value) == "number" and not finite(a.value) then
       problem_error(where, "a scalar needs a finite value, got %s", tostring(a.value))
     end
   end
