@@ -48,9 +48,9 @@ local function damage(self, what, id, column, why)
   if warn then warn(d.message) end
 end
 
--- dec(self, row, what, column): the JSON column of a row decoded in place (nil stays nil; text
--- that does not decode is left out, and noted).
-local function dec(self, r, what, column)
+-- dec(self, row, what, column[, id]): the JSON column of a row decoded in place (nil stays nil;
+-- text that does not decode is left out, and noted as `what id`, id the row's own by default).
+local function dec(self, r, what, column, id)
   local v = r[column]
   if v == nil then return end
   if type(v) == "string" then
@@ -61,7 +61,7 @@ local function dec(self, r, what, column)
     v = ("a %s, not JSON text"):format(type(v))
   end
   r[column] = nil
-  damage(self, what, r.id, column, v)
+  damage(self, what, id or r.id, column, v)
 end
 
 -- ---- helpers ----
@@ -738,11 +738,10 @@ function Store:load_profile(id)
               window = r.window, dropped = r.dropped, meta = r.meta }
   t.kernels = query(self, [[SELECT name, mangled, start_ns, end_ns, device, stream, grid, block, registers,
       shared_bytes, correlation FROM profile_kernels WHERE profile_id = ? ORDER BY rowid]], id)
+  local what = ("profile %d kernel"):format(id)
   for i, k in ipairs(t.kernels) do
-    k.id = ("%d kernel %d"):format(id, i)
-    dec(self, k, "profile", "grid")
-    dec(self, k, "profile", "block")
-    k.id = nil
+    dec(self, k, what, "grid", i)
+    dec(self, k, what, "block", i)
   end
   t.memops = query(self, [[SELECT kind, start_ns, end_ns, bytes, copy_kind, device, stream
       FROM profile_memops WHERE profile_id = ? ORDER BY rowid]], id)
