@@ -385,7 +385,7 @@ function M.time(inst, opts)
         if not r.gated then pyc.ungated = (pyc.ungated or 0) + 1 end
         return r.ms
       end,
-      prepare = function(k) poison_before_candidate(k) end,
+      prepare = poison_before_candidate,
     }
   elseif cand then
     local kit, ctl = candidate.kit(prog, { pool = cand_pool })
@@ -397,7 +397,7 @@ function M.time(inst, opts)
         cand_pool:release()
         if not ok then cand_error = err; error(err, 0) end
       end,
-      prepare = function(k) poison_before_candidate(k) end,
+      prepare = poison_before_candidate,
     }
   end
 

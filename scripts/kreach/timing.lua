@@ -303,8 +303,8 @@ M.round_sets = round_sets
 --   sets), after_round = function(round, sets) }: order (default 1, 2, ...: the list's) is the
 --   order in which the subjects are called, in the plain calls and warm-ups and in every round
 --   (kreach.measure calls the candidate first: while candidate code runs, no other subject has
---   left an answer to the round's inputs in device memory). A sampling round calls every subject once on its
---   sets (round_sets); before_round runs first and after_round last, both outside the timed
+--   left an answer to the round's inputs in device memory). A sampling round calls every
+--   subject once on its sets (round_sets); before_round runs first and after_round last, both outside the timed
 --   region (the caller draws new values into the round's inputs before, and checks the
 --   outputs after; an error raised there ends the measurement and propagates). after_round
 --   returns true when it disturbed the device (it allocated and freed large buffers, which
