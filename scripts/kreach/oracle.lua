@@ -70,6 +70,26 @@ end
 -- this unless the formula differs.
 M.TORCH_F64_TOL = { rel_l2 = 1e-9, max_scaled = 1e-7 }
 
+-- Where PyTorch's own float64 is known not to be exact: its kernel computes in a lower
+-- precision at every dtype. There the oracle is held to that kernel's error instead of
+-- TORCH_F64_TOL (problem name -> {device = "cuda" or "cpu", rel_l2, max_scaled, why}); the
+-- baseline's thresholds are its dtype's, as everywhere.
+M.TORCH_F64_KNOWN = {
+  ["28_HardSigmoid"] = { device = "cuda", rel_l2 = 3.1e-8, max_scaled = 3.1e-8,
+    why = "PyTorch's CUDA hardsigmoid multiplies by 1.0f / 6.0f, a float constant, at every dtype "
+      .. "(aten/src/ATen/native/cuda/ActivationHardsigmoidKernel.cu), so its float64 answer is "
+      .. "6 * float(1/6) - 1 = 2.98e-8 too large, relatively, wherever it is not 0; the oracle "
+      .. "measured 2.98e-8 against it on the H200 (2026-12-05). Its CPU kernel is exact." },
+}
+
+-- oracle_tolerance(name, device) -> the oracle's thresholds against PyTorch's f64 on `device`
+-- ("cuda" or "cpu"), and the reason where they are not TORCH_F64_TOL
+function M.oracle_tolerance(name, device)
+  local k = M.TORCH_F64_KNOWN[name]
+  if k and k.device == device then return k, k.why end
+  return M.TORCH_F64_TOL
+end
+
 -- The instance's f64 twin, for PyTorch: float arguments at f64 (the oracle's), the rest as is.
 local function f64_twin(inst)
   local args = {}
@@ -199,6 +219,13 @@ function M.torch_check(inst, session, opts)
   inst:run_reference(vals)
   local ovals = inst:oracle_args(vals)
   inst:run_reference(ovals)
+  -- the baseline's own inputs are no longer needed (its outputs are): freed before PyTorch
+  -- makes its f64 model, so that the largest instances fit (dlrm-bench/4's tables: 26 GB at
+  -- f32 here, 52 GB at f64 in the oracle and again in PyTorch's model)
+  for i, a in ipairs(inst.args) do
+    local v = vals[i]
+    if a.kind ~= "output" and a.kind ~= "scalar" and v ~= ovals[i] and v and v:is_live() then v:free() end
+  end
   local twin = f64_twin(inst)
   local on_host = host.active()
   local ok, touts, release
@@ -222,6 +249,8 @@ function M.torch_check(inst, session, opts)
   local rok, rwhy = release()
   if not mok then error(merr, 0) end
   if not rok then error(("%s: the Python worker did not free its buffers: %s"):format(inst.problem.name, tostring(rwhy)), 0) end
+  local tol, why = M.oracle_tolerance(inst.problem.name, on_host and "cpu" or "cuda")
+  if why then result.oracle_tolerance = { rel_l2 = tol.rel_l2, max_scaled = tol.max_scaled, why = why } end
   return result
 end
 
@@ -255,8 +284,9 @@ end
 
 -- torch_within(result, dtype [, loose]) -> true, or false and why: the baseline within the
 -- correctness policy's thresholds of its dtype of PyTorch's f64 answer, the oracle within
--- TORCH_F64_TOL, integer outputs exact. loose: { [output name] = {rel_l2 =, max_scaled =} },
--- the baseline's thresholds for outputs stated to be ill-conditioned at this dtype.
+-- TORCH_F64_TOL (or result.oracle_tolerance: TORCH_F64_KNOWN), integer outputs exact.
+-- loose: { [output name] = {rel_l2 =, max_scaled =} }, the baseline's thresholds for outputs
+-- stated to be ill-conditioned at this dtype.
 function M.torch_within(result, dtype, loose)
   local tol = check.thresholds(check.DEFAULTS, dtype, nil)
   local function judge(who, m, t)
@@ -275,7 +305,7 @@ function M.torch_within(result, dtype, loose)
   end
   for _, o in ipairs(result.outputs) do
     local why = judge(o.name .. ", the baseline", o.baseline, loose and loose[o.name] or tol)
-      or judge(o.name .. ", the oracle", o.oracle, M.TORCH_F64_TOL)
+      or judge(o.name .. ", the oracle", o.oracle, result.oracle_tolerance or M.TORCH_F64_TOL)
     if why then return false, why end
   end
   return true

@@ -108,3 +108,30 @@ if __name__ == "__main__":
     end)
   end
 end)
+
+describe("kreach.oracle's thresholds against PyTorch's f64", function()
+  -- an oracle 2.98e-8 from PyTorch's f64 (problem 28 on CUDA: PyTorch's float 1/6)
+  local function result(tol)
+    return { outputs = { { name = "y",
+      baseline = { rel_l2 = 1e-7, max_scaled = 1e-7, nonfinite = 0, special_mismatch = 0 },
+      oracle = { rel_l2 = 2.98e-8, max_scaled = 2.98e-8, nonfinite = 0, special_mismatch = 0 } } },
+      oracle_tolerance = tol }
+  end
+  it("holds the oracle to TORCH_F64_TOL unless PyTorch's kernel is known inexact on that device", function()
+    local ok, why = oracle.torch_within(result(nil), "f32")
+    assert.is_false(ok)
+    assert.matches("y, the oracle: relative L2 2.98e%-08 %(threshold 1e%-09%)", why)
+    local tol, reason = oracle.oracle_tolerance("28_HardSigmoid", "cuda")
+    assert.matches("1.0f / 6.0f", reason, 1, true)
+    assert.is_true(oracle.torch_within(result(tol), "f32"))
+    -- on the CPU PyTorch's hardsigmoid is exact: the usual thresholds, no reason
+    local cpu, none = oracle.oracle_tolerance("28_HardSigmoid", "cpu")
+    assert.equals(oracle.TORCH_F64_TOL, cpu)
+    assert.is_nil(none)
+    assert.equals(oracle.TORCH_F64_TOL, (oracle.oracle_tolerance("19_ReLU", "cuda")))
+    -- the allowance is PyTorch's error, not more: twice it is still outside
+    local r = result(tol)
+    r.outputs[1].oracle.rel_l2 = 6e-8
+    assert.is_false((oracle.torch_within(r, "f32")))
+  end)
+end)

@@ -17,8 +17,10 @@ function M.small(p, dtype, caps, batch) return oracle.small(p, dtype, { caps = c
 
 -- Outputs whose baseline cannot meet its dtype's thresholds at small sizes, and why: the
 -- baseline's thresholds there (problem name -> dtype -> output -> {rel_l2, max_scaled, why}).
--- The oracle is held to oracle.TORCH_F64_TOL everywhere.
+-- The oracle is held to oracle.TORCH_F64_TOL (or oracle.TORCH_F64_KNOWN's allowance).
 M.LOOSE = {
+  ["97_ScaledDotProductAttention"] = { bf16 = { out = { rel_l2 = 0.02, max_scaled = 0.06,
+    why = "the scores Q K^T / sqrt(D) are rounded to bf16 before the softmax, as PyTorch's math path rounds them: on the shifted trial (means up to +-3) they reach about 36 at D 16, where half a bf16 ulp is 0.125, a factor of up to 1.13 in exp; the baseline's error measured 1.00e-2 relative on the H200 (seed 3, shifted, cap 16), 3.9e-3 centred and 1.9e-3 on the problem's own inputs" } } },
   ["11_Head_BCE_fwd_bwd"] = { bf16 = { db = { rel_l2 = 0.1, max_scaled = 0.1,
     why = "the bias gradient is one sum of (sigmoid(z) - y) / B over a batch of 2, whose terms cancel: at bf16 the baseline's error there measured 2.0e-2 relative (seed 2, 8 features), its other outputs' under 7e-3" } } },
 }

@@ -63,6 +63,10 @@ local function print_torch(inst, args, r)
     io.write(("  %-10s baseline  %s\n"):format(o.name, metric_text(o.baseline)))
     io.write(("  %-10s oracle    %s\n"):format("", metric_text(o.oracle)))
   end
+  local t = r.oracle_tolerance
+  if t then
+    io.write(("  the oracle is held to relative L2 %.3g and worst %.3g here: %s\n"):format(t.rel_l2, t.max_scaled, t.why))
+  end
 end
 
 -- --torch: each instance against PyTorch's f64 model, one Python worker for them all
@@ -86,7 +90,8 @@ local function run_torch(args, insts, suite_name)
     if args.json then
       io.write(json.encode({ problem = name, dtype = inst.dtype, seed = args.seed, variant = args.variant, against = "pytorch_f64",
                              sizes = inst.sizes,
-                             outputs = okc and r.outputs or nil, within = good, why = why2 }), "\n")
+                             outputs = okc and r.outputs or nil, oracle_tolerance = okc and r.oracle_tolerance or nil,
+                             within = good, why = why2 }), "\n")
     else
       if okc then print_torch(inst, args, r) else io.write(("%s at %s: %s\n"):format(name, inst.dtype, why2)) end
       if okc and not good then io.write("  outside the thresholds: ", why2, "\n") end
