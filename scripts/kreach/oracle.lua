@@ -186,13 +186,16 @@ end
 local function torch_gpu(twin, ovals, session, set)
   local slot = "oracle_f64"
   local ok, why = session:load(slot, twin)
-  if ok then ok, why = session:mirror(set, twin, ovals) end
+  -- the model's own f64 parameters are freed before their mirrors are made (release)
+  if ok then ok, why = session:mirror(set, twin, ovals, slot) end
   if ok then
     session:refresh(set)
     ok, why = session:call(slot, set, { copy = true })
   end
   if not ok then
-    if session.sets[set] and not session.dead then session:drop(set, slot) end
+    -- the model is forgotten even where the set was never made: a failed problem keeps
+    -- nothing on the device for the next (dlrm-bench/5 ran out of memory after 4 failed)
+    if not session.dead then session:drop(set, slot) end
     error(why, 0)
   end
   return session:outputs(set), function() return session:drop(set, slot) end

@@ -193,23 +193,29 @@ function Session:load(slot, inst, o)
   return check_params(inst, r.params, "the PyTorch model")
 end
 
--- mirror(k, inst, vals) -> true, or nil and why: buffers in the Python worker for input set k
--- (every input, param and output of the instance), mapped here; vals are the set's tensors,
--- copied in by :refresh.
-function Session:mirror(k, inst, vals)
+-- mirror(k, inst, vals [, release]) -> true, or nil and why: buffers in the Python worker for
+-- input set k (every input, param and output of the instance), mapped here; vals are the set's
+-- tensors, copied in by :refresh. release: a loaded slot not yet called, whose model's own
+-- parameters the worker frees first (they are replaced by the set's when it is called), so
+-- that the largest models fit. Where mapping fails, the set is dropped on both sides.
+function Session:mirror(k, inst, vals, release)
   local args = {}
   for i, a in ipairs(inst.args) do
     args[i] = { name = a.name, kind = a.kind, shape = json.array(a.kind ~= "scalar" and a.shape or {}), dtype = a.dtype,
                 value = a.value }
   end
-  local r, why = self:request({ op = "mirror", set = k, args = args }, M.CALL_TIMEOUT_S)
+  local r, why = self:request({ op = "mirror", set = k, args = args, release = release }, M.CALL_TIMEOUT_S)
   if not r then return nil, why end
   local mapped = {}
   for i, a in ipairs(inst.args) do
     local h = r.handles[i]
     if a.kind ~= "scalar" then
       local ok, t = pcall(tensor.open_ipc, h, 0, a.shape, a.dtype)
-      if not ok then return nil, "cannot map the Python worker's buffers: " .. tostring(t) end
+      if not ok then
+        for _, m in pairs(mapped) do m:free() end
+        self:request({ op = "drop", set = k }, M.CALL_TIMEOUT_S)
+        return nil, "cannot map the Python worker's buffers: " .. tostring(t)
+      end
       mapped[i] = t
     end
   end

@@ -16,8 +16,12 @@
 #   {"op": "load", "slot": s, "reference": source, "inputs": expr, "dtype": d, "compile": bool,
 #    "params": n}  builds the Model (get_init_inputs() arguments) in dtype d, compiled with
 #    torch.compile when asked; reply {"params": [[shape...], ...]} (its parameters, in order)
-#   {"op": "mirror", "set": k, "args": [{"name", "kind", "shape", "dtype", "value"}]}  allocates
-#    set k's buffers; reply {"handles": [hex or null per arg]} (scalars have none)
+#   {"op": "mirror", "set": k, "args": [{"name", "kind", "shape", "dtype", "value"}],
+#    "release": s}  allocates set k's buffers; reply {"handles": [hex or null per arg]}
+#    (scalars have none). With release (a slot not yet bound to a set), that slot's model's own
+#    parameters are freed first, as binding would free them, so that a model's parameters and
+#    their mirrors are never on the device together (dlrm-bench/4 at f64: 52 GB each). A failure
+#    frees what it had allocated.
 #   {"op": "call", "slot": s, "set": k, "timed": bool, "flush_bytes": n, "copy": bool}  one
 #    forward call on set k (parameters bound to the set's): with timed, the L2 is flushed
 #    (flush_bytes, written and read) and the call timed between two CUDA events, after a sleep
@@ -225,17 +229,29 @@ def poison_free(pattern, sizes):
 
 def make_mirrors(c):
     out, handles = {"args": c["args"], "tensors": [], "scalars": {}, "ptrs": []}, []
-    for a in c["args"]:
-        if a["kind"] == "scalar":
-            out["tensors"].append(None)
-            out["scalars"][a["name"]] = a["value"]
-            handles.append(None)
-            continue
-        t, h, p = mirror(a["shape"], a["dtype"])
-        allocations.append(p)
-        out["ptrs"].append(p)
-        out["tensors"].append(t)
-        handles.append(h)
+    slot = slots.get(c["release"]) if c.get("release") is not None else None
+    if slot is not None and not slot.get("bound"):
+        for p in slot["params"]:
+            p.data = torch.empty(0, dtype=p.dtype, device=p.device)
+        torch.cuda.empty_cache()
+    try:
+        for a in c["args"]:
+            if a["kind"] == "scalar":
+                out["tensors"].append(None)
+                out["scalars"][a["name"]] = a["value"]
+                handles.append(None)
+                continue
+            t, h, p = mirror(a["shape"], a["dtype"])
+            allocations.append(p)
+            out["ptrs"].append(p)
+            out["tensors"].append(t)
+            handles.append(h)
+    except BaseException:
+        out["tensors"] = []
+        for p in out["ptrs"]:
+            allocations[:] = [q for q in allocations if q is not p]
+            rt.cudaFree(p)
+        raise
     sets[c["set"]] = out
     return {"handles": handles}
 
