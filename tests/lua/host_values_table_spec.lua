@@ -58,28 +58,30 @@ describe("experiments/torch_values.lua", function()
     assert.is_truthy(out:find("all within", 1, true))
   end)
 
+  -- table_of(name, text) -> what torch_values.lua prints for a file of that text, and its status
+  local function table_of(name, text)
+    support.spit(dir .. "/" .. name, text)
+    return support.sh(("%s %s/experiments/torch_values.lua %s/%s"):format(q(KREACH), q(root), q(dir), name))
+  end
+
   it("names a problem outside its thresholds, and refuses a line that is not JSON", function()
     local bad = lines:gsub('"within":true', '"within":false,"why":"planted"', 1)
-    support.spit(dir .. "/b.jsonl", bad .. "Segmentation fault\n")
-    local out, rc = support.sh(("%s %s/experiments/torch_values.lua %s/b.jsonl"):format(q(KREACH), q(root), q(dir)))
+    local out, rc = table_of("b.jsonl", bad .. "Segmentation fault\n")
     assert.are_not.equal(0, rc)
     assert.is_truthy(out:find("b.jsonl:5: not a JSON object", 1, true), out)
-    support.spit(dir .. "/c.jsonl", bad)
-    out, rc = support.sh(("%s %s/experiments/torch_values.lua %s/c.jsonl"):format(q(KREACH), q(root), q(dir)))
+    out, rc = table_of("c.jsonl", bad)
     assert.are.equal(0, rc, out)
     assert.is_truthy(out:find("**no**: planted", 1, true), out)
     assert.is_truthy(out:find("not within: 23_Softmax (planted)", 1, true), out)
     -- a reason with a traceback and pipes stays on its row: its first line, pipes escaped
-    local tb = lines:gsub('"within":true', '"within":false,"why":"OutOfMemoryError: 51 | GiB\\nTraceback (most recent call last):\\n  File x"', 1)
-    support.spit(dir .. "/d.jsonl", tb)
-    out, rc = support.sh(("%s %s/experiments/torch_values.lua %s/d.jsonl"):format(q(KREACH), q(root), q(dir)))
+    out, rc = table_of("d.jsonl", (lines:gsub('"within":true',
+      '"within":false,"why":"OutOfMemoryError: 51 | GiB\\nTraceback (most recent call last):\\n  File x"', 1)))
     assert.are.equal(0, rc, out)
     assert.is_truthy(out:find("**no**: OutOfMemoryError: 51 \\| GiB |\n", 1, true), out)
     assert.is_falsy(out:find("Traceback", 1, true), out)
     -- where the oracle was held to PyTorch's known error, the row says so
-    local known = lines:gsub('"within":true', '"within":true,"oracle_tolerance":{"rel_l2":3.1e-08,"max_scaled":3.1e-08,"why":"float 1/6"}', 1)
-    support.spit(dir .. "/e.jsonl", known)
-    out, rc = support.sh(("%s %s/experiments/torch_values.lua %s/e.jsonl"):format(q(KREACH), q(root), q(dir)))
+    out, rc = table_of("e.jsonl", (lines:gsub('"within":true',
+      '"within":true,"oracle_tolerance":{"rel_l2":3.1e-08,"max_scaled":3.1e-08,"why":"float 1/6"}', 1)))
     assert.are.equal(0, rc, out)
     assert.is_truthy(out:find("| yes (the oracle held to 3.1e-08: float 1/6) |", 1, true), out)
   end)
