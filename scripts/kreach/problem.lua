@@ -456,7 +456,17 @@ function Problem:instantiate(opts)
     inst.args[i] = r
   end
   local function call(f, what, ...)
-    local ok, v = xpcall(f, in_file(self.path), ...)
+    local ok, v
+    if self.path then
+      -- a field that loops for ever is stopped, as a load that does (M.FIELD_LIMIT_S)
+      local args = table.pack(...)
+      local done, a1, a2 = M.run_in_file(self.path, M.FIELD_LIMIT_S, ("in its field '%s'"):format(what),
+        function() return xpcall(f, in_file(self.path), table.unpack(args, 1, args.n)) end)
+      if not done then problem_error(where, "%s", errors.message(a1)) end
+      ok, v = a1, a2
+    else
+      ok, v = xpcall(f, in_file(self.path), ...)
+    end
     if not ok then problem_error(where, "field '%s' failed: %s", what, errors.message(v)) end
     if type(v) ~= "number" or not (v >= 0 and v < math.huge) then
       problem_error(self.path and (self.path .. ": " .. where) or where,
@@ -896,6 +906,9 @@ end
 -- command but `kreach list` (which loads files in a loader process with its own --timeout)
 -- loads them in its own process. Shipped problem files load in milliseconds.
 M.LOAD_LIMIT_S = 60
+-- The same for a call of a problem's field that computes a number (flops, bytes): the shipped
+-- ones return at once.
+M.FIELD_LIMIT_S = 10
 
 -- The environment a problem or suite file runs in: the standard library (problem and suite
 -- files are trusted code, docs/scripting.md), except that os.exit raises instead of ending the
@@ -920,14 +933,15 @@ local function file_env(what, strict)
   return env
 end
 
--- run_file(path, chunk) -> pcall(chunk)'s results, with the load's time limit (M.LOAD_LIMIT_S):
--- a count hook (every 1000 instructions) reads the clock; once past the limit it raises, and
--- from then on every instruction of the file itself raises, so that no pcall of the file's can
--- swallow the error. The hook that was set before (if any) is set again afterwards. A loop
--- inside one C call (a pattern that backtracks for ever) cannot be stopped this way.
-local function run_file(path, chunk)
+-- run_in_file(path, limit, doing, f) -> pcall(f)'s results, within `limit` seconds for the code
+-- of the file at `path` (a chunk of it, or one of its functions): a count hook (every 1000
+-- instructions) reads the clock; once past the limit it raises "path:line: took longer than
+-- LIMIT s DOING (an endless loop?)", and from then on every instruction of the file itself
+-- raises, so that no pcall of the file's can swallow the error. The hook that was set before
+-- (if any) is set again afterwards. A loop inside one C call (a pattern that backtracks for
+-- ever) cannot be stopped this way.
+function M.run_in_file(path, limit, doing, f)
   local source = "@" .. path
-  local limit = M.LOAD_LIMIT_S
   local t0 = core.now()
   local msg
   local function every()
@@ -942,18 +956,21 @@ local function run_file(path, chunk)
         if not info then break end
         if info.source == source and info.currentline > 0 then line = info.currentline; break end
       end
-      msg = ("%s:%s: took longer than %g s to load (an endless loop?)"):format(path, tostring(line or "?"), limit)
+      msg = ("%s:%s: took longer than %g s %s (an endless loop?)"):format(path, tostring(line or "?"), limit, doing)
       debug.sethook(every, "", 1)
       error(msg, 0)
     end
   end
   local old_hook, old_mask, old_count = debug.gethook()
   debug.sethook(hook, "", 1000)
-  local res = table.pack(pcall(chunk))
+  local res = table.pack(pcall(f))
   if type(old_hook) == "function" then debug.sethook(old_hook, old_mask, old_count) else debug.sethook() end
   if msg then return false, msg end
   return table.unpack(res, 1, res.n)
 end
+
+-- run_file(path, chunk): run_in_file with the load's limit (M.LOAD_LIMIT_S)
+local function run_file(path, chunk) return M.run_in_file(path, M.LOAD_LIMIT_S, "to load", chunk) end
 
 -- The id a suite's file must declare, by path (filled by load_suite): a file a suite lists as
 -- problem 5 that says id = 1 is a mistake the suite's lookups would hide.

@@ -75,6 +75,22 @@ describe("a problem file", function()
     assert.is_true(problem.load(write(dir, "ok2.lua", GOOD)):instantiate():validate())
   end)
 
+  it("whose flops loops for ever is stopped at the field's time limit, naming the file and line", function()
+    local limit = problem.FIELD_LIMIT_S
+    local p = problem.load(write(dir, "loop_flops.lua", variant("return s%.n end",
+      "local n = 0\n while true do pcall(function() n = n + 1 end) end end")))
+    problem.FIELD_LIMIT_S = 0.2
+    local ok, err = pcall(p.instantiate, p)
+    problem.FIELD_LIMIT_S = limit
+    assert.is_false(ok)
+    assert.is_true(errors.is(err), tostring(err))
+    assert.equals(3, err.status)
+    assert.matches("loop_flops%.lua:%d+: took longer than 0%.2 s in its field 'flops' %(an endless loop%?%)", err.msg)
+    assert.is_nil(debug.gethook())
+    -- a field that returns is not affected, and its errors are as before
+    assert.is_true(problem.load(write(dir, "ok4.lua", GOOD)):instantiate():validate())
+  end)
+
   it("keeps a hook that was set before it", function()
     local n = 0
     local function counting() n = n + 1 end
