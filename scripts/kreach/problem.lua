@@ -238,9 +238,19 @@ local ARG_KEYS = {
 local ORDER = { input = 1, param = 2, scalar = 3, output = 4 }
 
 -- A shape entry is an integer, the name of a size, or the whole shape is function(sizes).
-local function resolve_shape(shape, sizes, where)
+-- path: the problem's file, where the function is called outside the file's load (which has its
+-- own limit): then it runs within M.FIELD_LIMIT_S.
+local function resolve_shape(shape, sizes, where, path)
   if type(shape) == "function" then
-    local ok, r = pcall(shape, sizes)
+    local ok, r
+    if path then
+      local done, a1, a2 = M.run_in_file(path, M.FIELD_LIMIT_S, "in a shape function",
+        function() return pcall(shape, sizes) end)
+      if not done then problem_error(where, "%s", errors.message(a1)) end
+      ok, r = a1, a2
+    else
+      ok, r = pcall(shape, sizes)
+    end
     if not ok then problem_error(where, "the shape function failed: %s", tostring(r)) end
     shape = r
   end
@@ -433,7 +443,7 @@ function Problem:instantiate(opts)
       r.value = a.value
       r.type = a.type or "float"
     else
-      r.shape = resolve_shape(a.shape, sizes, w)
+      r.shape = resolve_shape(a.shape, sizes, w, self.path)
       r.dtype = a.dtype or dtype
       local n, esize = 1, dsize(r.dtype)
       for _, s in ipairs(r.shape) do
@@ -908,7 +918,7 @@ end
 M.LOAD_LIMIT_S = 60
 -- The same for a call of a problem's field that computes a number (flops, bytes): the shipped
 -- ones return at once.
-M.FIELD_LIMIT_S = 10
+M.FIELD_LIMIT_S = 10 -- and for a shape function
 
 -- The environment a problem or suite file runs in: the standard library (problem and suite
 -- files are trusted code, docs/scripting.md), except that os.exit raises instead of ending the

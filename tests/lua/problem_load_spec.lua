@@ -89,6 +89,15 @@ describe("a problem file", function()
     assert.is_nil(debug.gethook())
     -- a field that returns is not affected, and its errors are as before
     assert.is_true(problem.load(write(dir, "ok4.lua", GOOD)):instantiate():validate())
+    -- a shape function that loops when instantiated at other sizes: the same limit
+    local q = problem.load(write(dir, "loop_shape.lua", variant('output%("y", { "n" }%)',
+      'output("y", function(s)\n  while s.n > 64 do end\n  return { s.n }\nend)')))
+    problem.FIELD_LIMIT_S = 0.2
+    ok, err = pcall(q.instantiate, q, { sizes = { n = 100 } })
+    problem.FIELD_LIMIT_S = limit
+    assert.is_false(ok)
+    assert.matches("loop_shape%.lua:%d+: took longer than 0%.2 s in a shape function", err.msg)
+    assert.is_nil(debug.gethook())
   end)
 
   it("keeps a hook that was set before it", function()
