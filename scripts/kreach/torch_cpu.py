@@ -11,7 +11,16 @@
 # params in order (their shapes must be the problem's), and called once under no_grad with the
 # inputs as the `inputs` expression orders them. Writes DIR/out<i>.bin for each output i.
 import importlib.util, json, os, sys, traceback
-import torch
+try:
+    import torch
+except ImportError as ex:  # each request answered with why, so that kreach names the interpreter
+    why = ("%s has no PyTorch (%s): name a python3 that has it with KREACH_PYTHON (Debian: python3-torch)"
+           % (sys.executable, ex))
+    for line in sys.stdin:
+        if line.strip():
+            sys.stdout.write(json.dumps({"error": why}) + "\n")
+            sys.stdout.flush()
+    sys.exit(0)
 
 DT = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "f64": torch.float64,
       "i64": torch.int64, "i32": torch.int32, "i16": torch.int16, "i8": torch.int8, "u8": torch.uint8,

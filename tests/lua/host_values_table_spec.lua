@@ -58,6 +58,17 @@ describe("experiments/torch_values.lua", function()
     assert.is_truthy(out:find("all within", 1, true))
   end)
 
+  it("names the interpreter when the python3 it is given has no PyTorch", function()
+    -- Debian's python3 without its site directories: no torch to import
+    local py = dir .. "/python-without-torch"
+    support.spit(py, ("#!/bin/sh\nexec %s -S \"$@\"\n"):format(q(PYTHON)))
+    assert(os.execute("chmod +x " .. q(py)))
+    local out, rc = support.sh(("cd %s && KREACH_PYTHON=%s %s oracle kernelbench-l1/19 --torch --small 2>&1")
+      :format(q(root), q(py), q(KREACH)))
+    assert.are.equal(1, rc, out)
+    assert.is_truthy(out:find("has no PyTorch (No module named 'torch'): name a python3 that has it with KREACH_PYTHON", 1, true), out)
+  end)
+
   -- table_of(name, text) -> what torch_values.lua prints for a file of that text, and its status
   local function table_of(name, text)
     support.spit(dir .. "/" .. name, text)
