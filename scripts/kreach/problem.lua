@@ -237,20 +237,25 @@ local ARG_KEYS = {
 }
 local ORDER = { input = 1, param = 2, scalar = 3, output = 4 }
 
+-- field_call(path, where, doing, handler, f, ...) -> xpcall(f, handler, ...)'s first two
+-- results. Where the problem has a file (path), and so outside the file's load (which has its
+-- own limit), f runs within M.FIELD_LIMIT_S (M.run_in_file); past it, a load error.
+local function field_call(path, where, doing, handler, f, ...)
+  if not path then return xpcall(f, handler, ...) end
+  local args = table.pack(...)
+  local done, ok, v = M.run_in_file(path, M.FIELD_LIMIT_S, doing,
+    function() return xpcall(f, handler, table.unpack(args, 1, args.n)) end)
+  if not done then problem_error(where, "%s", errors.message(ok)) end
+  return ok, v
+end
+
+local function as_is(e) return e end
+
 -- A shape entry is an integer, the name of a size, or the whole shape is function(sizes).
--- path: the problem's file, where the function is called outside the file's load (which has its
--- own limit): then it runs within M.FIELD_LIMIT_S.
+-- path: the problem's file, for field_call's limit.
 local function resolve_shape(shape, sizes, where, path)
   if type(shape) == "function" then
-    local ok, r
-    if path then
-      local done, a1, a2 = M.run_in_file(path, M.FIELD_LIMIT_S, "in a shape function",
-        function() return pcall(shape, sizes) end)
-      if not done then problem_error(where, "%s", errors.message(a1)) end
-      ok, r = a1, a2
-    else
-      ok, r = pcall(shape, sizes)
-    end
+    local ok, r = field_call(path, where, "in a shape function", as_is, shape, sizes)
     if not ok then problem_error(where, "the shape function failed: %s", tostring(r)) end
     shape = r
   end
@@ -466,17 +471,8 @@ function Problem:instantiate(opts)
     inst.args[i] = r
   end
   local function call(f, what, ...)
-    local ok, v
-    if self.path then
-      -- a field that loops for ever is stopped, as a load that does (M.FIELD_LIMIT_S)
-      local args = table.pack(...)
-      local done, a1, a2 = M.run_in_file(self.path, M.FIELD_LIMIT_S, ("in its field '%s'"):format(what),
-        function() return xpcall(f, in_file(self.path), table.unpack(args, 1, args.n)) end)
-      if not done then problem_error(where, "%s", errors.message(a1)) end
-      ok, v = a1, a2
-    else
-      ok, v = xpcall(f, in_file(self.path), ...)
-    end
+    -- a field that loops for ever is stopped, as a load that does (M.FIELD_LIMIT_S)
+    local ok, v = field_call(self.path, where, ("in its field '%s'"):format(what), in_file(self.path), f, ...)
     if not ok then problem_error(where, "field '%s' failed: %s", what, errors.message(v)) end
     if type(v) ~= "number" or not (v >= 0 and v < math.huge) then
       problem_error(self.path and (self.path .. ": " .. where) or where,
@@ -916,9 +912,9 @@ end
 -- command but `kreach list` (which loads files in a loader process with its own --timeout)
 -- loads them in its own process. Shipped problem files load in milliseconds.
 M.LOAD_LIMIT_S = 60
--- The same for a call of a problem's field that computes a number (flops, bytes): the shipped
--- ones return at once.
-M.FIELD_LIMIT_S = 10 -- and for a shape function
+-- The same for a call of a function of a problem's when it is instantiated (flops, bytes, a
+-- shape function): the shipped ones return at once.
+M.FIELD_LIMIT_S = 10
 
 -- The environment a problem or suite file runs in: the standard library (problem and suite
 -- files are trusted code, docs/scripting.md), except that os.exit raises instead of ending the
