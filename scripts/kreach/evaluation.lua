@@ -206,13 +206,22 @@ function M.select_sql()
     .. " FROM evaluations e JOIN problems p ON p.id = e.problem_ref LEFT JOIN candidates c ON c.id = e.candidate_ref"
 end
 
--- decode(row) -> the stored row as a record: JSON fields decoded, booleans as booleans.
-function M.decode(row)
+-- decode(row [, bad]) -> the stored row as a record: JSON fields decoded, booleans as booleans.
+-- A JSON field that does not decode raises; with bad, a function(name, why), it is left out
+-- instead and bad is told.
+function M.decode(row, bad)
   if not row then return nil end
   for _, f in ipairs(M.FIELDS) do
     local v = row[f.name]
     if v ~= nil then
-      if f.kind == "json" then row[f.name] = json.decode(v)
+      if f.kind == "json" then
+        if bad then
+          local ok, x = pcall(json.decode, v)
+          row[f.name] = ok and x or nil
+          if not ok then bad(f.name, x) end
+        else
+          row[f.name] = json.decode(v)
+        end
       elseif f.kind == "bool" then row[f.name] = v ~= 0 end
     end
   end

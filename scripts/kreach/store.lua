@@ -621,22 +621,7 @@ local function decode_eval(self, r)
         f.kind == "integer" and "an" or "a", f.kind == "json" and "JSON text" or f.kind))
     end
   end
-  local raw = {}
-  for k, v in pairs(r) do raw[k] = v end
-  if pcall(evaluation.decode, r) then return r end
-  -- a JSON column does not decode: the row again, from what it held, without it
-  for k in pairs(r) do r[k] = nil end
-  for k, v in pairs(raw) do r[k] = v end
-  for _, f in ipairs(evaluation.FIELDS) do
-    if f.kind == "json" and r[f.name] ~= nil then
-      local ok, why = pcall(json.decode, r[f.name])
-      if not ok then
-        r[f.name] = nil
-        damage(self, "evaluation", r.id, f.name, why)
-      end
-    end
-  end
-  return evaluation.decode(r)
+  return evaluation.decode(r, function(name, why) damage(self, "evaluation", r.id, name, why) end)
 end
 
 -- find_evaluation(eval_key) -> the newest evaluation with this key, or nil
