@@ -34,12 +34,9 @@ return {
       local p = problem.load(f)
       local inst = p:instantiate{ dtype = args.dtype }
       inst:validate()
-      -- only into the output directory (kreach.problem refuses a name that is not a file name;
-      -- this keeps the export there whatever the name)
-      local base = tostring(p.name):match("[^/]*$")
-      if base == "" or base:sub(1, 1) == "." then
-        errors.load("%s: the problem's name '%s' is not a file name", f, tostring(p.name))
-      end
+      -- a file name (kreach.problem.define refuses a name that is not one), so the export stays
+      -- in the output directory
+      local base = p.name
       if written[base] then
         errors.load("%s: problem '%s' has the name of %s, exported already (two problems of one suite share a name)",
           f, p.name, written[base])
