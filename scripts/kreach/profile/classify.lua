@@ -317,17 +317,16 @@ end
 M.LOAD_STEPS = 10000000
 
 function M.load(path)
-  local chunk, err = loadfile(path, "t", {})
-  if not chunk then
-    err = tostring(err)
-    return nil, err:find(path, 1, true) and err or ("%s: %s"):format(path, err)
+  -- an error message that names the file (a syntax error, a line that raised) as it is
+  local function named(msg)
+    msg = tostring(msg)
+    return msg:find(path, 1, true) and msg or ("%s: %s"):format(path, msg)
   end
+  local chunk, err = loadfile(path, "t", {})
+  if not chunk then return nil, named(err) end
   -- under the candidate sandbox's step limit (a rules file is data: one that loops is a mistake)
   local ok, t = candidate.run_limited(M.LOAD_STEPS, "@" .. path, chunk)
-  if not ok then
-    local msg = tostring(t)
-    return nil, msg:find(path, 1, true) and msg or ("%s: %s"):format(path, msg)
-  end
+  if not ok then return nil, named(t) end
   if type(t) ~= "table" then return nil, ("%s: the file must return a list of rules"):format(path) end
   local list = {}
   for i, r in ipairs(t) do list[i] = r end
