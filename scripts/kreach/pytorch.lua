@@ -212,8 +212,8 @@ function Session:mirror(k, inst, vals, release)
     if a.kind ~= "scalar" then
       local ok, t = pcall(tensor.open_ipc, h, 0, a.shape, a.dtype)
       if not ok then
-        for _, m in pairs(mapped) do m:free() end
-        self:request({ op = "drop", set = k }, M.CALL_TIMEOUT_S)
+        self.sets[k] = { inst = inst, vals = vals, mapped = mapped }
+        self:drop(k) -- what was mapped, and the worker's buffers
         return nil, "cannot map the Python worker's buffers: " .. tostring(t)
       end
       mapped[i] = t
