@@ -8,6 +8,7 @@
 -- column and the problems that were not within. A line that is not JSON is an error naming the
 -- file and line (a crashed run's stderr mixed in, say), not skipped.
 local json = require "kreach.json"
+local text = require "kreach.text"
 
 local files, as_json = {}, false
 for _, a in ipairs(arg) do
@@ -46,11 +47,11 @@ local function cell(w)
   return #parts > 0 and table.concat(parts, ", ") or "-"
 end
 
--- one_line(why) -> a reason fit for a table cell and a summary line: its first line (a Python
--- traceback follows PyTorch's message), at most 240 characters, its pipes escaped
-local function one_line(why)
-  local t = tostring(why):match("^[^\n]*")
-  if #t > 240 then t = t:sub(1, 237) .. "..." end
+-- one_line(s) -> a reason (or a name read from the file) fit for a table cell and a summary
+-- line: its first line (a Python traceback follows PyTorch's message), control characters made
+-- visible and at most 240 bytes (kreach.text.clean), its pipes escaped
+local function one_line(s)
+  local t = text.clean(tostring(s):match("^[^\n]*"), 240)
   return (t:gsub("|", "\\|"))
 end
 
@@ -74,7 +75,7 @@ for _, path in ipairs(files) do
                     baseline = worst(v.outputs, "baseline"), oracle = worst(v.outputs, "oracle") }
         rows[#rows + 1] = r
         s.problems = s.problems + 1
-        if not v.within then s.outside[#s.outside + 1] = ("%s (%s)"):format(v.problem, one_line(v.why)) end
+        if not v.within then s.outside[#s.outside + 1] = ("%s (%s)"):format(one_line(v.problem), one_line(v.why)) end
         for _, who in ipairs({ "baseline", "oracle" }) do
           for _, k in ipairs({ "rel_l2", "max_scaled" }) do
             local x = r[who][k]
@@ -107,14 +108,14 @@ for _, r in ipairs(rows) do
   if type(t) == "table" then
     within = within .. (" (the oracle held to %.2g: %s)"):format(t.rel_l2 or 0 / 0, one_line(t.why))
   end
-  print(("| %s | %s | %s | %s | %s | %s |"):format(r.problem, tostring(r.dtype), r.variant, cell(r.baseline),
+  print(("| %s | %s | %s | %s | %s | %s |"):format(one_line(r.problem), one_line(r.dtype), one_line(r.variant), cell(r.baseline),
     cell(r.oracle), within))
 end
 print("")
 for _, s in ipairs(summaries) do
   local function top(who, k)
     local x = s[who][k]
-    return x and ("%.2e (%s)"):format(x.value, x.problem) or "-"
+    return x and ("%.2e (%s)"):format(x.value, one_line(x.problem)) or "-"
   end
   print(("%s: %d problems%s; worst baseline rel L2 %s, scaled %s; worst oracle rel L2 %s, scaled %s; %s")
     :format(s.file, s.problems, s.suite and (" of " .. s.suite) or "", top("baseline", "rel_l2"), top("baseline", "max_scaled"),

@@ -90,6 +90,13 @@ describe("experiments/torch_values.lua", function()
     assert.are.equal(0, rc, out)
     assert.is_truthy(out:find("**no**: OutOfMemoryError: 51 \\| GiB |\n", 1, true), out)
     assert.is_falsy(out:find("Traceback", 1, true), out)
+    -- terminal escapes in a reason or a name from the file are shown, not obeyed
+    out, rc = table_of("f.jsonl", (lines:gsub('"within":true', '"within":false,"why":"\\u001b[2Kok"', 1)
+      :gsub('"problem":"23_Softmax"', '"problem":"23_\\u001b[1ASoftmax"', 1)))
+    assert.are.equal(0, rc, out)
+    assert.is_falsy(out:find("\27", 1, true), out)
+    assert.is_truthy(out:find("| 23_\\x1b[1ASoftmax |", 1, true), out)
+    assert.is_truthy(out:find("**no**: \\x1b[2Kok", 1, true), out)
     -- where the oracle was held to PyTorch's known error, the row says so
     out, rc = table_of("e.jsonl", (lines:gsub('"within":true',
       '"within":true,"oracle_tolerance":{"rel_l2":3.1e-08,"max_scaled":3.1e-08,"why":"float 1/6"}', 1)))
