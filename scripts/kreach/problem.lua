@@ -126,13 +126,32 @@ local function parse_call(s, where, table_of, what)
   return name, args
 end
 
+-- limited_call(limit, path, where, doing, handler, f, ...) -> xpcall(f, handler, ...)'s first
+-- two results. Where the problem has a file (path), and so outside the file's load (which has
+-- its own limit), f runs within `limit` seconds (M.run_in_file); past it, a load error.
+local function limited_call(limit, path, where, doing, handler, f, ...)
+  if not path then return xpcall(f, handler, ...) end
+  local args = table.pack(...)
+  local done, ok, v = M.run_in_file(path, limit, doing,
+    function() return xpcall(f, handler, table.unpack(args, 1, args.n)) end)
+  if not done then problem_error(where, "%s", errors.message(ok)) end
+  return ok, v
+end
+
+-- field_call(path, where, doing, handler, f, ...): limited_call within M.FIELD_LIMIT_S, for
+-- the functions of a problem's that instantiating it calls (flops, bytes, shapes, dist, init)
+local function field_call(path, ...) return limited_call(M.FIELD_LIMIT_S, path, ...) end
+
 -- An input's distribution at some sizes: its text, or what its function(sizes) returns (a
--- distribution whose numbers follow the sizes, as "randint(0, rows)").
-local function dist_text(a, sizes, where)
+-- distribution whose numbers follow the sizes, as "randint(0, rows)"), called within
+-- M.FIELD_LIMIT_S (field_call; path: the problem's file).
+local function dist_text(a, sizes, where, path)
   if type(a.dist) ~= "function" then return a.dist or "uniform" end
-  local ok, r = pcall(a.dist, sizes)
-  if not ok then problem_error(where, "the dist function failed: %s", tostring(r)) end
-  if type(r) ~= "string" then problem_error(where, "the dist function returned %s, not a distribution's text", type(r)) end
+  local ok, r = field_call(path, where, "in its dist function", in_file(path), a.dist, sizes)
+  if not ok then problem_error(where, "the dist function failed: %s", errors.message(r)) end
+  if type(r) ~= "string" then
+    problem_error(path and (path .. ": " .. where) or where, "the dist function returned %s, not a distribution's text", type(r))
+  end
   return r
 end
 
@@ -152,13 +171,14 @@ end
 
 local function is_host(d) return type(d) == "table" and d.host == true end
 
--- An input's distribution, parsed, at some sizes (a host distribution as it is, with the sizes)
-local function input_dist(a, sizes, where)
+-- An input's distribution, parsed, at some sizes (a host distribution as it is, with the sizes,
+-- and the problem's file, whose time limit its draw runs under: draw_host)
+local function input_dist(a, sizes, where, path)
   if is_host(a.dist) then
     return { gen = "host", text = a.dist.text, args = {}, transforms = {}, draw = a.dist.draw, python = a.dist.python,
-             sizes = sizes }
+             sizes = sizes, path = path }
   end
-  return M.parse_dist(dist_text(a, sizes, where), where)
+  return M.parse_dist(dist_text(a, sizes, where, path), where)
 end
 
 function M.parse_dist(s, where)
@@ -236,18 +256,6 @@ local ARG_KEYS = {
   output = { kind = 1, name = 1, shape = 1, dtype = 1, _opts = 1 },
 }
 local ORDER = { input = 1, param = 2, scalar = 3, output = 4 }
-
--- field_call(path, where, doing, handler, f, ...) -> xpcall(f, handler, ...)'s first two
--- results. Where the problem has a file (path), and so outside the file's load (which has its
--- own limit), f runs within M.FIELD_LIMIT_S (M.run_in_file); past it, a load error.
-local function field_call(path, where, doing, handler, f, ...)
-  if not path then return xpcall(f, handler, ...) end
-  local args = table.pack(...)
-  local done, ok, v = M.run_in_file(path, M.FIELD_LIMIT_S, doing,
-    function() return xpcall(f, handler, table.unpack(args, 1, args.n)) end)
-  if not done then problem_error(where, "%s", errors.message(ok)) end
-  return ok, v
-end
 
 local function as_is(e) return e end
 
@@ -329,6 +337,14 @@ local function check_arg(a, i, where0, sizes, names)
   elseif a.kind == "param" then
     if a.init == nil then problem_error(where, "a parameter needs an init rule ('ones', 'zeros', 'uniform(lo, hi)', 'normal(mean, std)', 'kaiming_uniform(fan_in)', 'kaiming_uniform')") end
     if type(a.init) == "string" then parse_call(a.init, where .. ": init", INITS, "init rule") end
+    if type(a.init) == "function" then -- at the default sizes, as a dist function is
+      local ok, rule = pcall(a.init, resolve_shape(a.shape, sizes, where))
+      if not ok then problem_error(where, "the init function failed: %s", errors.message(rule)) end
+      if type(rule) ~= "string" then problem_error(where, "the init function returned %s, not an init rule's text", type(rule)) end
+      parse_call(rule, where .. ": init", INITS, "init rule")
+    elseif type(a.init) ~= "string" then
+      problem_error(where, "init is an init rule's text or a function(shape) returning one, got %s", type(a.init))
+    end
   elseif a.kind == "scalar" then
     if type(a.value) ~= "number" and type(a.value) ~= "boolean" then
       problem_error(where, "a scalar needs a number value, got %s", type(a.value))
@@ -441,6 +457,7 @@ function Problem:instantiate(opts)
   end
   local dsize = tensor.dtype_size
   local bytes = 0
+  local function in_path(w) return self.path and (self.path .. ": " .. w) or w end
   for i, a in ipairs(def.args) do
     local w = ("%s: %s '%s'"):format(where, a.kind, a.name)
     local r = { kind = a.kind, name = a.name, index = i }
@@ -462,10 +479,21 @@ function Problem:instantiate(opts)
       r.nbytes = n * esize
       bytes = bytes + r.nbytes
       if a.kind == "input" then
-        r.dist = input_dist(a, sizes, w)
+        r.dist = input_dist(a, sizes, w, self.path)
         r.domain = a.domain or (def.domain and def.domain[a.name])
       elseif a.kind == "param" then
+        -- a rule the problem computes from the shape is computed once, here, within the field
+        -- limit, and parsed, so that a bad one is told when the problem is instantiated
         r.init = a.init
+        if type(r.init) == "function" then
+          local ok, rule = field_call(self.path, w, "in its init function", in_file(self.path), r.init, r.shape)
+          if not ok then problem_error(w, "the init function failed: %s", errors.message(rule)) end
+          if type(rule) ~= "string" then
+            problem_error(in_path(w), "the init function returned %s, not an init rule's text", type(rule))
+          end
+          r.init = rule
+        end
+        parse_call(M.init_rule(r), in_path(w) .. ": init", INITS, "init rule")
       end
     end
     inst.args[i] = r
@@ -558,11 +586,16 @@ local function draw(lib, a, seed, scratch)
   elseif d.gen == "jagged" then
     vals = M.jagged_lengths(a.shape[2], d.args, seed)
   elseif d.gen == "host" then
-    vals = d.draw(a.shape, seed, d.variant or "default", d.sizes)
+    -- the problem's own code, within M.DRAW_LIMIT_S
+    local where = ("input '%s': dist"):format(a.name)
+    local ok, r = limited_call(M.DRAW_LIMIT_S, d.path, where, ("in the draw of its host distribution '%s'"):format(d.text),
+      in_file(d.path), d.draw, a.shape, seed, d.variant or "default", d.sizes)
+    if not ok then problem_error(where, "the host distribution '%s' failed: %s", d.text, errors.message(r)) end
+    vals = r
     local n = 1
     for _, v in ipairs(a.shape) do n = n * v end
     if type(vals) ~= "table" or #vals ~= n then
-      problem_error(("input '%s': dist"):format(a.name), "the host distribution '%s' returned %s values, %d expected", d.text,
+      problem_error(d.path and (d.path .. ": " .. where) or where, "the host distribution '%s' returned %s values, %d expected", d.text,
         type(vals) == "table" and tostring(#vals) or type(vals), n)
     end
   end
@@ -915,6 +948,9 @@ M.LOAD_LIMIT_S = 60
 -- The same for a call of a function of a problem's when it is instantiated (flops, bytes, a
 -- shape function): the shipped ones return at once.
 M.FIELD_LIMIT_S = 10
+-- The same for the draw of a host distribution (kreach.host_dist), once per trial: the shipped
+-- ones (dlrm-bench/4's 1.7M ids) take under half a second on the CPU machine.
+M.DRAW_LIMIT_S = 60
 
 -- The environment a problem or suite file runs in: the standard library (problem and suite
 -- files are trusted code, docs/scripting.md), except that os.exit raises instead of ending the

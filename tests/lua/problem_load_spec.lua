@@ -100,6 +100,96 @@ describe("a problem file", function()
     assert.is_nil(debug.gethook())
   end)
 
+  -- runs fn with problem[name] set to 0.2 s, then restores it; returns pcall's results
+  local function limited(name, fn, ...)
+    local limit = problem[name]
+    problem[name] = 0.2
+    local res = table.pack(pcall(fn, ...))
+    problem[name] = limit
+    assert.is_nil(debug.gethook())
+    return table.unpack(res, 1, res.n)
+  end
+
+  it("whose dist or init function loops for ever at other sizes is stopped at the field's limit, naming the file and line", function()
+    local p = problem.load(write(dir, "loop_dist.lua", variant('kreach%.input%("x", { "n" }%)',
+      'kreach.input("x", { "n" }, { dist = function(s)\n  while s.n > 64 do end\n  return "uniform"\nend })')))
+    local ok, err = limited("FIELD_LIMIT_S", p.instantiate, p, { sizes = { n = 100 } })
+    assert.is_false(ok)
+    assert.is_true(errors.is(err), tostring(err))
+    assert.equals(3, err.status)
+    assert.matches("loop_dist%.lua:6: took longer than 0%.2 s in its dist function %(an endless loop%?%)", err.msg)
+
+    local q = problem.load(write(dir, "loop_init.lua", variant('kreach%.output%("y", { "n" }%)',
+      'kreach.param("w", { "n" }, { init = function(shape)\n  while shape[1] > 64 do end\n  return "ones"\nend }), kreach.output("y", { "n" })')))
+    ok, err = limited("FIELD_LIMIT_S", q.instantiate, q, { sizes = { n = 100 } })
+    assert.is_false(ok)
+    assert.equals(3, err.status)
+    assert.matches("loop_init%.lua:6: took longer than 0%.2 s in its init function", err.msg)
+    -- at the default sizes both return at once
+    assert.is_true(p:instantiate():validate())
+    assert.equals("ones", q:instantiate().args[2].init)
+  end)
+
+  it("whose dist or init function fails or returns no rule is told, naming the file", function()
+    -- at the default sizes: when the file loads
+    local function load_error(name, from, to)
+      return user_error(problem.load, write(dir, name, variant(from, to)))
+    end
+    local X, Y = 'kreach%.input%("x", { "n" }%)', 'kreach%.output%("y", { "n" }%)'
+    local with_w = 'kreach.param("w", { "n" }, { init = %s }), kreach.output("y", { "n" })'
+    local e = load_error("dist_nil.lua", X, 'kreach.input("x", { "n" }, { dist = function() end })')
+    assert.equals(3, e.status)
+    assert.matches("dist_nil%.lua: .*input 'x': dist: the dist function returned nil, not a distribution's text", e.msg)
+    e = load_error("init_num.lua", Y, with_w:format("function() return 3 end"))
+    assert.matches("init_num%.lua: .*param 'w': the init function returned number, not an init rule's text", e.msg)
+    e = load_error("init_bad.lua", Y, with_w:format("function(sh) return 'uniform(' .. sh[1] .. ')' end"))
+    assert.matches("init_bad%.lua: .*param 'w': init: init rule 'uniform' takes 2 numbers, got 1", e.msg)
+    e = load_error("init_type.lua", Y, with_w:format("true"))
+    assert.matches("init_type%.lua: .*param 'w': init is an init rule's text or a function%(shape%) returning one, got boolean", e.msg)
+    -- at other sizes: when instantiated
+    local function inst_error(name, from, to)
+      local p = problem.load(write(dir, name, variant(from, to)))
+      return user_error(p.instantiate, p, { sizes = { n = 100 } })
+    end
+    e = inst_error("dist_nil2.lua", X, 'kreach.input("x", { "n" }, { dist = function(s)\n  if s.n < 64 then return "uniform" end\nend })')
+    assert.matches("dist_nil2%.lua: problem 't': input 'x': the dist function returned nil, not a distribution's text", e.msg)
+    e = inst_error("dist_err.lua", X,
+      'kreach.input("x", { "n" }, { dist = function(s)\n  if s.n > 64 then error("no dist for " .. s.n) end\n  return "uniform"\nend })')
+    assert.matches("the dist function failed: .*dist_err%.lua:6: no dist for 100", e.msg)
+    e = inst_error("init_num2.lua", Y, with_w:format("function(sh) if sh[1] < 64 then return 'ones' end return sh[1] end"))
+    assert.matches("init_num2%.lua: problem 't': param 'w': the init function returned number, not an init rule's text", e.msg)
+    e = inst_error("init_bad2.lua", Y, with_w:format("function(sh) return sh[1] < 64 and 'ones' or 'uniform(' .. sh[1] .. ')' end"))
+    assert.matches("init_bad2%.lua: problem 't': param 'w': init: init rule 'uniform' takes 2 numbers, got 1", e.msg)
+    -- a good one is computed when instantiated, from the instance's shape
+    local p = problem.load(write(dir, "init_ok.lua", variant(Y,
+      with_w:format("function(sh) return 'uniform(-' .. sh[1] .. ', ' .. sh[1] .. ')' end"))))
+    local inst = p:instantiate{ sizes = { n = 5 } }
+    assert.equals("uniform(-5, 5)", inst.args[2].init)
+    assert.equals("uniform(-5, 5)", problem.init_rule(inst.args[2]))
+  end)
+
+  it("whose host distribution's draw loops, fails or returns the wrong count is told when drawn, naming the file", function()
+    local function draw_problem(name, body)
+      return problem.load(write(dir, name, variant('kreach%.input%("x", { "n" }%)',
+        'kreach.input("x", { "n" }, { dist = kreach.host_dist{ text = "h", draw = function(shape, seed)\n'
+          .. body .. '\nend } })')))
+    end
+    local inst = draw_problem("draw_loop.lua", "  while true do end"):instantiate()
+    local ok, err = limited("DRAW_LIMIT_S", inst.make_args, inst, 1)
+    assert.is_false(ok)
+    assert.is_true(errors.is(err), tostring(err))
+    assert.equals(3, err.status)
+    assert.matches("draw_loop%.lua:6: took longer than 0%.2 s in the draw of its host distribution 'h'", err.msg)
+    inst = draw_problem("draw_err.lua", "  error('bad seed ' .. seed)"):instantiate()
+    err = user_error(inst.make_args, inst, 7)
+    assert.matches("input 'x': dist: the host distribution 'h' failed: .*draw_err%.lua:6: bad seed 7", err.msg)
+    inst = draw_problem("draw_short.lua", "  return { 1, 2 }"):instantiate()
+    err = user_error(inst.make_args, inst, 1)
+    assert.matches("draw_short%.lua: input 'x': dist: the host distribution 'h' returned 2 values, 8 expected", err.msg)
+    -- (one that returns its values is drawn as before: dlrm-bench/4's, in host_values_spec on the
+    -- host device and gpu/dlrm_spec)
+  end)
+
   it("keeps a hook that was set before it", function()
     local n = 0
     local function counting() n = n + 1 end
