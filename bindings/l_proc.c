@@ -37,15 +37,19 @@ static const char **string_list(lua_State *L, int idx, const char *what) {
 }
 
 /* spawn({"prog", "arg", ...}, {env = {"K=V", ...}, watch = false, max_line = bytes,
- * pass_stderr = false, fd3 = descriptor (given to the program as its descriptor 3)}) -> worker, or nil and a message. With pass_stderr the worker writes to
- * this process's standard error as it goes (w:stderr() is then empty). Without env the worker gets this process's environment; with
- * watch its standard input is a pipe that closes when this process dies or frees it. */
+ * pass_stderr = false, fd3 = descriptor (given to the program as its descriptor 3),
+ * reaper = path}) -> worker, or nil and a message. With pass_stderr the worker writes to
+ * this process's standard error as it goes (w:stderr() is then empty). Without env the worker
+ * gets this process's environment; with watch its standard input is a pipe that closes when
+ * this process dies or frees it. With reaper (the kreach executable, kreach.core.executable())
+ * the worker runs under kr_proc_reaper_main: what it starts ends with it, even in a session of
+ * its own. */
 static int l_proc_spawn(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
     if (luaL_len(L, 1) < 1) return luaL_argerror(L, 1, "argv needs at least the program");
     kr_proc_opts o = {0};
     if (!lua_isnoneornil(L, 2)) {
-        static const char *const known[] = {"env", "watch", "max_line", "pass_stderr", "fd3", NULL};
+        static const char *const known[] = {"env", "watch", "max_line", "pass_stderr", "fd3", "reaper", NULL};
         luaL_checktype(L, 2, LUA_TTABLE);
         kr_lua_check_options(L, 2, "spawn", known);
         o.watch = kr_lua_optbool_field(L, 2, "watch", 0);
@@ -53,6 +57,12 @@ static int l_proc_spawn(lua_State *L) {
         if (lua_getfield(L, 2, "fd3") != LUA_TNIL) {
             o.fd3 = (int)luaL_checkinteger(L, -1);
             luaL_argcheck(L, o.fd3 > 2, 2, "fd3 must be a descriptor above 2");
+        }
+        lua_pop(L, 1);
+        /* the string stays anchored by the options table, which stays on the stack */
+        if (lua_getfield(L, 2, "reaper") != LUA_TNIL) {
+            o.reaper = luaL_checkstring(L, -1);
+            luaL_argcheck(L, o.reaper[0] == '/', 2, "reaper must be an absolute path");
         }
         lua_pop(L, 1);
         lua_Integer ml = kr_lua_optint_field(L, 2, "max_line", 0);

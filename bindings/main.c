@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "kr_lua.h"
 #include "kr_embedded.h"
+#include "kr_proc.h"
 
 #include <lualib.h>
 #include <stdio.h>
@@ -196,6 +197,8 @@ static int looks_like_script(const char *a) {
 }
 
 int main(int argc, char **argv) {
+    /* internal: the reaper a worker runs under (kr_proc_opts.reaper), before anything starts */
+    if (argc >= 2 && !strcmp(argv[1], KR_PROC_REAPER_ARG)) return kr_proc_reaper_main(argc - 2, argv + 2);
     int i = 1;
     const char *code = NULL;
     for (; i < argc; i++) {

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "kr_proc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +38,7 @@ struct kr_proc {
     char *errbuf;
     size_t errlen;
     int reaped;
+    int reaper;             /* the worker runs under a reaper (kr_proc_opts.reaper), p->pid */
     kr_proc_state state;
     int code;
 };
@@ -53,8 +57,19 @@ kr_proc *kr_proc_spawn(const char *const *argv, char *err, size_t errlen) {
 kr_proc *kr_proc_start(const kr_proc_opts *o, char *err, size_t errlen) {
     int po[2] = {-1, -1}, pe[2] = {-1, -1}, pw[2] = {-1, -1};
     const char *const *argv = o->argv;
+    const char **rargv = NULL; /* under a reaper: reaper, KR_PROC_REAPER_ARG, argv... */
+    if (o->reaper) {
+        size_t n = 0;
+        while (argv[n]) n++;
+        rargv = malloc((n + 3) * sizeof *rargv);
+        if (!rargv) { snprintf(err, errlen, "out of memory"); return NULL; }
+        rargv[0] = o->reaper;
+        rargv[1] = KR_PROC_REAPER_ARG;
+        memcpy(rargv + 2, argv, (n + 1) * sizeof *argv);
+    }
     kr_proc *p = calloc(1, sizeof *p);
-    if (!p) { snprintf(err, errlen, "out of memory"); return NULL; }
+    if (!p) { snprintf(err, errlen, "out of memory"); free(rargv); return NULL; }
+    p->reaper = o->reaper != NULL;
     p->watch = -1;
     p->max_line = o->max_line ? o->max_line : KR_PROC_MAX_LINE;
     p->errbuf = malloc(ERR_KEEP + 1);
@@ -82,7 +97,10 @@ kr_proc *kr_proc_start(const kr_proc_opts *o, char *err, size_t errlen) {
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setsigdefault(&at, &all);
     char *const *envp = o->envp ? (char *const *)o->envp : environ;
-    int rc = posix_spawnp(&p->pid, argv[0], &fa, &at, (char *const *)argv, envp);
+    int rc = rargv ? posix_spawn(&p->pid, rargv[0], &fa, &at, (char *const *)rargv, envp)
+                   : posix_spawnp(&p->pid, argv[0], &fa, &at, (char *const *)argv, envp);
+    free(rargv);
+    rargv = NULL;
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     close(po[1]);
@@ -91,7 +109,7 @@ kr_proc *kr_proc_start(const kr_proc_opts *o, char *err, size_t errlen) {
     if (pw[0] >= 0) close(pw[0]);
     pw[0] = -1;
     if (rc != 0) {
-        snprintf(err, errlen, "cannot start %s: %s", argv[0], strerror(rc));
+        snprintf(err, errlen, "cannot start %s: %s", o->reaper ? o->reaper : argv[0], strerror(rc));
         goto fail;
     }
     p->out = po[0];
@@ -106,6 +124,7 @@ fail:
     }
     free(p->errbuf);
     free(p);
+    free(rargv);
     return NULL;
 }
 
@@ -219,7 +238,10 @@ int kr_proc_read_line(kr_proc *p, int timeout_ms, const char **line, size_t *len
 }
 
 void kr_proc_kill(kr_proc *p) {
-    if (!p->reaped && p->pid > 0) kill(-p->pid, SIGKILL);
+    if (p->reaped || p->pid <= 0) return;
+    /* a reaper kills what the worker started, in whatever group or session it went to */
+    if (p->reaper) kill(p->pid, SIGTERM);
+    else kill(-p->pid, SIGKILL);
 }
 
 kr_proc_state kr_proc_wait(kr_proc *p, int *code) {
@@ -285,4 +307,129 @@ void kr_proc_free(kr_proc *p) {
     free(p->line);
     free(p->errbuf);
     free(p);
+}
+
+/* ---- the reaper (kr_proc_reaper_main) ---- */
+
+/* Sends SIGKILL to every child of this process (found in /proc: the parent is the field after
+ * the state, after the last ')' of /proc/<pid>/stat). Returns how many, or -1 when /proc cannot
+ * be read. */
+static int kill_children(pid_t self) {
+    DIR *d = opendir("/proc");
+    if (!d) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == self) continue;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        ssize_t r = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (r <= 0) continue;
+        buf[r] = 0;
+        char *rp = strrchr(buf, ')');
+        char state;
+        long ppid;
+        if (!rp || sscanf(rp + 1, " %c %ld", &state, &ppid) != 2 || ppid != self) continue;
+        kill((pid_t)pid, SIGKILL);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Kills this process's children round after round, reaping them, until it has none; the
+ * worker's status goes to *wst when it is reaped here. */
+static void reap_all(pid_t self, pid_t worker, int *wst, int *wdone) {
+    for (long round = 0; round < 1000000; round++) {
+        if (kill_children(self) < 0) kill(worker, SIGKILL);
+        int st;
+        pid_t r = waitpid(-1, &st, 0);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return; /* ECHILD: none left */
+        }
+        do {
+            if (r == worker && !*wdone) { *wst = st; *wdone = 1; }
+        } while ((r = waitpid(-1, &st, WNOHANG)) > 0);
+    }
+}
+
+int kr_proc_reaper_main(int argc, char **argv) {
+    if (argc < 1) {
+        fprintf(stderr, "usage: <reaper> %s program [args...]\n", KR_PROC_REAPER_ARG);
+        return 2;
+    }
+    pid_t parent = getppid(), self = getpid();
+    sigset_t set, none;
+    sigemptyset(&set);
+    sigemptyset(&none);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 || prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) != 0) {
+        fprintf(stderr, "kreach reaper: prctl: %s\n", strerror(errno));
+        _exit(127);
+    }
+    if (getppid() != parent) _exit(127); /* the parent died before the death signal was set */
+    DIR *d = opendir("/proc"); /* the children are found there: without it, refuse now */
+    if (!d) {
+        fprintf(stderr, "kreach reaper: cannot read /proc: %s\n", strerror(errno));
+        _exit(127);
+    }
+    closedir(d);
+    pid_t w = fork();
+    if (w < 0) {
+        fprintf(stderr, "kreach reaper: fork: %s\n", strerror(errno));
+        _exit(127);
+    }
+    if (w == 0) {
+        setpgid(0, 0);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        execvp(argv[0], argv);
+        fprintf(stderr, "cannot start %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    setpgid(w, w); /* as the child does: whichever runs first */
+    /* the reaper's own streams and descriptors (a ruleset on 3) are the worker's alone now */
+    int nul = open("/dev/null", O_RDWR);
+    if (nul >= 0) {
+        dup2(nul, 0);
+        dup2(nul, 1);
+        dup2(nul, 2);
+        if (nul > 2) close(nul);
+    }
+    long maxfd = sysconf(_SC_OPEN_MAX);
+    if (maxfd < 0 || maxfd > 65536) maxfd = 65536;
+    for (int fd = 3; fd < maxfd; fd++) close(fd);
+    int wst = 0, wdone = 0, stop = 0;
+    while (!wdone && !stop) {
+        siginfo_t si;
+        int sig = sigwaitinfo(&set, &si);
+        if (sig < 0) continue;
+        if (sig != SIGCHLD) { stop = sig; break; }
+        int st;
+        pid_t r;
+        while ((r = waitpid(-1, &st, WNOHANG)) > 0)
+            if (r == w) { wst = st; wdone = 1; }
+    }
+    if (!wdone) kill(w, SIGKILL);
+    reap_all(self, w, &wst, &wdone);
+    if (wdone && WIFEXITED(wst)) _exit(WEXITSTATUS(wst));
+    int sig = wdone && WIFSIGNALED(wst) ? WTERMSIG(wst) : SIGKILL;
+    struct rlimit nocore = {0, 0};
+    setrlimit(RLIMIT_CORE, &nocore);
+    signal(sig, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    sigprocmask(SIG_UNBLOCK, &one, NULL);
+    kill(self, sig);
+    _exit(128 + sig);
 }

@@ -26,7 +26,14 @@ typedef struct {
                                 collected: kr_proc_stderr is then empty) */
     int fd3;                 /* > 0: this process's descriptor, given to the program as its
                                 descriptor 3 (a Landlock ruleset it applies to itself); 0: none */
+    const char *reaper;      /* a program (an absolute path) that runs kr_proc_reaper_main when
+                                its first argument is KR_PROC_REAPER_ARG: the worker runs under it,
+                                and everything the worker starts, even in a session of its own,
+                                ends when the worker does; NULL: the worker is started directly */
 } kr_proc_opts;
+
+/* The first argument that makes a program's main call kr_proc_reaper_main. */
+#define KR_PROC_REAPER_ARG "__kreach-reaper"
 
 /* Starts a worker in a process group of its own (so that a kill reaches everything it
  * started), standard input from /dev/null unless o->watch. Returns NULL with a message in err
@@ -48,7 +55,8 @@ int kr_proc_read_line(kr_proc *p, int timeout_ms, const char **line, size_t *len
  * pipe). A write blocks while the pipe is full: the worker is expected to read. */
 int kr_proc_write(kr_proc *p, const void *buf, size_t len);
 
-/* Kills the process group with SIGKILL. */
+/* Kills the process group with SIGKILL; under a reaper, asks the reaper (SIGTERM), which kills
+ * the worker and everything it started, and ends as the worker did. */
 void kr_proc_kill(kr_proc *p);
 
 /* Waits for the process to end (after its output has ended or it was killed). */
@@ -62,5 +70,17 @@ pid_t kr_proc_pid(const kr_proc *p);
 size_t kr_proc_scanned(const kr_proc *p);
 
 void kr_proc_free(kr_proc *p);
+
+/* The reaper (kr_proc_opts.reaper): runs argv (argv[0] looked up on PATH) as a child in a
+ * process group of its own, as the child subreaper of everything it starts, so that a process
+ * the worker starts and leaves (a double fork, a session of its own) is re-parented here and
+ * not to init. When the worker ends, when the reaper's parent dies (PR_SET_PDEATHSIG) or on
+ * SIGTERM, SIGINT or SIGHUP, it kills its children with SIGKILL, round after round (children
+ * of theirs are re-parented to it as they die), until it has none. Then it ends as the worker
+ * did: its exit status, or the same signal (without a core file); 127 when the worker could
+ * not be started. Its own standard streams are closed once the worker runs, so the worker's
+ * output ends when the worker and what it started have ended. Children are found in /proc.
+ * Call it first thing in main, in a process with one thread. Returns only on a usage error. */
+int kr_proc_reaper_main(int argc, char **argv);
 
 #endif

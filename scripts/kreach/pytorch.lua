@@ -95,16 +95,18 @@ local function worker_source() return M.script_source("torch_worker.py") end
 local Session = {}
 Session.__index = Session
 
--- start({python =, cudnn_tf32 = bool, ruleset = descriptor}) -> a session, or nil and why. The
--- Python worker gets this process's environment (in a kreach worker, the seal's allow-list),
--- PyTorch's cuDNN TF32 setting as its argument and, with ruleset (kreach.seal.python_ruleset),
--- that Landlock ruleset as its descriptor 3, which it applies to itself before it runs a
--- candidate.
+-- start({python =, cudnn_tf32 = bool, ruleset = descriptor, reap = bool}) -> a session, or nil
+-- and why. The Python worker gets this process's environment (in a kreach worker, the seal's
+-- allow-list), PyTorch's cuDNN TF32 setting as its argument and, with ruleset
+-- (kreach.seal.python_ruleset), that Landlock ruleset as its descriptor 3, which it applies to
+-- itself before it runs a candidate. With reap it runs under kreach's reaper (kreach.core.proc's
+-- spawn, reaper): a process the candidate's native code starts, even in a session of its own,
+-- ends when the worker does, and cannot hold the worker's output open (docs/candidates.md).
 function M.start(o)
   o = o or {}
   local py = o.python or M.python()
   local w, err = proc.spawn({ py, "-B", "-c", worker_source(), o.cudnn_tf32 and "tf32" or "no-tf32" },
-                            { watch = true, fd3 = o.ruleset })
+                            { watch = true, fd3 = o.ruleset, reaper = o.reap and core.executable() or nil })
   if not w then return nil, ("cannot start %s: %s"):format(py, tostring(err)) end
   local self = setmetatable({ w = w, python = py, sets = {} }, Session)
   local hello, why = self:read(M.START_TIMEOUT_S)

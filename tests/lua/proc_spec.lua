@@ -64,4 +64,40 @@ describe("kreach.proc", function()
     assert.matches("collected:%[%]", out)
     assert.has_error(function() kreach.proc.spawn({ "true" }, { pass_stdrr = true }) end)
   end)
+
+  -- whether /proc/<pid> is gone, waiting up to 5 s
+  local function gone(pid)
+    local t0 = kreach.now()
+    repeat
+      local f = io.open("/proc/" .. pid .. "/stat")
+      if not f then return true end
+      f:close()
+      os.execute("sleep 0.05")
+    until kreach.now() - t0 > 5
+    return false
+  end
+
+  it("runs a worker under kreach's reaper: what it leaves in a session of its own ends with it", function()
+    -- the worker leaves a process in a session of its own, holding its standard output
+    local script = "setsid sh -c 'echo daemon $$; exec sleep 1000' & sleep 0.2; echo done; exit 5"
+    local w = assert(kreach.proc.spawn({ "sh", "-c", script }, { reaper = bin }))
+    local pid = assert(tonumber((w:read_line(10) or ""):match("^daemon (%d+)$")))
+    assert.equals("done", w:read_line(10))
+    local line, why = w:read_line(10)
+    assert.is_nil(line)
+    assert.equals("eof", why) -- not a timeout: nothing holds the output any more
+    assert.same({ "exited", 5 }, { w:wait() })
+    assert.is_true(gone(pid))
+    w:free()
+    -- killed: the worker's signal, as without a reaper
+    w = assert(kreach.proc.spawn({ "sh", "-c", "setsid sh -c 'echo daemon $$; exec sleep 1000' & sleep 1000" }, { reaper = bin }))
+    pid = assert(tonumber((w:read_line(10) or ""):match("^daemon (%d+)$")))
+    w:kill()
+    local how, _, name = w:wait()
+    assert.equals("signaled", how)
+    assert.equals("SIGKILL", name)
+    assert.is_true(gone(pid))
+    w:free()
+    assert.has_error(function() kreach.proc.spawn({ "true" }, { reaper = "kreach" }) end, nil)
+  end)
 end)

@@ -81,7 +81,7 @@ return {
       if not dirs then return refuse(derr) end
       local fd, rec = seal.python_ruleset{ dirs = spec.python.dirs, write = { dirs.extensions, dirs.triton } }
       if fd == nil then return refuse(rec) end
-      torch_session, torch_note = pytorch.start{ python = spec.python.python, ruleset = fd or nil,
+      torch_session, torch_note = pytorch.start{ python = spec.python.python, ruleset = fd or nil, reap = true,
                                                  cudnn_tf32 = spec.pytorch and spec.pytorch.cudnn_tf32 or false }
       if fd then seal.close_fd(fd) end
       if not torch_session then return refuse("cannot start the Python worker: " .. tostring(torch_note)) end

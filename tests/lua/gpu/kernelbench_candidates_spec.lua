@@ -39,6 +39,20 @@ local function expect(e, res, what)
   end
 end
 
+-- the pids of the processes named `name` (/proc/<pid>/comm), waiting up to 5 s for none
+local function named(name)
+  local pids, t0 = {}, kreach.now()
+  repeat
+    pids = {}
+    local f = io.popen("grep -lx " .. name .. " /proc/[0-9]*/comm 2>/dev/null")
+    for l in f:lines() do pids[#pids + 1] = l:match("^/proc/(%d+)/") end
+    f:close()
+    if #pids == 0 then break end
+    os.execute("sleep 0.1")
+  until kreach.now() - t0 > 5
+  return pids
+end
+
 -- the first judge of each file, whose load_inline build (if any) was cold: file -> {res, secs}
 local first = {}
 
@@ -56,6 +70,12 @@ describe("KernelBench-format candidates", function()
         if seal.landlock() >= 1 and not seal.unsealed() then
           assert.equals("landlock", res.python.seal and res.python.seal.filesystem)
         end
+      end
+      if e.escapee then
+        local left = named(e.escapee)
+        for _, pid in ipairs(left) do os.execute("kill -9 " .. pid) end
+        assert.are.same({}, left, e.escapee .. " outlived the check")
+        print(("  %s: judged in %.1f s, no %s left"):format(e.file, secs, e.escapee))
       end
       if e.native then expect(e, (check(e, e.native)), e.native) end
     end)
