@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -242,6 +244,13 @@ void kr_proc_kill(kr_proc *p) {
     /* a reaper kills what the worker started, in whatever group or session it went to */
     if (p->reaper) kill(p->pid, SIGTERM);
     else kill(-p->pid, SIGKILL);
+    /* and the watch pipe ends: a reaper, or a worker watching it (kr_seal_watch_parent), ends
+     * everything then, should this process not be allowed to signal it (Landlock's signal
+     * scope, where this process was sealed after starting it) */
+    if (p->watch >= 0) {
+        close(p->watch);
+        p->watch = -1;
+    }
 }
 
 kr_proc_state kr_proc_wait(kr_proc *p, int *code) {
@@ -397,6 +406,11 @@ int kr_proc_reaper_main(int argc, char **argv) {
         _exit(127);
     }
     setpgid(w, w); /* as the child does: whichever runs first */
+    /* a watch pipe on standard input (kr_proc_opts.watch): the reaper keeps a copy of its read
+     * end, never read, to see its parent close the other end (kr_proc_kill), which a signal
+     * the parent may not send (a Landlock signal scope) would otherwise have told it */
+    struct stat sb;
+    int watchfd = fstat(0, &sb) == 0 && S_ISFIFO(sb.st_mode) ? fcntl(0, F_DUPFD_CLOEXEC, 3) : -1;
     /* the reaper's own streams and descriptors (a ruleset on 3) are the worker's alone now */
     int nul = open("/dev/null", O_RDWR);
     if (nul >= 0) {
@@ -407,12 +421,25 @@ int kr_proc_reaper_main(int argc, char **argv) {
     }
     long maxfd = sysconf(_SC_OPEN_MAX);
     if (maxfd < 0 || maxfd > 65536) maxfd = 65536;
-    for (int fd = 3; fd < maxfd; fd++) close(fd);
+    for (int fd = 3; fd < maxfd; fd++)
+        if (fd != watchfd) close(fd);
+    int sfd = signalfd(-1, &set, SFD_CLOEXEC);
     int wst = 0, wdone = 0, stop = 0;
     while (!wdone && !stop) {
-        siginfo_t si;
-        int sig = sigwaitinfo(&set, &si);
-        if (sig < 0) continue;
+        int sig = 0;
+        if (sfd >= 0) {
+            struct pollfd pf[2] = {{.fd = sfd, .events = POLLIN}, {.fd = watchfd, .events = 0}};
+            if (poll(pf, watchfd >= 0 ? 2 : 1, -1) < 0) continue;
+            if (watchfd >= 0 && (pf[1].revents & (POLLHUP | POLLERR))) { stop = SIGTERM; break; }
+            if (!(pf[0].revents & POLLIN)) continue;
+            struct signalfd_siginfo fi;
+            if (read(sfd, &fi, sizeof fi) != (ssize_t)sizeof fi) continue;
+            sig = (int)fi.ssi_signo;
+        } else { /* no signalfd: signals alone */
+            siginfo_t si;
+            sig = sigwaitinfo(&set, &si);
+            if (sig < 0) continue;
+        }
         if (sig != SIGCHLD) { stop = sig; break; }
         int st;
         pid_t r;

@@ -56,7 +56,10 @@ int kr_proc_read_line(kr_proc *p, int timeout_ms, const char **line, size_t *len
 int kr_proc_write(kr_proc *p, const void *buf, size_t len);
 
 /* Kills the process group with SIGKILL; under a reaper, asks the reaper (SIGTERM), which kills
- * the worker and everything it started, and ends as the worker did. */
+ * the worker and everything it started, and ends as the worker did. Either way the watch pipe
+ * (opts.watch) is closed: a reaper ends everything when it sees that, and so does a worker that
+ * watches the pipe, for a parent that may not signal it (sealed by Landlock after starting it,
+ * with signals scoped). kr_proc_write then fails. */
 void kr_proc_kill(kr_proc *p);
 
 /* Waits for the process to end (after its output has ended or it was killed). */
@@ -74,8 +77,8 @@ void kr_proc_free(kr_proc *p);
 /* The reaper (kr_proc_opts.reaper): runs argv (argv[0] looked up on PATH) as a child in a
  * process group of its own, as the child subreaper of everything it starts, so that a process
  * the worker starts and leaves (a double fork, a session of its own) is re-parented here and
- * not to init. When the worker ends, when the reaper's parent dies (PR_SET_PDEATHSIG) or on
- * SIGTERM, SIGINT or SIGHUP, it kills its children with SIGKILL, round after round (children
+ * not to init. When the worker ends, when the reaper's parent dies (PR_SET_PDEATHSIG), when
+ * the other end of a watch pipe on its standard input is closed, or on SIGTERM, SIGINT or SIGHUP, it kills its children with SIGKILL, round after round (children
  * of theirs are re-parented to it as they die), until it has none. Then it ends as the worker
  * did: its exit status, or the same signal (without a core file); 127 when the worker could
  * not be started. Its own standard streams are closed once the worker runs, so the worker's

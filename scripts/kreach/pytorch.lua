@@ -101,7 +101,8 @@ Session.__index = Session
 -- (kreach.seal.python_ruleset), that Landlock ruleset as its descriptor 3, which it applies to
 -- itself before it runs a candidate. With reap it runs under kreach's reaper (kreach.core.proc's
 -- spawn, reaper): a process the candidate's native code starts, even in a session of its own,
--- ends when the worker does, and cannot hold the worker's output open (docs/candidates.md).
+-- ends when the worker does, and cannot hold the worker's output open; and a kill reaches it
+-- from a kreach worker sealed after starting it, which may not signal it (docs/candidates.md).
 function M.start(o)
   o = o or {}
   local py = o.python or M.python()

@@ -100,4 +100,41 @@ describe("kreach.proc", function()
     w:free()
     assert.has_error(function() kreach.proc.spawn({ "true" }, { reaper = "kreach" }) end, nil)
   end)
+
+  -- A kreach worker seals itself (Landlock, signals scoped to its domain) after starting its
+  -- Python worker, and may then not signal it: a kill must still end it. In a child kreach,
+  -- which seals itself: a worker that ignores its standard input, killed after the seal.
+  local abi = require("kreach.core.seal").landlock_abi()
+  local it_scoped = abi >= 6 and it or pending
+  it_scoped("ends a worker under the reaper that a sealed parent may not signal, through the watch pipe", function()
+    local code = [[
+      local kreach = require "kreach"
+      local cs = require "kreach.core.seal"
+      local reaper = %q
+      local w = assert(kreach.proc.spawn({ "sh", "-c", "echo started; exec sleep " .. (reaper ~= "" and 1000 or 4) },
+        { watch = true, reaper = reaper ~= "" and reaper or nil }))
+      print(w:read_line(10))
+      assert(cs.landlock({ { path = "/usr", access = "exec" } }) >= 6)
+      w:kill()
+      local t0 = kreach.now()
+      local line, why = w:read_line(3)
+      print(line, why)
+      if why == "timeout" then os.exit(0) end
+      print(w:wait())
+      print(("%%.1f"):format(kreach.now() - t0))
+    ]]
+    local function run(reaper)
+      local f = io.popen(("%q -e %q 2>&1"):format(bin, code:format(reaper)))
+      local out = f:read("a")
+      f:close()
+      return out
+    end
+    local out = run(bin)
+    assert.matches("^started\nnil\teof\nsignaled\t9\tSIGKILL\n", out)
+    assert.is_true(tonumber(out:match("\n([%d.]+)\n$")) < 3, out)
+    -- the control: without the reaper the sealed parent's kill does not reach the worker (its
+    -- sleep ends by itself in 4 s). (The code above is one line for the shell: no comments.)
+    out = run("")
+    assert.matches("^started\nnil\ttimeout\n", out)
+  end)
 end)

@@ -63,7 +63,8 @@ return {
     -- before the seal (the search runs python3 and reads directories a sealed worker may not;
     -- kreach.seal then preloads cuDNN's own libraries)
     if args.job ~= "lint" and inst.problem.category == "convolution" then cudnn.available() end
-    -- PyTorch's worker starts now too, outside the seal (it reads PyTorch's installation). A
+    -- PyTorch's worker starts now too, outside the seal (it reads PyTorch's installation), under
+    -- kreach's reaper (the sealed worker may not signal it: a kill closes its watch pipe). A
     -- KernelBench-format candidate runs in it: then it gets the Landlock ruleset it applies to
     -- itself before the candidate's module runs, and the candidate's build directories
     local torch_session, torch_note, py
@@ -87,7 +88,7 @@ return {
       if not torch_session then return refuse("cannot start the Python worker: " .. tostring(torch_note)) end
       py = { session = torch_session, source = source, dirs = dirs, seal = fd and true or false, seal_record = rec }
     elseif args.job == "time" and spec.pytorch then
-      torch_session, torch_note = pytorch.start{ python = spec.pytorch.python, cudnn_tf32 = spec.pytorch.cudnn_tf32 }
+      torch_session, torch_note = pytorch.start{ python = spec.pytorch.python, cudnn_tf32 = spec.pytorch.cudnn_tf32, reap = true }
     end
     if not seal_or_die(args.job, { candidate = spec.candidate, problem = inst.problem.path,
                                    device = args.job ~= "lint" or not spec.arch, nvml = args.job == "time" }) then
