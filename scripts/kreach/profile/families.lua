@@ -91,7 +91,8 @@ function M.speedups(results, opts)
   return out, detail
 end
 
--- parse(text) -> { family = speedup }, or nil and why: "gemm=1.2,elementwise=2.5".
+-- parse(text) -> { family = speedup }, or nil and why: "gemm=1.2,elementwise=2.5" (a family
+-- given twice is refused, not the last one kept).
 function M.parse(text)
   local out = {}
   for item in tostring(text):gmatch("[^,]+") do
@@ -99,6 +100,7 @@ function M.parse(text)
     local x = tonumber(v)
     if not fam or not x then return nil, ("speedups take family=number[,family=number...], got '%s'"):format(item) end
     if not (x > 0 and x < math.huge) then return nil, ("the speedup of %s must be a positive number, got %s"):format(fam, v) end
+    if out[fam] then return nil, ("the speedup of %s is given twice (%s and %s)"):format(fam, tostring(out[fam]), v) end
     out[fam] = x
   end
   return out
