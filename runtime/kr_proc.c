@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -368,6 +369,23 @@ static void reap_all(pid_t self, pid_t worker, int *wst, int *wdone) {
     }
 }
 
+/* Closes every descriptor from `from` up, except `keep` (-1: none): close_range where the
+ * kernel has it (5.9), else one by one up to the descriptor limit (at most 65536). */
+static void close_from(int from, int keep) {
+#ifdef SYS_close_range
+    if (keep < from) {
+        if (syscall(SYS_close_range, (unsigned)from, ~0U, 0) == 0) return;
+    } else if ((keep == from || syscall(SYS_close_range, (unsigned)from, (unsigned)keep - 1, 0) == 0) &&
+               syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0) == 0) {
+        return;
+    }
+#endif
+    long maxfd = sysconf(_SC_OPEN_MAX);
+    if (maxfd < 0 || maxfd > 65536) maxfd = 65536;
+    for (int fd = from; fd < maxfd; fd++)
+        if (fd != keep) close(fd);
+}
+
 int kr_proc_reaper_main(int argc, char **argv) {
     if (argc < 1) {
         fprintf(stderr, "usage: <reaper> %s program [args...]\n", KR_PROC_REAPER_ARG);
@@ -419,10 +437,7 @@ int kr_proc_reaper_main(int argc, char **argv) {
         dup2(nul, 2);
         if (nul > 2) close(nul);
     }
-    long maxfd = sysconf(_SC_OPEN_MAX);
-    if (maxfd < 0 || maxfd > 65536) maxfd = 65536;
-    for (int fd = 3; fd < maxfd; fd++)
-        if (fd != watchfd) close(fd);
+    close_from(3, watchfd);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
     int wst = 0, wdone = 0, stop = 0;
     while (!wdone && !stop) {
