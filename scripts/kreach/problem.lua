@@ -142,6 +142,9 @@ end
 -- the functions of a problem's that instantiating it calls (flops, bytes, shapes, dist, init)
 local function field_call(path, ...) return limited_call(M.FIELD_LIMIT_S, path, ...) end
 
+-- at_file(path, where) -> "path: where", or where when the problem has no file
+local function at_file(path, where) return path and (path .. ": " .. where) or where end
+
 -- An input's distribution at some sizes: its text, or what its function(sizes) returns (a
 -- distribution whose numbers follow the sizes, as "randint(0, rows)"), called within
 -- M.FIELD_LIMIT_S (field_call; path: the problem's file).
@@ -150,7 +153,7 @@ local function dist_text(a, sizes, where, path)
   local ok, r = field_call(path, where, "in its dist function", in_file(path), a.dist, sizes)
   if not ok then problem_error(where, "the dist function failed: %s", errors.message(r)) end
   if type(r) ~= "string" then
-    problem_error(path and (path .. ": " .. where) or where, "the dist function returned %s, not a distribution's text", type(r))
+    problem_error(at_file(path, where), "the dist function returned %s, not a distribution's text", type(r))
   end
   return r
 end
@@ -170,6 +173,18 @@ function M.host_dist(spec)
 end
 
 local function is_host(d) return type(d) == "table" and d.host == true end
+
+-- A parameter's init rule that the problem computes from the shape (init, a function): its text,
+-- checked, called within M.FIELD_LIMIT_S (field_call; path: the problem's file, nil while the
+-- file loads, whose own limit holds then).
+local function init_text(init, shape, where, path)
+  local ok, rule = field_call(path, where, "in its init function", in_file(path), init, shape)
+  if not ok then problem_error(where, "the init function failed: %s", errors.message(rule)) end
+  if type(rule) ~= "string" then
+    problem_error(at_file(path, where), "the init function returned %s, not an init rule's text", type(rule))
+  end
+  return rule
+end
 
 -- An input's distribution, parsed, at some sizes (a host distribution as it is, with the sizes,
 -- and the problem's file, whose time limit its draw runs under: draw_host)
@@ -301,7 +316,7 @@ local function check_arg(a, i, where0, sizes, names)
   for k in pairs(a._opts or {}) do
     if not keys[k] then problem_error(where, "unknown option '%s'%s", tostring(k), suggest(tostring(k), keys)) end
   end
-  if a.kind ~= "scalar" then resolve_shape(a.shape, sizes, where) end
+  local shape = a.kind ~= "scalar" and resolve_shape(a.shape, sizes, where) or nil
   if a.dtype ~= nil then
     local ok = pcall(tensor.dtype_size, a.dtype)
     if not ok then problem_error(where, "unknown dtype '%s'", tostring(a.dtype)) end
@@ -318,14 +333,13 @@ local function check_arg(a, i, where0, sizes, names)
       problem_error(where, "bags draws a 1-D [bags + 1] tensor of offsets")
     end
     if d.gen == "jagged" then
-      local shape = resolve_shape(a.shape, sizes, where)
       if #shape ~= 2 or shape[1] ~= #d.args then
         problem_error(where, "jagged with %d mean lengths draws an [%d, bags] tensor, not %s", #d.args, #d.args, table.concat(shape, "x"))
       end
     end
     if d.gen == "unique" then
       local count = 1
-      for _, v in ipairs(resolve_shape(a.shape, sizes, where)) do count = count * v end
+      for _, v in ipairs(shape) do count = count * v end
       if count > d.args[1] then problem_error(where, "unique(%d) cannot draw %d distinct rows", math.tointeger(d.args[1]), count) end
     end
     if a.domain == "rows" then
@@ -338,10 +352,7 @@ local function check_arg(a, i, where0, sizes, names)
     if a.init == nil then problem_error(where, "a parameter needs an init rule ('ones', 'zeros', 'uniform(lo, hi)', 'normal(mean, std)', 'kaiming_uniform(fan_in)', 'kaiming_uniform')") end
     if type(a.init) == "string" then parse_call(a.init, where .. ": init", INITS, "init rule") end
     if type(a.init) == "function" then -- at the default sizes, as a dist function is
-      local ok, rule = pcall(a.init, resolve_shape(a.shape, sizes, where))
-      if not ok then problem_error(where, "the init function failed: %s", errors.message(rule)) end
-      if type(rule) ~= "string" then problem_error(where, "the init function returned %s, not an init rule's text", type(rule)) end
-      parse_call(rule, where .. ": init", INITS, "init rule")
+      parse_call(init_text(a.init, shape, where), where .. ": init", INITS, "init rule")
     elseif type(a.init) ~= "string" then
       problem_error(where, "init is an init rule's text or a function(shape) returning one, got %s", type(a.init))
     end
@@ -457,7 +468,6 @@ function Problem:instantiate(opts)
   end
   local dsize = tensor.dtype_size
   local bytes = 0
-  local function in_path(w) return self.path and (self.path .. ": " .. w) or w end
   for i, a in ipairs(def.args) do
     local w = ("%s: %s '%s'"):format(where, a.kind, a.name)
     local r = { kind = a.kind, name = a.name, index = i }
@@ -484,16 +494,8 @@ function Problem:instantiate(opts)
       elseif a.kind == "param" then
         -- a rule the problem computes from the shape is computed once, here, within the field
         -- limit, and parsed, so that a bad one is told when the problem is instantiated
-        r.init = a.init
-        if type(r.init) == "function" then
-          local ok, rule = field_call(self.path, w, "in its init function", in_file(self.path), r.init, r.shape)
-          if not ok then problem_error(w, "the init function failed: %s", errors.message(rule)) end
-          if type(rule) ~= "string" then
-            problem_error(in_path(w), "the init function returned %s, not an init rule's text", type(rule))
-          end
-          r.init = rule
-        end
-        parse_call(M.init_rule(r), in_path(w) .. ": init", INITS, "init rule")
+        r.init = type(a.init) == "function" and init_text(a.init, r.shape, w, self.path) or a.init
+        parse_call(M.init_rule(r), at_file(self.path, w) .. ": init", INITS, "init rule")
       end
     end
     inst.args[i] = r
@@ -503,7 +505,7 @@ function Problem:instantiate(opts)
     local ok, v = field_call(self.path, where, ("in its field '%s'"):format(what), in_file(self.path), f, ...)
     if not ok then problem_error(where, "field '%s' failed: %s", what, errors.message(v)) end
     if type(v) ~= "number" or not (v >= 0 and v < math.huge) then
-      problem_error(self.path and (self.path .. ": " .. where) or where,
+      problem_error(at_file(self.path, where),
         "field '%s' returned %s, not a finite non-negative number", what, tostring(v))
     end
     return v
@@ -595,7 +597,7 @@ local function draw(lib, a, seed, scratch)
     local n = 1
     for _, v in ipairs(a.shape) do n = n * v end
     if type(vals) ~= "table" or #vals ~= n then
-      problem_error(d.path and (d.path .. ": " .. where) or where, "the host distribution '%s' returned %s values, %d expected", d.text,
+      problem_error(at_file(d.path, where), "the host distribution '%s' returned %s values, %d expected", d.text,
         type(vals) == "table" and tostring(#vals) or type(vals), n)
     end
   end

@@ -23,6 +23,8 @@ static kr_proc *sh_opts(const char *script, const char *reaper) {
     return p;
 }
 
+static kr_proc *sh(const char *script) { return sh_opts(script, NULL); }
+
 /* whether process pid is gone (not even a zombie of ours), waiting up to 5 s */
 static int gone(long pid) {
     for (int i = 0; i < 500; i++) {
@@ -118,13 +120,6 @@ static void reaper_tests(void) {
     CHECK(d > 0 && gone(d));
 }
 
-static kr_proc *sh(const char *script) {
-    const char *argv[] = {"sh", "-c", script, NULL};
-    char err[256];
-    kr_proc *p = kr_proc_spawn(argv, err, sizeof err);
-    if (!p) fprintf(stderr, "spawn: %s\n", err);
-    return p;
-}
 
 int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], KR_PROC_REAPER_ARG)) return kr_proc_reaper_main(argc - 2, argv + 2);
