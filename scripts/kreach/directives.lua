@@ -11,9 +11,17 @@
 --   - the directives define, undef, if, ifdef, ifndef, elif, elifdef, elifndef, else, endif,
 --     line, error, warning, pragma (not the file-reading pragmas: include_alias, dependency);
 -- and refuses #include of a macro, #include_next, #import, #embed, other directives, the
--- definition of Thrust's configuration macros (its headers #include names built from them),
--- and token pasting (##) in a source that also holds a piece of "__has_include" (pasting
--- can build the name: NVRTC 13.0 evaluates CAT(__has_,include)("/etc/hostname")).
+-- definition of Thrust's configuration macros and of every plain word its headers build an
+-- #include name from (`tabulate`, `h`, ...: M.INCLUDE_NAME_WORDS), the toolkit's wrappers of
+-- __has_include (_CCCL_HAS_INCLUDE) other than of a literal toolkit header, and any piece that
+-- "__has_include" can be pasted from ("__has_", "_"): pasting builds the name, through ##
+-- or through a toolkit macro that pastes (NVRTC 13.0 evaluates CAT(__has_,include)("/etc/hostname")
+-- and _CCCL_PP_CAT(__has_, include)(...)).
+--
+-- NVRTC's preprocessor starts a line after a block comment that spans lines: in
+-- `int zz; /*` newline `*/ #include "/etc/passwd"` the #include is obeyed (measured, NVRTC
+-- 13.0), where the C standard's reading (the comment is one space) sees no directive. A source
+-- with such a comment is read both ways.
 --
 -- Compilers differ on trigraphs (NVRTC honours them under --std=c++11 and earlier), raw
 -- strings (C++11), digit separators (C++14): the source is scanned under each reading, and
@@ -41,16 +49,51 @@ local WHY_NOT = {
 -- ignores both, measured, but a later version might not)
 local FILE_PRAGMAS = { include_alias = true, dependency = true, include = true, include_next = true,
   embed = true, import = true }
-local HAS_INCLUDE = { __has_include = true, __has_include_next = true, __has_embed = true }
+-- __has_include, and the toolkit's macros that expand to it (found in the toolkit's headers;
+-- directives_spec checks that the list has them all)
+local HAS_INCLUDE = { __has_include = true, __has_include_next = true, __has_embed = true,
+  _CCCL_HAS_INCLUDE = true }
+M.HAS_INCLUDE = HAS_INCLUDE
 
--- the identifiers token pasting could start "__has_include" or "__has_embed" from
+-- the identifiers token pasting could start "__has_include" or "__has_embed" from (the
+-- leftmost piece of a paste is a prefix of the word it builds, however the paste is nested)
 local PASTE_PREFIX = {}
 for _, w in ipairs({ "__has_include", "__has_embed" }) do
   for i = 1, #w - 1 do PASTE_PREFIX[w:sub(1, i)] = true end
 end
 
+-- The plain words Thrust's headers build computed #include names from: `#include
+-- __THRUST_HOST_SYSTEM_TABULATE_HEADER`, which is <__THRUST_HOST_SYSTEM_ROOT/detail/tabulate.h>,
+-- which is thrust/system/cpp/... A candidate that defines one of these words (`#define h` or
+-- `-Dtabulate=`) steers that #include to a file of its choice. Every word of the replacement
+-- lists that such an #include reaches, in the CUDA 13.0 toolkit (directives_spec rebuilds this
+-- list from the toolkit's headers and fails when a word is missing).
+M.INCLUDE_NAME_WORDS = {}
+for w in ([[adjacent_difference assign_value binary_search copy copy_if count cpp cuda detail
+  equal execution_policy experimental extrema fill find for_each gather generate get_value h
+  inner_product iter_swap logical malloc_and_free memory memory_resource merge mismatch omp
+  partition per_device_resource reduce reduce_by_key remove replace reverse scan scan_by_key
+  scatter sequence set_operations sort swap_ranges system tabulate tbb temporary_buffer thrust
+  transform transform_reduce transform_scan uninitialized_copy uninitialized_fill unique
+  unique_by_key vector]]):gmatch("[%w_]+") do
+  M.INCLUDE_NAME_WORDS[w] = true
+end
+
 local function thrust_macro(name)
   return name:match("^_*THRUST") ~= nil
+end
+
+-- Why a macro may not be defined (nil: it may).
+local function define_refused(name)
+  if thrust_macro(name) then
+    return "Thrust's headers #include names built from its configuration macros"
+  end
+  if M.INCLUDE_NAME_WORDS[name] then
+    return "Thrust's headers build #include names from this word (thrust/system/<...>/detail/<...>.h)"
+  end
+  if HAS_INCLUDE[name] or PASTE_PREFIX[name] then
+    return "a piece of __has_include"
+  end
 end
 
 local TRIGRAPH = { ["="] = "#", ["/"] = "\\", ["'"] = "^", ["("] = "[", [")"] = "]", ["!"] = "|",
@@ -83,6 +126,21 @@ local function line_of(t, joins, pos)
   local j = 0
   for _, p in ipairs(joins) do if p <= pos then j = j + 1 end end
   return 1 + nl + j
+end
+
+-- Whether some "/*" is followed by a line end before its "*/" (or the end): over-approximate
+-- (a "/*" in a string or a // comment counts too), which only adds a reading.
+local function comment_spans_lines(t)
+  local p = 1
+  while true do
+    local b = t:find("/*", p, true)
+    if not b then return false end
+    local e = t:find("*/", b + 2, true)
+    local nl = t:find("\n", b + 2, true)
+    if nl and (not e or nl < e) then return true end
+    if not e then return false end
+    p = e + 2
+  end
 end
 
 -- ---- translation phase 3: a tokenizer of one reading ----
@@ -165,6 +223,10 @@ local function tokens(t, mode, on_line)
       pos = t:find("\n", pos, true) or n + 1
     elseif t:sub(pos, pos + 1) == "/*" then
       local e = t:find("*/", pos + 2, true)
+      -- NVRTC's reading: a comment that spans lines ends the line it started on
+      if mode.comment_nl and t:find("\n", pos + 2, true) and (not e or t:find("\n", pos + 2, true) < e) then
+        if flush() then return end
+      end
       pos = e and e + 2 or n + 1
     else
       local s, e = t:find("^[%a_$\128-\255][%w_$\128-\255]*", pos)
@@ -291,8 +353,10 @@ local function check_reading(t, mode, ctx)
         if no then return refuse(d.at, ("#include %s is not allowed: %s"):format(describe(h), no)) end
       elseif nm == "define" or nm == "undef" then
         local m = toks[3]
-        if m and m.k == "ident" and thrust_macro(m.s) then
-          return refuse(d.at, ("#%s %s is not allowed: Thrust's headers #include names built from its configuration macros"):format(nm, m.s))
+        local no = m and m.k == "ident" and define_refused(m.s)
+        if nm == "undef" and no and not thrust_macro(m.s) then no = nil end
+        if no then
+          return refuse(d.at, ("#%s %s is not allowed: %s"):format(nm, m.s, no))
         end
       elseif nm == "pragma" then
         for i = 3, #toks do
@@ -331,6 +395,10 @@ local function check_reading(t, mode, ctx)
     return (prefix and prefix.at or paste), ("token pasting (##) with '%s' in the source is not allowed: pasting can build __has_include"):format(
       prefix and prefix.s or ctx.paste_prefix)
   end
+  -- without ## in the source, a toolkit macro that pastes (_CCCL_PP_CAT) builds it as well
+  if prefix then
+    return prefix.at, ("the identifier '%s' is not allowed: it is a piece of __has_include, which token pasting (## or a toolkit macro such as _CCCL_PP_CAT) can build"):format(prefix.s)
+  end
 end
 
 -- context(options) -> what check needs: the toolkit's include directory (resolved), the
@@ -355,14 +423,17 @@ end
 function M.check(source, ctx)
   ctx = ctx or M.context({})
   for _, d in ipairs(ctx.defines) do
-    if thrust_macro(d.name) then
-      return nil, 0, ("-D%s is not allowed: Thrust's headers #include names built from its configuration macros"):format(d.name)
+    local no = define_refused(d.name)
+    if no then
+      return nil, 0, ("-D%s is not allowed: %s"):format(d.name, no)
     end
     for w in d.value:gmatch("[%a_][%w_]*") do
       if HAS_INCLUDE[w] or w == "_Pragma" then
         return nil, 0, ("-D%s=%s is not allowed: %s in a macro"):format(d.name, d.value, w)
       end
-      if PASTE_PREFIX[w] then ctx.paste_prefix = ctx.paste_prefix or w end
+      if PASTE_PREFIX[w] then
+        return nil, 0, ("-D%s=%s is not allowed: '%s' is a piece of __has_include, which token pasting can build"):format(d.name, d.value, w)
+      end
     end
   end
   local function at_line(s, p) local _, n = s:sub(1, p - 1):gsub("\n", ""); return n + 1 end
@@ -378,10 +449,14 @@ function M.check(source, ctx)
       return nil, at_line(s, p), "a backslash followed by spaces at the end of a line (compilers disagree on whether it joins the lines)"
     end
     local t, joins = splice(s)
-    for _, raw in ipairs({ false, true }) do
-      for _, sep in ipairs({ false, true }) do
-        local where, why = check_reading(t, { raw = raw, sep = sep }, ctx)
-        if where then return nil, line_of(t, joins, where), why end
+    -- a block comment that holds a line end: read it as NVRTC does as well
+    local nl_comment = comment_spans_lines(t)
+    for _, cnl in ipairs(nl_comment and { false, true } or { false }) do
+      for _, raw in ipairs({ false, true }) do
+        for _, sep in ipairs({ false, true }) do
+          local where, why = check_reading(t, { raw = raw, sep = sep, comment_nl = cnl }, ctx)
+          if where then return nil, line_of(t, joins, where), why end
+        end
       end
     end
   end

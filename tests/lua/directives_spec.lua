@@ -21,6 +21,9 @@ local ALLOWED = {
   { "CR LF line ends", '#include <cuda_fp16.h>\r\nint x;\r\n' },
   { "conditionals, errors, line", '#ifdef X\n#error no\n#elif 1\n#line 10 "k.cu"\n#else\n#endif\n' },
   { "NVRTC's built-in header", '#include <__nv_nvrtc_builtin_header.h>\n' },
+  { "a comment that spans lines before code", 'int zz; /* a\n b */ int y;\n' },
+  { "the toolkit's _CCCL_HAS_INCLUDE of a toolkit header", '#if _CCCL_HAS_INCLUDE(<cuda_fp16.h>)\n#endif\n' },
+  { "undefining a word of Thrust's include names", '#undef h\n' },
 }
 
 local REFUSED = {
@@ -56,6 +59,22 @@ local REFUSED = {
   { "an include after a digit separator (C++11 reads a comment-less line)",
     "int a = 1'0; /*'\n#include \"/etc/passwd\"\n*/\n", 2, "absolute path" },
   { "an include in an array initialiser", 'const char a[] = {\n#include "/etc/passwd"\n};\n', 2, "absolute path" },
+  -- issue 33, H2: NVRTC starts a line after a block comment that spans lines
+  { "an include after a comment that spans lines (NVRTC reads a new line)",
+    'int zz; /*\n*/ #include "/etc/passwd"\n', 2, "absolute path" },
+  { "a pragma after a comment that spans lines",
+    'int zz; /* x\n y */ #pragma GCC dependency "/etc/passwd"\n', 2, "names files" },
+  -- issue 33, H3: the toolkit's macros that paste, or wrap __has_include
+  { "__has_include pasted by the toolkit's _CCCL_PP_CAT",
+    'int x;\n#if _CCCL_PP_CAT(__has_, include)("/etc/hostname")\n#endif\n', 2, "piece of __has_include" },
+  { "__has_include pasted from '_' by a nested paste",
+    'int x;\n#if _CCCL_PP_CAT(_CCCL_PP_CAT(_, _), has_include)("/etc/hostname")\n#endif\n', 2, "piece of __has_include" },
+  { "the toolkit's _CCCL_HAS_INCLUDE of a host file", '#if _CCCL_HAS_INCLUDE("/etc/shadow")\n#endif\n', 1, "absolute path" },
+  { "the toolkit's _CCCL_HAS_INCLUDE of a macro", '#define F "/etc/shadow"\n#if _CCCL_HAS_INCLUDE(F)\n#endif\n', 2, "literal header name" },
+  { "the toolkit's _CCCL_HAS_INCLUDE through a macro", '#define W _CCCL_HAS_INCLUDE\n', 1, "allowed only as _CCCL_HAS_INCLUDE%(<header>%)" },
+  -- issue 33, H1: the words Thrust's computed #include names are built from
+  { "defining a word of Thrust's include names", '#define tabulate /etc/passwd //\n', 1, "Thrust's headers build #include names" },
+  { "defining 'h'", 'int x;\n#define h passwd>\n', 2, "Thrust's headers build #include names" },
 }
 
 describe("kreach.directives", function()
@@ -90,6 +109,97 @@ describe("kreach.directives", function()
     ok, _, why = check("int x;\n", { "-DTHRUST_HOST_SYSTEM=4" })
     assert.is_nil(ok)
     assert.matches("Thrust", why)
+  end)
+
+  it("refuses -D options that define a word of Thrust's include names (issue 33, H1)", function()
+    for _, o in ipairs({ "-Dtabulate=/etc/passwd", "-Dh", "-Dthrust=x", "-D__has_=1" }) do
+      local ok, _, why = check("int x;\n", { o })
+      assert.is_nil(ok, o)
+      assert.matches("is not allowed", why)
+    end
+    local ok, _, why = check("int x;\n", { "-DX=__has_" })
+    assert.is_nil(ok)
+    assert.matches("piece of __has_include", why)
+  end)
+
+  -- The lists are the toolkit's: rebuilt here from its headers, so that a toolkit that adds a
+  -- computed #include, or a wrapper of __has_include, fails this test instead of the check.
+  it("knows every word of the toolkit's computed #include names and every __has_include wrapper", function()
+    local lfs = require "lfs"
+    local inc = require("kreach.seal").toolkit_root() .. "/include"
+    local defs, computed = {}, {}
+    local function scan(dir)
+      for f in lfs.dir(dir) do
+        if f ~= "." and f ~= ".." then
+          local p = dir .. "/" .. f
+          local mode = lfs.symlinkattributes(p, "mode")
+          if mode == "directory" then scan(p)
+          elseif mode == "file" then
+            local fh = io.open(p, "rb")
+            local t = fh:read("a"):gsub("\\\n", " ")
+            fh:close()
+            if t:find("#", 1, true) then
+              for line in t:gmatch("[^\n]+") do
+                local m = line:match("^%s*#%s*include%s+([%a_][%w_]*)")
+                if m then computed[m] = true end
+                local name, rest = line:match("^%s*#%s*define%s+([%a_][%w_]*)(.*)$")
+                if name then
+                  rest = rest:gsub("^%b()", ""):gsub("//.*", "")
+                  defs[name] = defs[name] or {}
+                  table.insert(defs[name], rest)
+                end
+              end
+            end
+          end
+        end
+      end
+    end
+    local t0 = os.clock()
+    scan(inc)
+    -- the words an #include of a macro reaches
+    local words, seen, todo = {}, {}, {}
+    for m in pairs(computed) do todo[#todo + 1] = m end
+    while #todo > 0 do
+      local m = table.remove(todo)
+      if not seen[m] then
+        seen[m] = true
+        for _, repl in ipairs(defs[m] or {}) do
+          for w in repl:gmatch("[%a_][%w_]*") do
+            if defs[w] then todo[#todo + 1] = w end
+            if not w:match("^_*THRUST") then words[w] = true end
+          end
+        end
+      end
+    end
+    local missing = {}
+    for w in pairs(words) do
+      if not directives.INCLUDE_NAME_WORDS[w] and not defs[w] then missing[#missing + 1] = w end
+    end
+    table.sort(missing)
+    assert.same({}, missing)
+    assert.is_true(next(computed) ~= nil, "no computed #include found in " .. inc)
+    -- the macros that expand, directly or through others, to __has_include
+    local wraps = { __has_include = true, __has_include_next = true, __has_embed = true }
+    local grew = true
+    while grew do
+      grew = false
+      for name, repls in pairs(defs) do
+        if not wraps[name] then
+          for _, repl in ipairs(repls) do
+            for w in repl:gmatch("[%a_][%w_]*") do
+              if wraps[w] and not wraps[name] then wraps[name], grew = true, true end
+            end
+          end
+        end
+      end
+    end
+    local unknown = {}
+    for name in pairs(wraps) do
+      if not directives.HAS_INCLUDE[name] then unknown[#unknown + 1] = name end
+    end
+    table.sort(unknown)
+    assert.same({}, unknown)
+    print(("  the toolkit's headers scanned in %.2f s"):format(os.clock() - t0))
   end)
 
   it("checks a large source in well under a second", function()
