@@ -3,7 +3,11 @@
  * change the cubin (source, effective options, architecture, NVRTC version); each disk entry
  * carries its key, length and checksum, so a truncated or corrupt file is detected and rebuilt.
  * The disk cache has a size cap (KREACH_CACHE_MAX, default 2 GiB): a hit marks its entry used
- * (its mtime), and after a write the least recently used entries go until the rest fit. */
+ * (its mtime), and after a write the least recently used entries go until the rest fit. The
+ * key also says whether the compile could read outside the files it was allowed (a sealed
+ * process gets entries of its own), and an entry that is not a regular file is a miss, never
+ * opened in a way that blocks. A failed #include reads the same in the log whatever the reason
+ * (NVRTC appends strerror's text, which told a denied file from a missing one). */
 #define _GNU_SOURCE
 #include "kr_program.h"
 
@@ -266,8 +270,25 @@ static void evict(const char *dir, unsigned long long cap, const char *keep) {
 /* Entry: magic, key (16 bytes), payload length, XXH3-64 of the payload, payload. */
 static int disk_read(const char *path, XXH128_hash_t key, unsigned char **payload, size_t *n,
                      char *why, size_t whylen) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0; /* absent */
+    /* O_NONBLOCK: a FIFO planted at the name would otherwise block the open until a writer
+     * came; O_NOFOLLOW: entries are written by rename, never links. Anything but a regular
+     * file is a miss, compiled again and replaced by the rename. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) return 0; /* absent */
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(why, whylen, "%s: not a regular file%s%s", path, fd < 0 ? ": " : "",
+                 fd < 0 ? strerror(errno) : "");
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        snprintf(why, whylen, "%s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
     unsigned char head[8 + 16 + 8 + 8];
     int ok = 0;
     if (fread(head, 1, sizeof head, f) != sizeof head) {
@@ -424,6 +445,43 @@ static kr_status from_payload(kr_context *ctx, kr_program *p, const kr_build_opt
     return s;
 }
 
+/* One text for a failed #include, whatever the reason: NVRTC 13.0 writes
+ *   x.cu(1): catastrophic error: cannot open source file "/etc/shadow": Permission denied
+ * for a file that exists but may not be read (under the seal) and no ": ..." for one that does
+ * not exist, so the log told whether a path exists. Everything after the last quote of such a
+ * line goes (a name may itself hold a quote, a reason never does). In place. */
+static void normalise_log(char *log) {
+    static const char what[] = "cannot open source file \"";
+    char *w = log;
+    for (char *r = log; *r;) {
+        char *e = strchr(r, '\n');
+        size_t len = e ? (size_t)(e - r) : strlen(r);
+        char *m = memmem(r, len, what, sizeof what - 1);
+        size_t keep = len;
+        if (m) {
+            char *q = r + len;
+            while (q > m + sizeof what - 1 && q[-1] != '"') q--;
+            if (q > m + sizeof what - 1) keep = (size_t)(q - r);
+        }
+        memmove(w, r, keep);
+        w += keep;
+        r += len;
+        if (*r == '\n') { *w++ = '\n'; r++; }
+    }
+    *w = 0;
+}
+
+/* Whether this thread may read what an unsealed process reads: a Landlock domain (the seal)
+ * grants none of "/" itself, so listing it fails with EACCES there. The compile cache keys on
+ * it: an entry compiled unsealed (whose cubin may hold a file's bytes the seal would deny) is
+ * not what a sealed compile of the same source may read back. */
+static int reads_unconfined(void) {
+    int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    close(fd);
+    return 1;
+}
+
 static kr_status compile(kr_context *ctx, kr_program *p, const kr_build_opts *o,
                          const char **opts, int nopts, buf *payload) {
     nvrtcProgram prog;
@@ -443,6 +501,7 @@ static kr_status compile(kr_context *ctx, kr_program *p, const kr_build_opts *o,
     char *log = calloc(1, loglen + 1);
     if (!log) { s = KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory"); goto done; }
     if (loglen) nvrtcGetProgramLog(prog, log);
+    normalise_log(log);
     for (size_t n = strlen(log); n && (log[n - 1] == '\n' || log[n - 1] == 0); n--) log[n - 1] = 0;
     if (r != NVRTC_SUCCESS) {
         s = KR_ERROR(ctx, KR_ERR_COMPILE, "%s: compilation failed (%s)\n%s", p->name,
@@ -551,7 +610,8 @@ kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **o
     if (!hs) { free(opts); return KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory"); }
     XXH3_128bits_reset(hs);
     char ver[64];
-    int vn = snprintf(ver, sizeof ver, "kreach-cache-1 nvrtc %d.%d", vmaj, vmin) + 1;
+    int vn = snprintf(ver, sizeof ver, "kreach-cache-1 nvrtc %d.%d reads %s", vmaj, vmin,
+                      reads_unconfined() ? "any" : "sealed") + 1;
     XXH3_128bits_update(hs, ver, (size_t)vn);
     for (int i = 0; i < nopts; i++) XXH3_128bits_update(hs, opts[i], strlen(opts[i]) + 1);
     XXH3_128bits_update(hs, "\1", 1);

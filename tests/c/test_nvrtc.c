@@ -1,16 +1,23 @@
 /* test_nvrtc.c: NVRTC compilation and the compile cache, without a GPU (explicit arch).
  * Covers compile errors with line numbers, the memory and disk caches, corrupt and truncated
  * cache entries (detected and rebuilt), name expressions, and option checks; the disk cache's
- * cap (KREACH_CACHE_MAX, least recently used entries evicted) and its mkstemp temporaries. */
+ * cap (KREACH_CACHE_MAX, least recently used entries evicted) and its mkstemp temporaries; a
+ * FIFO planted at an entry's name (a miss, not a hang), and, in a child sealed with Landlock, a
+ * failed #include's one message (existence cannot be told from permission) and a cache key of
+ * its own (issue 33). */
 #define _GNU_SOURCE
 #include "kr_nvrtc.h"
 #include "kr_test.h"
 
+#include "kr_seal.h"
+
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -166,6 +173,125 @@ static void test_cache_cap(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* A FIFO planted at an entry's name: the build must not block on it (it did: fopen of a FIFO
+ * waits for a writer, so the compile hung until the harness's timeout). SIGALRM ends the test
+ * if it hangs. The FIFO is a miss, and the entry is written in its place. */
+static void test_cache_fifo(void) {
+    char dir[] = "/tmp/kreach-test-fifo-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[512], note[512];
+    CHECK_INT(build_nth(dir, 7, path, sizeof path, NULL, 0), KR_CACHE_MISS);
+    CHECK(unlink(path) == 0);
+    CHECK(mkfifo(path, 0644) == 0);
+    alarm(20);
+    kr_cache_result r = build_nth(dir, 7, NULL, 0, note, sizeof note);
+    alarm(0);
+    CHECK(r == KR_CACHE_REBUILT || r == KR_CACHE_MISS);
+    CHECK_CONTAINS(note, "not a regular file");
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && S_ISREG(st.st_mode));
+    CHECK_INT(build_nth(dir, 7, NULL, 0, NULL, 0), KR_CACHE_DISK);
+    /* a link planted there is not followed either */
+    CHECK(unlink(path) == 0);
+    CHECK(symlink("/dev/zero", path) == 0);
+    alarm(20);
+    r = build_nth(dir, 7, NULL, 0, note, sizeof note);
+    alarm(0);
+    CHECK(r == KR_CACHE_REBUILT || r == KR_CACHE_MISS);
+    CHECK(lstat(path, &st) == 0 && S_ISREG(st.st_mode));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+/* The error of a failed #include, with the name left out: everything from the message's
+ * "cannot open source file" to the line's end, the quoted name replaced by N. */
+static void include_error(kr_context *ctx, const char *file, char *out, size_t n) {
+    char src[256];
+    snprintf(src, sizeof src, "#include \"%s\"\nextern \"C\" __global__ void k() {}\n", file);
+    kr_build_opts o = {0};
+    o.source = src;
+    o.name = "inc.cu";
+    o.arch = "sm_90";
+    o.no_cache = 1;
+    kr_program *p = NULL;
+    kr_status st = kr_nvrtc_build(ctx, &o, &p);
+    kr_program_free(p);
+    snprintf(out, n, "status %d", (int)st);
+    const char *m = strstr(kr_context_errmsg(ctx), "cannot open source file");
+    if (st != KR_ERR_COMPILE || !m) return;
+    const char *q = strstr(m, file), *e = strchr(m, '\n');
+    if (!e) e = m + strlen(m);
+    if (!q || q > e) { snprintf(out, n, "%.*s", (int)(e - m), m); return; }
+    snprintf(out, n, "%.*sN%.*s", (int)(q - m), m, (int)(e - q - strlen(file)), q + strlen(file));
+}
+
+/* In a child sealed with Landlock (reads: the toolkit and NVRTC's directory; writes: the cache):
+ * a file that exists but may not be read and a file that does not exist give one message
+ * (NVRTC 13.0 adds ": Permission denied" to the first, which made each compile a probe of
+ * whether a path exists); and a sealed compile does not share the unsealed one's cache key
+ * (the key said nothing of what the compile could read). */
+static void test_sealed(void) {
+    char why[256];
+    if (kr_seal_landlock_abi(why, sizeof why) < 1) {
+        printf("nvrtc: the sealed checks are skipped: no Landlock (%s)\n", why);
+        return;
+    }
+    char dir[] = "/tmp/kreach-test-sealed-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    kr_context *ctx = kr_context_new(0);
+    kr_status st;
+    kr_program *p = build(ctx, SRC, dir, &st, NULL, 0);
+    CHECK_INT(st, KR_OK);
+    char key[64] = "";
+    if (p) snprintf(key, sizeof key, "%s", kr_program_key(p));
+    kr_program_free(p);
+    kr_context_release(ctx);
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        char err[512], nv[1024], tk[1024], msg[3][1024];
+        const char *home = getenv("CUDA_HOME");
+        if (kr_seal_preload_nvrtc_builtins(err, sizeof err) != 0 || kr_seal_nvrtc_dir(nv, sizeof nv) != 0 ||
+            kr_seal_realpath(home && *home ? home : "/usr/local/cuda", tk, sizeof tk, err, sizeof err) != 0)
+            _exit(3);
+        kr_seal_rule rules[] = {{tk, KR_SEAL_READ}, {nv, KR_SEAL_READ}, {dir, KR_SEAL_WRITE},
+                                {"/dev/null", KR_SEAL_DEVICE}};
+        if (kr_seal_landlock(rules, 4, NULL, err, sizeof err) < 1) _exit(4);
+        kr_context *c = kr_context_new(0);
+        include_error(c, "/etc/passwd", msg[0], sizeof msg[0]);     /* exists, denied */
+        include_error(c, "/etc/kreach-no-such-file", msg[1], sizeof msg[1]);
+        kr_program *q = build(c, SRC, dir, &st, NULL, 0);
+        snprintf(msg[2], sizeof msg[2], "%s %s", q ? kr_program_key(q) : "none",
+                 q ? kr_cache_result_name(kr_program_cache_result(q)) : "failed");
+        kr_program_free(q);
+        kr_context_release(c);
+        FILE *f = fdopen(fds[1], "w");
+        fprintf(f, "%s\n%s\n%s\n", msg[0], msg[1], msg[2]);
+        fclose(f);
+        _exit(0);
+    }
+    close(fds[1]);
+    char got[3][1024] = {"", "", ""};
+    FILE *f = fdopen(fds[0], "r");
+    for (int i = 0; f && i < 3 && fgets(got[i], sizeof got[i], f); i++) got[i][strcspn(got[i], "\n")] = 0;
+    if (f) fclose(f);
+    int ws = 0;
+    waitpid(pid, &ws, 0);
+    CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    CHECK_CONTAINS(got[1], "cannot open source file \"N\"");
+    CHECK_STR(got[0], got[1]);
+    char want[128];
+    snprintf(want, sizeof want, "%s miss", key);
+    CHECK(got[2][0] && strcmp(got[2], want) != 0 && strstr(got[2], " miss"));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void) {
     char dir[] = "/tmp/kreach-test-nvrtc-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
@@ -309,5 +435,7 @@ int main(void) {
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
     test_cache_cap();
+    test_sealed();
+    test_cache_fifo();
     return kr_test_done("nvrtc");
 }
