@@ -12,7 +12,9 @@ local fs = require "kreach.core.fs"
 local meta = require "kreach.meta"
 local nvrtc = require "kreach.core.nvrtc"
 local seal = require "kreach.seal"
+local sealcore = require "kreach.core.seal"
 local tensor = require "kreach.core.tensor"
+local util = require "kreach.core.util"
 local verdict = require "kreach.verdict"
 
 local M = {}
@@ -169,11 +171,51 @@ function M.environment()
   return setmetatable(env, { __metatable = false })
 end
 
+-- ---- the Lua heap ----
+-- A candidate's Lua code runs in the worker's own Lua state, so its allocations are capped
+-- there (kreach.core.util.heap_limit, the state's counting allocator): one line that doubles a
+-- string forty times must end at once, not after the worker's RLIMIT_DATA (gigabytes) is
+-- reached. The allowance is M.HEAP_BYTES (kreach's --lua-memory; the worker sets it); the
+-- cap is the harness's live heap when the candidate starts loading plus the allowance, armed
+-- only while the candidate's code runs. What the candidate keeps referenced between calls (its
+-- globals, its upvalues) stays inside the cap, so no series of calls can grow past it; what
+-- the harness keeps meanwhile counts too (a few MiB at most in a worker, against 256).
+-- The cap is lifted before any harness code runs after a candidate's call, so the harness
+-- can always report the verdict, even when the candidate still holds its memory.
+M.HEAP_BYTES = 256 * 1024 * 1024
+
+-- The cap to arm for a candidate whose load starts now: the live heap plus the allowance.
+local function heap_budget()
+  collectgarbage()
+  return { limit = util.heap_used() + M.HEAP_BYTES, allowance = M.HEAP_BYTES }
+end
+
+-- arm(budget) -> the cap before, as util.heap_limit returns it; an outer cap lower than the
+-- candidate's (kreach.generate.extract's, around a model's reply) stays.
+local function arm(budget)
+  local before = util.heap_limit(budget.limit)
+  if before and before < budget.limit then util.heap_limit(before) end
+  return before
+end
+
+-- disarm(before, ...) -> ...: the cap as it was, with no allocation before it is restored
+-- (the results stay on the stack)
+local function disarm(before, ...)
+  util.heap_limit(before)
+  return ...
+end
+
 -- Runs fn(...) with at most `steps` Lua instructions (counted in blocks of 1000, harness code
 -- called from it included). Once the limit is hit, every instruction of the chunk `source`
 -- (the candidate file) raises, so no loop of the candidate's can swallow the error, while the
 -- harness's own code runs on to report it.
 function M.run_limited(steps, source, fn, ...)
+  return M.run_sandboxed(nil, steps, source, fn, ...)
+end
+
+-- run_sandboxed(budget, steps, source, fn, ...): run_limited, with the Lua heap capped by
+-- `budget` (heap_budget's; nil: not capped) while fn runs.
+function M.run_sandboxed(budget, steps, source, fn, ...)
   local count = 0
   local tripped, where = false, nil
   local function every()
@@ -211,7 +253,13 @@ function M.run_limited(steps, source, fn, ...)
   local sindex, outer = smt.__index, sandboxed
   smt.__index, sandboxed = SANDBOX_STRING, source
   debug.sethook(hook, "", 1000)
-  local res = table.pack(xpcall(fn, handler, ...))
+  local res
+  if budget then
+    local before = arm(budget)
+    res = table.pack(disarm(before, xpcall(fn, handler, ...)))
+  else
+    res = table.pack(xpcall(fn, handler, ...))
+  end
   debug.sethook()
   smt.__index, sandboxed = sindex, outer
   if tripped then
@@ -223,13 +271,26 @@ end
 
 -- ---- loading ----
 
--- A Lua memory error ("not enough memory": the worker's memory is limited) says which
--- limit it ran into.
-local function explain_memory(msg)
-  if msg:find("not enough memory", 1, true) then
-    return msg .. " (out of memory: " .. (seal.memory_note() or "no memory limit is set") .. ")"
+-- What a message about the candidate's Lua heap says of its cap.
+function M.heap_note(bytes)
+  return ("the candidate's Lua heap is limited to %s (--lua-memory changes it)"):format(seal.format_size(bytes or M.HEAP_BYTES))
+end
+
+-- A Lua memory error ("not enough memory") says which limit it ran into: the candidate's heap
+-- cap when one was armed (budget), else the worker's memory limit. The allocator does not say
+-- which refused; with the worker's limit under twice the cap, both are named.
+local function explain_memory(msg, budget)
+  if not msg:find("not enough memory", 1, true) then return msg end
+  local worker = seal.memory_note()
+  local note
+  if budget then
+    local rlimit = sealcore.memory_limit()
+    note = M.heap_note(budget.allowance)
+    if worker and rlimit and rlimit < 2 * budget.limit then note = note .. "; " .. worker end
+  else
+    note = worker or "no memory limit is set"
   end
-  return msg
+  return msg .. " (out of memory: " .. note .. ")"
 end
 
 local FIELDS = { source = "string", options = "table", forward = "function", name = "string",
@@ -249,7 +310,8 @@ function M.read(path)
   return text
 end
 
--- Loads a candidate file. Returns { path, source, options, forward, name, origin }; raises a
+-- Loads a candidate file. Returns { path, source, options, forward, name, origin, line, heap
+-- (the Lua heap's cap while its code runs) }; raises a
 -- candidate error for a file that does not load or is not a candidate.
 function M.load(path, opts)
   local text, err = M.read(path)
@@ -275,9 +337,10 @@ function M.load_text(text, path, opts)
     if not lerr:find(path, 1, true) then lerr = ("%s: not a Lua source file: %s"):format(path, lerr) end
     fail("invalid", lerr)
   end
-  local ok, c = M.run_limited(opts.load_steps or 10000000, "@" .. path, chunk)
+  local budget = heap_budget()
+  local ok, c = M.run_sandboxed(budget, opts.load_steps or 10000000, "@" .. path, chunk)
   if not ok then
-    local msg = explain_memory(tostring(c))
+    local msg = explain_memory(tostring(c), budget)
     if not msg:find(path, 1, true) then msg = path .. ": " .. msg end
     fail("invalid", msg)
   end
@@ -300,7 +363,7 @@ function M.load_text(text, path, opts)
     fail("invalid", sline > 0 and ("%s: source line %d: %s"):format(path, sline, swhy) or ("%s: %s"):format(path, swhy))
   end
   return { path = path, source = c.source, options = options,
-           forward = c.forward, name = c.name, origin = c.origin, line = info.linedefined }
+           forward = c.forward, name = c.name, origin = c.origin, line = info.linedefined, heap = budget }
 end
 
 -- ---- what forward sees ----
@@ -403,9 +466,9 @@ function M.call_forward(cand, k, vals, opts)
   opts = opts or {}
   local args = {}
   for i, v in ipairs(vals) do args[i] = (type(v) == "number" or type(v) == "boolean") and v or M.handle(v) end
-  local ok, r = M.run_limited(opts.steps or 10000000, "@" .. cand.path, cand.forward, k, table.unpack(args, 1, #vals))
+  local ok, r = M.run_sandboxed(cand.heap, opts.steps or 10000000, "@" .. cand.path, cand.forward, k, table.unpack(args, 1, #vals))
   if not ok then
-    local msg = explain_memory(tostring(r))
+    local msg = explain_memory(tostring(r), cand.heap)
     if M.is_error(r) then msg = r.msg end
     msg = errors.clean(msg)
     if not msg:find(cand.path, 1, true) then msg = cand.path .. ": " .. msg end

@@ -106,13 +106,28 @@ function cli.positive_seconds(s)
 end
 function cli.memory_size(s) return seal.parse_size(s) end
 
+-- --lua-memory: a candidate's Lua heap (kreach.candidate.HEAP_BYTES), at least 1 MiB (a
+-- candidate's own Lua needs kilobytes) and below the 8 EiB a Lua integer holds.
+cli.DEFAULT_LUA_MEMORY = "256M"
+function cli.lua_memory_size(s)
+  local num, unit = tostring(s):upper():match("^%s*(%d+%.?%d*)%s*([KMGT]?)I?B?%s*$")
+  local scale = { [""] = 1, K = 2 ^ 10, M = 2 ^ 20, G = 2 ^ 30, T = 2 ^ 40 }
+  local bytes = num and math.floor(tonumber(num) * scale[unit])
+  if not bytes then return nil, ("'%s' is not a size (such as 256M or 1G)"):format(tostring(s)) end
+  if bytes >= 2 ^ 63 then return nil, ("'%s' is too large a Lua heap (below 8 EiB)"):format(tostring(s)) end
+  if bytes < 2 ^ 20 then return nil, ("'%s' is too small a Lua heap: at least 1 MiB"):format(tostring(s)) end
+  return math.tointeger(bytes)
+end
+
 -- The options of the commands that start workers (check, lint, eval, bench): the time limit of
--- a phase, and each worker's memory limit (docs/candidates.md, "The seal").
+-- a phase, each worker's memory limit and a candidate's Lua heap (docs/candidates.md, "The seal").
 function cli.worker_options(p, timeout_help)
   p:option("--timeout", timeout_help or "Seconds each phase of the worker may take (its start-up gets at least 120).",
     "60"):convert(cli.positive_seconds)
   p:option("--worker-memory", "Each worker's memory limit (RLIMIT_DATA), such as 8G or 512M (default: the smaller of 16G and half the RAM).",
     nil):convert(cli.memory_size)
+  p:option("--lua-memory", "The most Lua heap a candidate's Lua code may hold, such as 256M or 1G.",
+    cli.DEFAULT_LUA_MEMORY):convert(cli.lua_memory_size)
 end
 
 -- The --size overrides as a table, or nil and a message for a malformed one.

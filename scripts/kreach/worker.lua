@@ -61,14 +61,22 @@ local function memory_hint(stderr, limit)
   return ""
 end
 
--- run(argv, {timeout_s =, timeouts = {phase = seconds}, memory_bytes =}) -> result table (what
--- the worker passed to M.result, cleaned), or nil and a verdict. argv is the worker's command
--- line; the worker gets the sealed environment of kreach.seal.prepare, and its standard input is
--- the parent watch's pipe.
+-- The Lua heap a candidate may hold in a worker (kreach.candidate.HEAP_BYTES there), when
+-- run's caller does not say: nil leaves the worker's default (256 MiB). A command whose
+-- workers are started by a library it calls (kreach eval) sets it from --lua-memory.
+M.lua_memory_bytes = nil
+
+-- run(argv, {timeout_s =, timeouts = {phase = seconds}, memory_bytes =, lua_memory_bytes =}) ->
+-- result table (what the worker passed to M.result, cleaned), or nil and a verdict. argv is
+-- the worker's command line; the worker gets the sealed environment of kreach.seal.prepare
+-- (and $KREACH_LUA_MEMORY, the candidate's Lua heap), and its standard input is the parent
+-- watch's pipe.
 function M.run(argv, opts)
   opts = opts or {}
   local prep, perr = seal.prepare{ memory_bytes = opts.memory_bytes }
   if not prep then return nil, verdict.new("runtime_error", "cannot prepare the worker: " .. tostring(perr)) end
+  local lua_memory = opts.lua_memory_bytes or M.lua_memory_bytes
+  if lua_memory then prep.env[#prep.env + 1] = ("KREACH_LUA_MEMORY=%d"):format(lua_memory) end
   local w, err = proc.spawn(argv, { env = prep.env, watch = true })
   if not w then
     prep.cleanup()

@@ -73,3 +73,16 @@ $ d=$(mktemp -d) && kreach eval 19 $d/nosuch.lua --db $d/r.db; s=$?; ls $d | wc 
 $ d=$(mktemp -d) && kreach eval kernelbench-l1-repr $d --json; s=$?; rm -rf $d; exit $s
 ? 1
 ~ ^{"evaluations":%[%],"skipped":%[{"candidate_path":".*","why":".*no candidate files %(<id>_<name>%.lua or %.py%) and no manifest%.json"}%]}$
+# --lua-memory (a candidate's Lua heap; lint, check, eval, bench) is a size of at least 1 MiB
+$ kreach lint 19 tests/candidates/019_relu.lua --lua-memory 512K
+? 2
+= kreach lint: '512K' is too small a Lua heap: at least 1 MiB
+$ kreach check 19 tests/candidates/019_relu.lua --lua-memory lots
+? 2
+= kreach check: 'lots' is not a size (such as 256M or 1G)
+$ kreach eval 19 tests/candidates/019_relu.lua --lua-memory 9000000T --db /dev/null
+? 2
+= kreach eval: '9000000T' is too large a Lua heap (below 8 EiB)
+$ kreach bench 19 --lua-memory=0
+? 2
+= kreach bench: '0' is too small a Lua heap: at least 1 MiB

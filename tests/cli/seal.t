@@ -32,11 +32,19 @@ $ KREACH_TEST_SECRET=planted-kreach-secret OPENAI_API_KEY=sk-planted-kreach-secr
 ~ ^PATH=
 ! planted
 ! ^OPENAI
-# a memory bomb ends in seconds, as a verdict that names the limit (timeout 60: not a hang)
+# a memory bomb ends at once, at the candidate's Lua heap cap, as a verdict that names the cap
+# and its option (timeout 60: not a hang)
 $ timeout 60 kreach lint 19 tests/candidates/bad_memory_bomb.lua --arch sm_90 --worker-memory 1536M
 ? 1
 = tests/candidates/bad_memory_bomb.lua: invalid_candidate
-~ not enough memory %(out of memory: the worker's memory %(RLIMIT_DATA%) is limited to 1%.5 GiB %(%-%-worker%-memory changes it%)%)
+~ not enough memory %(out of memory: the candidate's Lua heap is limited to 256 MiB %(%-%-lua%-memory changes it%)%)$
+$ timeout 60 kreach lint 19 tests/candidates/bad_memory_bomb.lua --arch sm_90 --lua-memory 64M
+? 1
+~ not enough memory %(out of memory: the candidate's Lua heap is limited to 64 MiB %(%-%-lua%-memory changes it%)%)$
+# a cap above the worker's memory: the worker's limit (RLIMIT_DATA) may be the one that ends it, and is named too
+$ timeout 60 kreach lint 19 tests/candidates/bad_memory_bomb.lua --arch sm_90 --lua-memory 4G --worker-memory 1536M
+? 1
+~ not enough memory %(out of memory: the candidate's Lua heap is limited to 4%.0 GiB %(%-%-lua%-memory changes it%); the worker's memory %(RLIMIT_DATA%) is limited to 1%.5 GiB %(%-%-worker%-memory changes it%)%)$
 # terminal controls in a reason reach the terminal visible, and the reason is bounded
 $ out=$(kreach lint 19 tests/candidates/bad_control_chars.lua 2>&1); echo "status $?"; printf '%s' "$out" | LC_ALL=C tr -dc '\001-\010\013-\037\177' | wc -c; [ $(printf '%s' "$out" | wc -c) -lt 70000 ] && echo bounded; printf '%s\n' "$out" | cut -c1-160
 = status 1

@@ -5,6 +5,7 @@ local kreach = require "kreach"
 local candidate = require "kreach.candidate"
 local verdict = require "kreach.verdict"
 local meta = require "kreach.meta"
+local util = require "kreach.core.util"
 
 local DIR = "tests/candidates/"
 local function relu_inst(n, b) return kreach.load_problem("19"):instantiate{ sizes = { batch_size = b or 4, dim = n or 1000 } } end
@@ -165,6 +166,71 @@ return a, b, c]], src, "t", env)
     local ok3, e3 = candidate.run_limited(100000, src, g)
     assert.is_false(ok3)
     assert.equals(DIR .. "fake.lua:2: raised a table value instead of an error message", e3)
+  end)
+end)
+
+describe("a candidate's Lua heap", function()
+  local MIB = 1024 * 1024
+  local saved
+  before_each(function() saved = candidate.HEAP_BYTES; candidate.HEAP_BYTES = 8 * MIB end)
+  after_each(function() candidate.HEAP_BYTES = saved end)
+  local SOURCE = 'source = [[extern "C" __global__ void f() {}]]'
+  -- a candidate whose load holds `mib` MiB, and whose forward keeps `keep` MiB more each call
+  local function text(mib, keep)
+    return ("local s = ('x'):rep(%d * 1048576)\nkept = {}\nreturn { %s, forward = function(k)\n  kept[#kept + 1] = ('y'):rep(%d * 1048576) .. #kept\nend }\n")
+      :format(mib, SOURCE, keep or 0)
+  end
+  local function cap_now()
+    local c = util.heap_limit(nil)
+    util.heap_limit(c)
+    return c
+  end
+
+  it("is capped while the candidate loads, naming the cap and --lua-memory; the harness goes on", function()
+    local ok, e = pcall(candidate.load_text, text(16), "big.lua")
+    assert.is_false(ok)
+    assert.equals("big.lua: not enough memory (out of memory: the candidate's Lua heap is limited to 8 MiB (--lua-memory changes it))", tostring(e))
+    assert.is_nil(cap_now()) -- lifted
+    assert.equals("table", type(candidate.load_text(text(2), "small.lua"))) -- string.rep's buffer doubles it
+    candidate.HEAP_BYTES = 64 * MIB -- the option changes it
+    assert.equals("table", type(candidate.load_text(text(16), "big.lua")))
+  end)
+
+  it("holds what the candidate keeps between its calls: no series of calls grows past it", function()
+    local c = candidate.load_text(text(0, 2), "keeps.lua")
+    local calls, ok, err = 0, true, nil
+    while ok and calls < 20 do
+      calls = calls + 1
+      ok, err = candidate.call_forward(c, {}, {})
+    end
+    assert.is_false(ok)
+    assert.is_true(calls <= 4, calls) -- 8 MiB at 2 MiB a call
+    assert.equals("keeps.lua: not enough memory (out of memory: the candidate's Lua heap is limited to 8 MiB (--lua-memory changes it))", err)
+    assert.is_nil(cap_now())
+    -- the harness allocates freely while the candidate still holds its memory
+    assert.equals(16 * MIB, #("z"):rep(16 * MIB))
+  end)
+
+  it("keeps a lower cap set around it (kreach.generate.extract's)", function()
+    collectgarbage()
+    local outer = util.heap_used() + 4 * MIB
+    util.heap_limit(outer)
+    local ok, e = pcall(candidate.load_text, text(6), "six.lua")
+    assert.equals(outer, util.heap_limit(nil))
+    assert.is_false(ok)
+    assert.matches("not enough memory", tostring(e))
+  end)
+
+  it("leaves a normal candidate alone, and ends the memory bomb at the cap", function()
+    candidate.HEAP_BYTES = 1 * MIB
+    local v, report = candidate.lint(relu_inst(), DIR .. "019_relu.lua", { arch = "sm_90" })
+    assert.is_nil(v)
+    assert.equals(1, report.launches)
+    candidate.HEAP_BYTES = 8 * MIB
+    v = candidate.lint(relu_inst(), DIR .. "bad_memory_bomb.lua", { arch = "sm_90" })
+    assert.equals("invalid_candidate", v.verdict)
+    assert.equals(DIR .. "bad_memory_bomb.lua: not enough memory (out of memory: the candidate's Lua heap is limited to 8 MiB (--lua-memory changes it))", v.reason)
+    assert.is_nil(cap_now())
   end)
 end)
 

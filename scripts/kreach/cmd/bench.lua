@@ -132,6 +132,7 @@ return {
         local spec = { problem = item.problem_path, dtype = conf.dtype, sizes = conf.sizes, timing = conf.timing,
                        measure = conf.measure, calibration = ctx.calibration, pytorch = conf.pytorch }
         local r, failed = worker.run(protocol.argv("time", spec), { timeout_s = args.timeout, memory_bytes = args.worker_memory,
+                                                                    lua_memory_bytes = args.lua_memory,
                                                                     timeouts = protocol.timeouts("time", spec, args.timeout) })
         return evaluation.finish(rec, { verdict = r and verdict.baseline() or failed, timing = r, wall_s = core.now() - t0 })
       end,

@@ -127,6 +127,7 @@ return {
     local spec = { problem = inst.problem.path, candidate = args.candidate, dtype = inst.dtype, sizes = sizes,
                    policy = policy, python = python }
     local res, failed = worker.run(protocol.argv("check", spec), { timeout_s = args.timeout, memory_bytes = args.worker_memory,
+                                                                   lua_memory_bytes = args.lua_memory,
                                                                    timeouts = protocol.timeouts("check", spec, args.timeout) })
     if not res then
       res = { problem = inst.problem.name, dtype = inst.dtype, candidate = args.candidate, verdict = failed, trials = {} }

@@ -9,6 +9,7 @@ local evaluation = require "kreach.evaluation"
 local json = require "kreach.json"
 local seal = require "kreach.seal"
 local util = require "kreach.core.util"
+local worker = require "kreach.worker"
 
 return {
   summary = "Evaluate candidates: correctness, then timing against the baseline (needs a GPU).",
@@ -29,6 +30,8 @@ return {
     if args.trials then policy.trials = args.trials end
     local sok, serr = seal.check_available("eval")
     if not sok then errors.raise(errors.STATUS.load, serr, "seal") end
+    -- kreach.eval starts the workers: the candidate's Lua heap reaches them through kreach.worker
+    worker.lua_memory_bytes = args.lua_memory
     local argv = { "kreach", "eval" }
     for _, a in ipairs(arg or {}) do argv[#argv + 1] = a end
     local res = ev.run{

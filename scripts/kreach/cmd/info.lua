@@ -2,6 +2,7 @@
 -- the protections of the workers that run candidates, and where cuDNN is (they need no GPU:
 -- printed first).
 local kreach = require "kreach"
+local candidate = require "kreach.candidate"
 local cudnn = require "kreach.cudnn"
 local pytorch = require "kreach.pytorch"
 local json = require "kreach.json"
@@ -23,6 +24,8 @@ local function seal_text(s)
   io.write("  filesystem: ", fs, "\n")
   io.write(("  memory: %s per worker (RLIMIT_DATA; the smaller of 16 GiB and half of the host's %s; --worker-memory)\n"):format(
     seal.format_size(s.memory_bytes), seal.format_size(s.host_memory_bytes)))
+  io.write(("  Lua heap: %s per candidate (its Lua code, within the worker's memory; --lua-memory)\n"):format(
+    seal.format_size(s.lua_memory_bytes)))
   io.write(("  environment: an allow-list of %d variables (%s)\n"):format(#s.env_allowed, table.concat(s.env_allowed, ", ")))
   io.write("  parent watch: ", s.parent_watch, "\n")
   io.write("  source check: ", s.source_check, s.toolkit and (" (" .. s.toolkit .. "/include)") or "", "\n")
@@ -85,6 +88,7 @@ return {
     -- cuDNN first: the seal's status names its directory once it is loaded
     local info = { kreach = kreach.version, versions = kreach.versions(), cudnn = cudnn.info() }
     info.seal = seal.status()
+    info.seal.lua_memory_bytes = candidate.HEAP_BYTES
     local found, why = pytorch.find()
     info.pytorch = found and { available = true, python = found.python, torch = found.torch, cuda = found.cuda,
                                device = found.device } or { available = false, why = why }

@@ -64,7 +64,8 @@ return {
     local arch = args.arch or (not kreach.has_device() and "sm_90" or nil)
     local argv = protocol.argv("lint", { problem = inst.problem.path, candidate = args.candidate,
                                          dtype = inst.dtype, sizes = sizes, arch = arch })
-    local res, failed = worker.run(argv, { timeout_s = args.timeout, memory_bytes = args.worker_memory })
+    local res, failed = worker.run(argv, { timeout_s = args.timeout, memory_bytes = args.worker_memory,
+                                           lua_memory_bytes = args.lua_memory })
     local v, report, sealed = failed, nil, nil
     if res then
       sealed = res.seal

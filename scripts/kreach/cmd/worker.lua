@@ -44,6 +44,9 @@ return {
       return 3
     end
     if not util.die_with_parent() then return 0 end
+    -- the candidate's Lua heap (--lua-memory), from the parent (kreach.worker.run)
+    local lua_memory = math.tointeger(tonumber(os.getenv("KREACH_LUA_MEMORY") or ""))
+    if lua_memory and lua_memory > 0 then candidate.HEAP_BYTES = lua_memory end
     local spec, serr = protocol.decode_spec(args.job, args.spec)
     if not spec then
       io.stderr:write("kreach worker ", args.job, ": ", serr, "\n")
