@@ -110,24 +110,65 @@ end
 -- tried at each of n start positions can take about n^(q+1) steps (n^q anchored with `^`)
 -- inside one C call, where no step limit reaches (a hostile reply's
 -- ("a"):rep(20000):find(".-.-.-b") runs for hours); a pattern without repetitions, or a plain
--- find, compares it at each position: about n * m steps for a pattern of m bytes. So while
+-- find, compares it at each position: about n * m steps for a pattern of m bytes. A
+-- back-reference (`%1`..`%9`) compares the whole capture again, up to n bytes, at every state
+-- the backtracking reaches: it costs a factor of n as a repetition does, and is counted as one
+-- (("a"):rep(30000):find("(.-)%1b") takes n^3/6 steps, not n^2). So while
 -- candidate code runs, find, match, gmatch and gsub refuse a call whose bound is above
 -- M.PATTERN_STEPS (about 5 s at worst) when candidate code makes it: directly, by a tail call,
 -- or through a C function (a callback of table.sort or gsub). The harness's own calls from Lua
 -- are not checked.
 M.PATTERN_STEPS = 1e9
-local sgsub, sgmatch, sbyte = string.gsub, string.gmatch, string.byte -- the unguarded ones
--- pattern_repetitions(p) -> the repetitions of Lua pattern p (`*`, `+`, `-`, `?`, `%b`; not
--- inside a set or after '%'), and whether it is anchored (a first `^`). kreach.profile.classify
--- bounds its rules' patterns with it too.
+local sbyte = string.byte
+-- pattern_repetitions(p) -> q, anchored, backrefs: the repetitions of Lua pattern p (`*`, `+`,
+-- `-`, `?` and `%b`, not inside a set or after '%') plus its back-references (`%1`..`%9`);
+-- whether it is anchored (a first `^`); how many of q are back-references.
+-- kreach.profile.classify bounds its rules' patterns with it too.
 function M.pattern_repetitions(p)
-  local q = 0
-  local bare = sgsub(sgsub(sgsub(p, "%%b..", "*"), "%%.", "x"), "%[%^?%]?[^%]]*%]", "x")
-  for _ in sgmatch(bare, "[%*%+%-%?]") do q = q + 1 end
-  return q, sbyte(p, 1) == 94 -- "^": anchored
+  local q, backrefs = 0, 0
+  local i, n = 1, #p
+  if sbyte(p, 1) == 94 then i = 2 end -- "^"
+  -- the end of the set that starts at p[j] == "[": its "]"; a first "]" (after "^") is a member
+  local function set_end(j)
+    j = j + 1
+    if sbyte(p, j) == 94 then j = j + 1 end
+    if sbyte(p, j) == 93 then j = j + 1 end
+    while j <= n and sbyte(p, j) ~= 93 do
+      j = j + (sbyte(p, j) == 37 and 2 or 1) -- "%x" inside a set
+    end
+    return j
+  end
+  while i <= n do
+    local c = sbyte(p, i)
+    if c == 37 then -- "%"
+      local e = sbyte(p, i + 1)
+      if e == 98 then -- "%bxy"
+        q, i = q + 1, i + 4
+      elseif e == 102 then -- "%f[set]"
+        i = sbyte(p, i + 2) == 91 and set_end(i + 2) + 1 or i + 2
+      elseif e and e >= 49 and e <= 57 then -- "%1".."%9"
+        q, backrefs, i = q + 1, backrefs + 1, i + 2
+      else
+        i = i + 2
+      end
+    elseif c == 91 then -- "["
+      i = set_end(i) + 1
+    else
+      if c == 42 or c == 43 or c == 45 or c == 63 then q = q + 1 end -- "*", "+", "-", "?"
+      i = i + 1
+    end
+  end
+  return q, sbyte(p, 1) == 94, backrefs -- "^": anchored
 end
 local repetitions = M.pattern_repetitions
 local sandboxed -- the source ("@path") of the candidate code running now, or nil
+-- "3 repetitions", "1 repetition and 1 back-reference"
+local function counted(reps, backrefs)
+  local function n(k, what) return ("%d %s%s"):format(k, what, k == 1 and "" or "s") end
+  if backrefs == 0 then return n(reps, "repetition") end
+  if reps == 0 then return n(backrefs, "back-reference") end
+  return n(reps, "repetition") .. " and " .. n(backrefs, "back-reference")
+end
 local function guard(name)
   local f = string[name]
   return function(s, p, ...)
@@ -135,16 +176,16 @@ local function guard(name)
       local caller = debug.getinfo(2, "S")
       if not caller or caller.source == sandboxed or caller.what == "C" or debug.getinfo(1, "t").istailcall then
         local n, m = #tostring(s), #p
-        local steps, q, anchored
+        local steps, q, anchored, backrefs
         if name == "find" and select(2, ...) then
           q, steps = 0, n * m -- plain
         else
-          q, anchored = repetitions(p)
+          q, anchored, backrefs = repetitions(p)
           steps = q > 0 and n ^ (q + (anchored and 0 or 1)) or (anchored and m or n * m)
         end
         if steps > M.PATTERN_STEPS then
           error(("string.%s: %s over %d bytes could take %.3g steps (more than %.3g): match a shorter string or a simpler pattern"):format(
-            name, q > 0 and ("a pattern with %d repetition%s"):format(q, q == 1 and "" or "s") or ("a pattern of %d bytes"):format(m),
+            name, q > 0 and ("a pattern with %s"):format(counted(q - (backrefs or 0), backrefs or 0)) or ("a pattern of %d bytes"):format(m),
             n, steps, M.PATTERN_STEPS), 2)
         end
       end

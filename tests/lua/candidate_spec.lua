@@ -169,6 +169,36 @@ return a, b, c]], src, "t", env)
   end)
 end)
 
+describe("the pattern guard", function()
+  it("counts a back-reference as a repetition: it compares a whole capture again at every state", function()
+    local function reps(p) return { candidate.pattern_repetitions(p) } end
+    assert.same({ 2, false, 1 }, reps("(.-)%1b"))
+    assert.same({ 3, true, 2 }, reps("^(a*)%1%1"))
+    assert.same({ 1, false, 1 }, reps("(ab)%9"))
+    -- not a back-reference: an escaped "%", inside a set, "%0"
+    assert.same({ 0, false, 0 }, reps("%%1"))
+    assert.same({ 0, false, 0 }, reps("[%1]x"))
+    assert.same({ 0, false, 0 }, reps("[]%1]"))
+    assert.same({ 0, false, 0 }, reps("%0"))
+    -- and what was counted before still is: quantifiers outside sets, %b; a frontier's set is a set
+    assert.same({ 3, false, 0 }, reps(".-.-.-b"))
+    assert.same({ 1, false, 0 }, reps("%b()"))
+    assert.same({ 1, false, 0 }, reps("%f[%w*+]x*"))
+    assert.same({ 0, true, 0 }, reps("^[*+?-]"))
+    -- so (.-)%1b over 30000 bytes (n^3/6 steps: hours) is refused, and a short one runs
+    local src = "@" .. DIR .. "fake.lua"
+    local env = candidate.environment()
+    local t0 = os.clock()
+    local ok, e = candidate.run_limited(1e7, src, load('local s = ("a"):rep(30000)\nlocal r = s:find("(.-)%1b")\nreturn r', src, "t", env))
+    assert.is_false(ok)
+    assert.equals(DIR .. "fake.lua:2: string.find: a pattern with 1 repetition and 1 back-reference over 30000 bytes could take 2.7e+13 steps (more than 1e+09): match a shorter string or a simpler pattern", e)
+    assert.is_true(os.clock() - t0 < 1)
+    local ok2, cap = candidate.run_limited(1e7, src, load('return ("xabab"):match("(ab)%1")', src, "t", env))
+    assert.is_true(ok2, cap)
+    assert.equals("ab", cap)
+  end)
+end)
+
 describe("a candidate's Lua heap", function()
   local MIB = 1024 * 1024
   local saved

@@ -132,7 +132,8 @@ describe("kreach.profile.classify", function()
     -- read whole: Lua itself reads a pattern only as far as a match gets (find("", "v[") is nil)
     for _, c in ipairs({ { "v[", "a set without its ']'" }, { "gemm%", "it ends with '%%'" }, { "(x", "a '%(' without its '%)'" },
                          { "x%b(", "'%%b' needs two characters" }, { "%fx", "'%%f' needs a set" },
-                         { ("(.-)"):rep(5) .. "Z", "5 repetitions, more than 4" } }) do
+                         { ("(.-)"):rep(5) .. "Z", "5 repetitions, more than 4" },
+                         { ("(.-)"):rep(4) .. "%1", "5 repetitions %(1 of them back%-references, which count as repetitions%), more than 4" } }) do
       local ok, e = pcall(classify.check, { { id = "r", family = "gemm", kernel = { c[1] } } })
       assert.is_false(ok, c[1])
       assert.matches("rule 1 %('r'%): 'kernel' has a bad pattern .* %(" .. c[2], e)

@@ -211,10 +211,12 @@ local function pattern_error(p)
     end
   end
   if depth > 0 then return "a '(' without its ')'" end
-  -- backtracking over a long kernel name costs about n^(q+1) for q repetitions
-  local q = candidate.pattern_repetitions(p)
+  -- backtracking over a long kernel name costs about n^(q+1) for q repetitions (a
+  -- back-reference, %1..%9, counts as one: it compares its whole capture again)
+  local q, _, backrefs = candidate.pattern_repetitions(p)
   if q > M.MAX_REPETITIONS then
-    return ("%d repetitions, more than %d: matching it against a long kernel name could take hours"):format(q, M.MAX_REPETITIONS)
+    return ("%d repetitions%s, more than %d: matching it against a long kernel name could take hours"):format(q,
+      backrefs > 0 and (" (%d of them back-references, which count as repetitions)"):format(backrefs) or "", M.MAX_REPETITIONS)
   end
   return nil
 end
