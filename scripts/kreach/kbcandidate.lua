@@ -1,11 +1,15 @@
 -- kreach.kbcandidate: candidates in KernelBench's format: a Python file that defines a
 -- `ModelNew` (an nn.Module, usually building a CUDA extension with load_inline, sometimes
 -- Triton). This module is the part that needs no GPU: the static lint (docs/candidates.md,
--- "KernelBench-format candidates"). The file is parsed by python3's `ast` module, never run:
--- its syntax, that it defines ModelNew, that ModelNew's constructor takes the problem's
--- constructor arguments, and that it imports only what KernelBench candidates use and calls no
--- escape hatch (exec, eval, open, __import__, ...). Judging one on the GPU is kreach.pycandidate's
--- (in the Python worker); kreach check and eval run this lint first.
+-- "KernelBench-format candidates"). The file is decoded as UTF-8 (the text the worker runs) and
+-- parsed by python3's `ast` module, never run: its syntax, that it defines ModelNew, that
+-- ModelNew's constructor takes the problem's constructor arguments, and M.RULES: it imports only
+-- what KernelBench candidates use and uses only the constructs they use, so no escape hatch
+-- (exec, __import__, ...) and no reflection (dunders, type, getattr and attrgetter, super other
+-- than for __init__, special methods, tensor subclasses, loaders, monkeypatching). Each refusal
+-- names its line and its rule. The lint is not the boundary (docs/candidates.md, "Trust").
+-- Judging one on the GPU is kreach.pycandidate's (in the Python worker); kreach check and eval
+-- run this lint first.
 local core = require "kreach.core"
 local fs = require "kreach.core.fs"
 local json = require "kreach.json"
@@ -19,85 +23,366 @@ local M = {}
 M.MAX_FILE_BYTES = 4 * 1024 * 1024
 M.TIMEOUT_S = 30
 
--- The module roots a candidate may import (the first name of a dotted import), and why the
--- others are refused: they reach the host (files, processes, the network, native code) or
--- rewrite Python itself.
+-- The lint's rules, in the order docs/candidates.md lists them: an id each refusal carries, and
+-- the reason printed with it. The words each rule refuses are the lists below.
+M.RULES = {
+  { id = "coding", reason = "the file is read as the worker runs it: UTF-8 text, with no other coding" },
+  { id = "import", reason = "a candidate imports only what KernelBench candidates use" },
+  { id = "module", reason = "through it Python code reaches the worker (sys.modules) or the host" },
+  { id = "name", reason = "it runs code kreach cannot read, or reaches past the module's own names" },
+  { id = "string-attribute", reason = "an attribute named by a string is one the lint cannot read" },
+  { id = "dunder", reason = "reflection: it reaches objects past the names the module imports" },
+  { id = "type-value", reason = "type and object make classes, and rewrite any class's attributes" },
+  { id = "super", reason = "only super().__init__(...) (or super(ModelNew, self).__init__(...)) is needed" },
+  { id = "class-dunder", reason = "a special method changes what PyTorch or Python do with its objects" },
+  { id = "subclass", reason = "a tensor subclass computes lazily or replaces PyTorch's operations" },
+  { id = "loader", reason = "it loads code or pickles from files kreach cannot read" },
+  { id = "stream", reason = "work on a stream of its own is not held by the timed call's gate" },
+  { id = "annotation", reason = "an annotation evaluated at run time is code the lint cannot read" },
+  { id = "patch", reason = "it rewrites a module's or a class's attributes (the worker's timing among them)" },
+}
+local RULE = {}
+for _, r in ipairs(M.RULES) do RULE[r.id] = r end
+
+-- import: the module roots a candidate may import (the first name of a dotted import).
 M.ALLOWED_IMPORTS = { "torch", "triton", "math", "typing", "functools", "itertools", "collections",
                       "dataclasses", "numbers", "operator", "enum", "abc", "__future__", "numpy" }
--- Names a candidate may not call or read: each runs or loads code kreach cannot see, or reaches
--- past the module's own namespace.
+-- name: names a candidate may not call or read (as a name, or imported from an allowed module):
+-- each runs or loads code kreach cannot see, or reaches past the module's own namespace.
 M.FORBIDDEN_NAMES = { "exec", "eval", "compile", "__import__", "open", "breakpoint", "input",
-                      "globals", "locals", "vars", "getattr", "setattr", "delattr", "memoryview" }
-M.FORBIDDEN_ATTRIBUTES = { "__dict__", "__globals__", "__builtins__", "__subclasses__", "__code__",
-                           "__class__", "__bases__", "__mro__", "__getattribute__", "__loader__",
-                           "__spec__", "system", "popen",
-                           -- streams of its own: work queued on another stream is not held by the
-                           -- timed call's gate, so it runs before the first event (docs/candidates.md,
-                           -- "Trust"); and the worker's gate itself
-                           "Stream", "ExternalStream", "StreamContext", "stream", "set_stream", "_sleep", "_C" }
--- Modules a candidate may not reach under any name: as an import's part, a name imported from an
--- allowed module (`from torch import sys`: torch's own namespace holds sys and os), or an
+                      "globals", "locals", "vars", "memoryview" }
+-- name: attributes that run a process
+M.FORBIDDEN_ATTRIBUTES = { "system", "popen" }
+-- stream: streams of its own: work queued on another stream is not held by the timed call's
+-- gate, so it runs before the first event (docs/candidates.md, "Trust"); and the worker's gate
+-- itself
+M.STREAM_ATTRIBUTES = { "Stream", "ExternalStream", "StreamContext", "stream", "set_stream", "_sleep", "_C" }
+-- module: modules a candidate may not reach under any name: as an import's part, a name imported
+-- from an allowed module (`from torch import sys`: torch's own namespace holds sys and os), or an
 -- attribute (`torch.os`). Through them Python code reaches the worker itself (sys.modules holds
 -- the worker's __main__, whose replies carry the timings) or the host (os.fork and setsid leave
--- the worker's process group).
+-- the worker's process group; numpy.ctypeslib and numpy.f2py load and build native code).
 M.FORBIDDEN_MODULES = { "sys", "os", "posix", "subprocess", "ctypes", "importlib", "builtins", "gc",
                         "inspect", "types", "io", "shutil", "socket", "pathlib", "signal",
                         "multiprocessing", "threading", "_thread", "pickle", "marshal", "code",
-                        "codeop", "runpy", "atexit", "weakref", "tempfile", "sysconfig", "site" }
+                        "codeop", "runpy", "atexit", "weakref", "tempfile", "sysconfig", "site",
+                        "ctypeslib", "f2py", "distutils" }
+-- string-attribute: the names (builtins) and attributes (operator's) that look an attribute up
+-- by a string; a match statement's class pattern with keywords (`case C(sys=s)`) is refused too
+M.STRING_ATTRIBUTE_NAMES = { "getattr", "setattr", "delattr" }
+M.STRING_ATTRIBUTE_ATTRIBUTES = { "attrgetter", "methodcaller" }
+-- dunder: the only dunders a candidate may name: attributes, names, and strings
+M.ALLOWED_DUNDERS = { attributes = { "__init__", "__name__", "__version__" }, names = { "__name__", "__all__" },
+                      strings = { "__main__" } }
+-- type-value: besides the names `type` and `object` (object stays allowed as a base class), the
+-- other ways to a metaclass or to a class made from strings
+M.TYPE_WORDS = { "ABCMeta", "EnumMeta", "EnumType", "make_dataclass", "new_class", "mro" }
+-- subclass: what makes a tensor of a class of the candidate's own from a tensor
+M.SUBCLASS_WORDS = { "as_subclass", "_make_subclass", "_make_wrapper_subclass" }
+-- loader: attributes (and imported names) that load code, libraries or pickles from files; `load`
+-- is allowed only as Triton's (triton.language.load, `tl.load`), so torch.load, numpy.load,
+-- torch.jit.load and torch.utils.cpp_extension.load (file sources; load_inline stays allowed)
+-- are refused under any alias; and the keywords that turn unpickling on
+M.LOADER_WORDS = { "load", "load_library", "from_file", "fromfile", "memmap", "hub", "package", "serialization" }
+M.LOADER_KEYWORDS = { "allow_pickle", "weights_only" }
+-- annotation: what evaluates annotations (string annotations are linted as code, and must be a
+-- type's name: `"torch.Tensor"`, `"Optional[int]"`)
+M.ANNOTATION_WORDS = { "get_type_hints", "ForwardRef", "_eval_type", "evaluate_forward_ref", "get_annotations" }
+-- patch: an attribute may be assigned or deleted only through a function's parameter (`self.w =
+-- ...`, `ctx.alpha = ...`) or a local name bound to something new (a call's result), and under
+-- these module prefixes (settings, not code): `torch.backends.cudnn.benchmark = True`
+M.PATCHABLE = { "torch.backends." }
 
--- The checker, run as `python3 -I -S -c CHECKER <file> <allowed> <names> <attributes> <modules>`:
--- one JSON line on standard output.
+-- The checker, run as `python3 -I -S -c CHECKER <file> <config JSON>`: one JSON line on standard
+-- output ({refusals = {{line, rule, what}...}, imports, model_new, syntax_error}).
 local CHECKER = [==[
-import ast, json, sys
+import ast, json, re, sys
 
-path, allowed, names, attrs, mods = sys.argv[1], set(sys.argv[2].split(",")), set(sys.argv[3].split(",")), set(sys.argv[4].split(",")), set(sys.argv[5].split(","))
+path, cfg = sys.argv[1], json.loads(sys.argv[2])
+C = {k: set(v) for k, v in cfg.items() if isinstance(v, list)}
 out = {"refusals": [], "imports": [], "model_new": None}
+seen = set()
 
-def refuse(node, what):
-    out["refusals"].append({"line": getattr(node, "lineno", 0), "what": what})
+def refuse(node, rule, what, line=None):
+    line = line if line is not None else getattr(node, "lineno", 0)
+    if (line, rule, what) not in seen:
+        seen.add((line, rule, what))
+        out["refusals"].append({"line": line, "rule": rule, "what": what})
+
+def done():
+    print(json.dumps(out)); sys.exit(0)
+
+DUNDER = re.compile(r"^__\w+__$")
+def dunder(s):
+    return isinstance(s, str) and DUNDER.match(s) is not None
+
+# coding: exactly the text the worker runs, UTF-8, which compiles it as a str (ignoring a coding
+# declaration); the parser below gets that str too, so it cannot decode the bytes otherwise
+with open(path, "rb") as f:
+    raw = f.read()
+try:
+    text = raw.decode("utf-8")
+except UnicodeDecodeError as e:
+    refuse(None, "coding", "text that is not UTF-8 (byte %d)" % (e.start + 1), raw.count(b"\n", 0, e.start) + 1)
+    done()
+if text.startswith("\ufeff"):
+    refuse(None, "coding", "a byte-order mark", 1)
+    text = text[1:]
+COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+for lines in (text.splitlines()[:2], re.split(r"\r\n|\r|\n", text)[:2]):
+    for i, l in enumerate(lines):
+        m = COOKIE.match(l)
+        if m and m.group(1).lower().replace("_", "-") not in ("utf-8", "utf8"):
+            refuse(None, "coding", "the coding declaration '%s' (the file is run as UTF-8)" % m.group(1), i + 1)
 
 try:
-    with open(path, "rb") as f:
-        src = f.read()
-    tree = ast.parse(src, filename=path)
+    tree = ast.parse(text, filename=path)
 except SyntaxError as e:
     out["syntax_error"] = {"line": e.lineno or 0, "msg": e.msg or "invalid syntax"}
-    print(json.dumps(out)); sys.exit(0)
+    done()
 except (ValueError, RecursionError, MemoryError) as e:
     out["syntax_error"] = {"line": 0, "msg": "%s: %s" % (type(e).__name__, e)}
-    print(json.dumps(out)); sys.exit(0)
+    done()
 
-for node in ast.walk(tree):
-    if isinstance(node, ast.Import):
-        for a in node.names:
-            out["imports"].append(a.name)
-            parts = a.name.split(".")
-            if parts[0] not in allowed:
-                refuse(node, "import of '%s'" % a.name)
-            elif any(p in mods for p in parts):
-                refuse(node, "import of '%s' (the module '%s')" % (a.name, next(p for p in parts if p in mods)))
-    elif isinstance(node, ast.ImportFrom):
-        mod = node.module or ""
-        out["imports"].append(mod)
-        parts = mod.split(".")
-        if node.level and node.level > 0:
-            refuse(node, "a relative import")
-        elif parts[0] not in allowed:
-            refuse(node, "import from '%s'" % mod)
-        elif any(p in mods for p in parts):
-            refuse(node, "import from '%s' (the module '%s')" % (mod, next(p for p in parts if p in mods)))
-        else:
-            for a in node.names:
-                if a.name in mods:
-                    refuse(node, "the module '%s' (imported from '%s')" % (a.name, mod))
-                elif a.name in names or a.name in attrs:
-                    refuse(node, "the name '%s' (imported from '%s')" % (a.name, mod))
-    elif isinstance(node, ast.Name) and node.id in names:
-        refuse(node, "the name '%s'" % node.id)
-    elif isinstance(node, ast.Attribute) and node.attr in mods:
-        refuse(node, "the module '%s' (an attribute)" % node.attr)
-    elif isinstance(node, ast.Attribute) and node.attr in attrs:
-        refuse(node, "the attribute '%s'" % node.attr)
+def link(root):
+    for n in ast.walk(root):
+        for c in ast.iter_child_nodes(n):
+            c.parent = n
+tree.parent = None
+link(tree)
+
+# the dotted module path a name stands for, from the file's imports (`tl` -> triton.language)
+alias = {}
+for n in ast.walk(tree):
+    if isinstance(n, ast.Import):
+        for a in n.names:
+            if a.asname: alias[a.asname] = a.name
+            else: alias[a.name.split(".")[0]] = a.name.split(".")[0]
+    elif isinstance(n, ast.ImportFrom) and not n.level:
+        for a in n.names:
+            alias[a.asname or a.name] = (n.module or "") + "." + a.name
+
+def root_of(e):
+    while True:
+        if isinstance(e, (ast.Attribute, ast.Subscript)): e = e.value
+        elif isinstance(e, ast.Call): e = e.func
+        else: return e
+
+def dotted(e):
+    parts = []
+    while isinstance(e, ast.Attribute):
+        parts.append(e.attr); e = e.value
+    if not isinstance(e, ast.Name): return None
+    base = alias.get(e.id, e.id)
+    return ".".join([base] + parts[::-1])
+
+def scope_of(n):
+    p = n.parent
+    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)):
+        p = p.parent
+    return p
+
+FN = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+NEW = (ast.Call, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.JoinedStr, ast.ListComp, ast.SetComp,
+       ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.Await)
+local_cache = {}
+def locals_of(fn):
+    # {name: whether it may alias something outside} for a function's own names: its parameters
+    # (not aliases) and the names it binds; a name bound to an existing object (a name, an
+    # attribute, a tuple of them) may alias a module's or a class's
+    if fn in local_cache: return local_cache[fn]
+    a = fn.args
+    names = {x.arg: False for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x}
+    # a parameter whose default is an existing object (`def f(E=torch.cuda.Event)`) may alias it
+    pos = a.posonlyargs + a.args
+    for x, d in list(zip(pos[len(pos) - len(a.defaults):], a.defaults)) + list(zip(a.kwonlyargs, a.kw_defaults)):
+        if d is not None and not isinstance(d, NEW): names[x.arg] = True
+    outer = set()
+    def bind(t, value):
+        # only the names a target binds (not `self` in `self.w = ...`)
+        if isinstance(t, ast.Name): names[t.id] = names.get(t.id, False) or not isinstance(value, NEW)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            for e in t.elts: bind(e, value)
+        elif isinstance(t, ast.Starred): bind(t.value, value)
+    todo = list(fn.body) if isinstance(fn.body, list) else [fn.body]
+    while todo:
+        s = todo.pop()
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.setdefault(s.name, False); continue
+        if isinstance(s, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(s, (ast.Global, ast.Nonlocal)): outer.update(s.names)
+        elif isinstance(s, ast.Assign):
+            for t in s.targets: bind(t, s.value)
+        elif isinstance(s, (ast.AugAssign, ast.AnnAssign)): bind(s.target, s.value if s.value is not None else ast.Constant(None))
+        elif isinstance(s, ast.NamedExpr): bind(s.target, s.value)
+        elif isinstance(s, (ast.For, ast.AsyncFor)): bind(s.target, s.iter)
+        elif isinstance(s, ast.withitem) and s.optional_vars is not None: bind(s.optional_vars, s.context_expr)
+        elif isinstance(s, ast.ExceptHandler) and s.name: names.setdefault(s.name, False)
+        elif isinstance(s, (ast.Import, ast.ImportFrom)):
+            for x in s.names: names[(x.asname or x.name).split(".")[0]] = True
+        elif isinstance(s, (ast.MatchAs, ast.MatchStar)) and s.name: names[s.name] = True
+        todo.extend(ast.iter_child_nodes(s))
+    for o in outer: names.pop(o, None)
+    local_cache[fn] = names
+    return names
+
+def patch_ok(target):
+    d = dotted(target)
+    if d and any(d.startswith(p) for p in C["patchable"]): return True
+    r = root_of(target)
+    if not isinstance(r, ast.Name): return False
+    s = scope_of(target)
+    if not isinstance(s, FN): return False
+    kind = locals_of(s).get(r.id)
+    return kind is False
+
+def super_ok(n):
+    c = n.parent
+    if not (isinstance(c, ast.Call) and c.func is n and not c.keywords and len(c.args) in (0, 2)): return False
+    if not all(isinstance(x, ast.Name) for x in c.args): return False
+    a = c.parent
+    if not (isinstance(a, ast.Attribute) and a.attr == "__init__"): return False
+    return isinstance(a.parent, ast.Call) and a.parent.func is a
+
+def unparse(e):
+    try: s = ast.unparse(e)
+    except Exception: s = "?"
+    return s if len(s) <= 60 else s[:57] + "..."
+
+ANNOTATION_NODES = (ast.Expression, ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.List, ast.Constant,
+                    ast.BinOp, ast.BitOr, ast.Load)
+
+def word(n, w, mod=None):
+    """The rule refusing an identifier used as an attribute or imported from mod, and how."""
+    if w in C["modules"]: return "module", None
+    if dunder(w) and w not in C["dunder_attributes"]: return "dunder", None
+    if w in C["names"] or w in C["attributes"]: return "name", None
+    if w in C["stream"]: return "stream", None
+    if w in C["string_attribute_names"] or w in C["string_attribute_attributes"]: return "string-attribute", None
+    if w in C["type_words"]: return "type-value", None
+    if w in C["subclass"]: return "subclass", None
+    if w in C["annotation"]: return "annotation", None
+    if w == "load":
+        base = mod if mod is not None else (dotted(n.value) if isinstance(n, ast.Attribute) else None)
+        if base != "triton.language": return "loader", None
+    elif w in C["loader"]: return "loader", None
+    return None, None
+
+def check(root, line=None):
+    for n in ast.walk(root):
+        at = line
+        if isinstance(n, ast.Import):
+            for a in n.names:
+                if line is None: out["imports"].append(a.name)
+                parts = a.name.split(".")
+                if parts[0] not in C["allowed"]:
+                    refuse(n, "import", "import of '%s'" % a.name, at)
+                elif any(p in C["modules"] for p in parts):
+                    refuse(n, "module", "import of '%s' (the module '%s')" % (a.name, next(p for p in parts if p in C["modules"])), at)
+                elif any(p in C["loader"] for p in parts):
+                    refuse(n, "loader", "import of '%s'" % a.name, at)
+                if dunder(a.asname):
+                    refuse(n, "dunder", "the name '%s'" % a.asname, at)
+        elif isinstance(n, ast.ImportFrom):
+            mod = n.module or ""
+            if line is None: out["imports"].append(mod)
+            parts = mod.split(".")
+            if n.level and n.level > 0:
+                refuse(n, "import", "a relative import", at)
+            elif parts[0] not in C["allowed"]:
+                refuse(n, "import", "import from '%s'" % mod, at)
+            elif any(p in C["modules"] for p in parts):
+                refuse(n, "module", "import from '%s' (the module '%s')" % (mod, next(p for p in parts if p in C["modules"])), at)
+            elif any(p in C["loader"] for p in parts):
+                refuse(n, "loader", "import from '%s'" % mod, at)
+            else:
+                for a in n.names:
+                    if mod == "__future__": continue
+                    if a.name in C["modules"]:
+                        refuse(n, "module", "the module '%s' (imported from '%s')" % (a.name, mod), at)
+                        continue
+                    rule, _ = word(n, a.name, mod)
+                    if rule is None and a.name in C["type_names"]: rule = "type-value"
+                    if rule:
+                        refuse(n, rule, "the name '%s' (imported from '%s')" % (a.name, mod), at)
+                    elif dunder(a.asname):
+                        refuse(n, "dunder", "the name '%s'" % a.asname, at)
+        elif isinstance(n, ast.Name):
+            i = n.id
+            if i in C["names"]:
+                refuse(n, "name", "the name '%s'" % i, at)
+            elif i in C["string_attribute_names"]:
+                refuse(n, "string-attribute", "the name '%s'" % i, at)
+            elif dunder(i) and i not in C["dunder_names"]:
+                s = scope_of(n)
+                if isinstance(s, ast.ClassDef) and not isinstance(n.ctx, ast.Load):
+                    refuse(n, "class-dunder", "the class attribute '%s' of '%s'" % (i, s.name), at)
+                else:
+                    refuse(n, "dunder", "the name '%s'" % i, at)
+            elif i in C["type_names"]:
+                p = getattr(n, "parent", None)
+                if not (i == "object" and isinstance(p, ast.ClassDef) and n in p.bases):
+                    refuse(n, "type-value", "'%s' as a value" % i if not (isinstance(p, ast.Call) and p.func is n) else "%s(...)" % i, at)
+            elif i == "super" and not super_ok(n):
+                refuse(n, "super", "super() other than in super().__init__(...)", at)
+        elif isinstance(n, ast.Attribute):
+            rule, _ = word(n, n.attr)
+            if rule == "module":
+                refuse(n, rule, "the module '%s' (an attribute)" % n.attr, at)
+            elif rule:
+                refuse(n, rule, "the attribute '%s'" % n.attr, at)
+            elif not isinstance(n.ctx, ast.Load) and not patch_ok(n):
+                refuse(n, "patch", "%s '%s'" % ("assigning" if isinstance(n.ctx, ast.Store) else "deleting", unparse(n)), at)
+        elif isinstance(n, ast.Constant) and dunder(n.value) and n.value not in C["dunder_strings"]:
+            refuse(n, "dunder", "the string '%s'" % n.value, at)
+        elif isinstance(n, ast.keyword) and n.arg is not None:
+            if dunder(n.arg):
+                refuse(n, "dunder", "the keyword '%s'" % n.arg, at)
+            elif n.arg in C["loader_keywords"]:
+                refuse(n, "loader", "the keyword '%s'" % n.arg, at)
+        elif isinstance(n, ast.arg) and dunder(n.arg):
+            refuse(n, "dunder", "the parameter '%s'" % n.arg, at)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            for g in n.names:
+                if dunder(g) and g not in C["dunder_names"]:
+                    refuse(n, "dunder", "the name '%s'" % g, at)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and dunder(n.name):
+            s = scope_of(n)
+            if isinstance(s, ast.ClassDef):
+                if n.name != "__init__":
+                    refuse(n, "class-dunder", "the method '%s' of '%s'" % (n.name, s.name), at)
+            else:
+                refuse(n, "dunder", "the function '%s'" % n.name, at)
+        elif isinstance(n, ast.ClassDef):
+            for k in n.keywords:
+                if k.arg == "metaclass":
+                    refuse(n, "type-value", "the metaclass of '%s'" % n.name, at)
+        elif isinstance(n, ast.MatchClass) and n.kwd_attrs:
+            refuse(n, "string-attribute", "a class pattern's keyword '%s'" % n.kwd_attrs[0], at)
+        # annotations: a string one is code typing.get_type_hints (or functools.singledispatch)
+        # evaluates; it must be a type's name, and is linted as code at the annotation's line
+        ann = []
+        if isinstance(n, ast.arg) and n.annotation is not None: ann.append(n.annotation)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.returns is not None: ann.append(n.returns)
+        elif isinstance(n, ast.AnnAssign): ann.append(n.annotation)
+        for a in ann:
+            for s in ast.walk(a):
+                if isinstance(s, ast.Constant) and isinstance(s.value, str):
+                    l = at if at is not None else getattr(s, "lineno", 0)
+                    try:
+                        sub = ast.parse(s.value.strip(), mode="eval")
+                    except (SyntaxError, ValueError, RecursionError, MemoryError):
+                        refuse(s, "annotation", "the string annotation '%s'" % unparse(s)[1:-1], l); continue
+                    bad = next((x for x in ast.walk(sub) if not isinstance(x, ANNOTATION_NODES)), None)
+                    if bad is not None:
+                        refuse(s, "annotation", "the string annotation '%s' (not a type's name)" % s.value[:60], l)
+                    else:
+                        sub.parent = None
+                        link(sub)
+                        check(sub, l)
+
+check(tree)
 
 for node in tree.body:
     if isinstance(node, ast.ClassDef) and node.name == "ModelNew":
@@ -112,8 +397,21 @@ for node in tree.body:
     elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "ModelNew" for t in node.targets):
         out["model_new"] = {"line": node.lineno, "positional": None, "varargs": True}
 
+out["refusals"].sort(key=lambda r: r["line"])
 print(json.dumps(out))
 ]==]
+
+local function config()
+  local d = M.ALLOWED_DUNDERS
+  return json.encode({
+    allowed = M.ALLOWED_IMPORTS, names = M.FORBIDDEN_NAMES, attributes = M.FORBIDDEN_ATTRIBUTES,
+    stream = M.STREAM_ATTRIBUTES, modules = M.FORBIDDEN_MODULES, string_attribute_names = M.STRING_ATTRIBUTE_NAMES,
+    string_attribute_attributes = M.STRING_ATTRIBUTE_ATTRIBUTES, dunder_attributes = d.attributes,
+    dunder_names = d.names, dunder_strings = d.strings, type_names = { "type", "object" }, type_words = M.TYPE_WORDS,
+    subclass = M.SUBCLASS_WORDS, loader = M.LOADER_WORDS, loader_keywords = M.LOADER_KEYWORDS,
+    annotation = M.ANNOTATION_WORDS, patchable = M.PATCHABLE,
+  })
+end
 
 -- is_python(path) -> whether a candidate path is a KernelBench-format (Python) one
 function M.is_python(path) return path:match("%.py$") ~= nil end
@@ -142,9 +440,7 @@ local function python() return (pytorch.python()) end
 function M.analyse(path)
   local body, err = fs.read_regular(path, M.MAX_FILE_BYTES)
   if not body then return nil, tostring(err) end
-  local w, serr = proc.spawn({ python(), "-I", "-S", "-c", CHECKER, path, table.concat(M.ALLOWED_IMPORTS, ","),
-                               table.concat(M.FORBIDDEN_NAMES, ","), table.concat(M.FORBIDDEN_ATTRIBUTES, ","),
-                               table.concat(M.FORBIDDEN_MODULES, ",") })
+  local w, serr = proc.spawn({ python(), "-I", "-S", "-c", CHECKER, path, config() })
   if not w then return nil, ("cannot run %s to read a Python candidate: %s"):format(python(), serr) end
   local line, why = w:read_line(M.TIMEOUT_S)
   if not line then w:kill() end
@@ -168,16 +464,19 @@ function M.lint(path, prob)
   local res, err = M.analyse(path)
   if not res then return verdict.new("invalid_candidate", ("%s: %s"):format(path, err)) end
   local report = { kind = "kernelbench", imports = res.imports, model_new = res.model_new, python = python(),
-                   lint_s = core.now() - t0 }
-  if res.syntax_error then
-    return verdict.new("invalid_candidate", ("%s:%d: Python syntax: %s"):format(path, res.syntax_error.line,
-      res.syntax_error.msg)), report
-  end
-  if #res.refusals > 0 then
+                   refusals = res.refusals, lint_s = core.now() - t0 }
+  -- each refusal with its line, its rule and the rule's reason (a coding refusal comes before
+  -- the syntax error the text has as UTF-8, if any)
+  if #res.refusals > 0 or res.syntax_error then
     local lines = {}
     for i, r in ipairs(res.refusals) do
       if i > 10 then lines[#lines + 1] = ("(%d more)"):format(#res.refusals - 10); break end
-      lines[#lines + 1] = ("%s:%d: %s is not allowed"):format(path, r.line, r.what)
+      local rule = RULE[r.rule]
+      lines[#lines + 1] = ("%s:%d: %s is not allowed (rule: %s): %s"):format(path, r.line, text.clean(r.what, 200),
+        tostring(r.rule), rule and rule.reason or "?")
+    end
+    if res.syntax_error then
+      lines[#lines + 1] = ("%s:%d: Python syntax: %s"):format(path, res.syntax_error.line, text.clean(res.syntax_error.msg, 200))
     end
     return verdict.new("invalid_candidate", table.concat(lines, "\n")), report
   end
