@@ -2,7 +2,8 @@
  * driver loads it through CUDA_INJECTION64_PATH and NVTX through NVTX_INJECTION64_PATH; it traces
  * kernels, memcpys, memsets and NVTX ranges to a JSON Lines file. Runtime layer, no Lua.
  * It lives inside someone else's process: it never exits, raises or crashes on failure, it prints
- * one line to stderr and stops tracing, and only the two entry points below are exported. */
+ * one line to stderr and stops tracing, and only the two entry points below are exported (and,
+ * for its guard mode in kreach's Python worker, kr_guard.c's calls). */
 #define _GNU_SOURCE
 #include "kr_inject_fmt.h"
 
@@ -579,7 +580,15 @@ static void give_up(CUpti_SubscriberHandle sub) {
     say("not tracing");
 }
 
+void kr_guard_start(const char *token); /* kr_guard.c */
+
 static void start(void) {
+    /* kreach's Python worker: the guard mode instead of a trace (kr_guard.c) */
+    const char *guard = getenv("KREACH_GUARD_TOKEN");
+    if (guard && *guard) {
+        kr_guard_start(guard);
+        return;
+    }
     const char *v = getenv("KREACH_INJECT_VERBOSE");
     g.verbose = v && strcmp(v, "1") == 0;
     g.pid = getpid();

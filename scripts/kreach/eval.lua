@@ -29,7 +29,9 @@ local M = {}
 -- Bumped when a change of the protocol makes old evaluations incomparable with new ones.
 -- 2: the timed calls rotate over input sets with new values every round, outputs poisoned
 -- before every call, and what they produce checked (kreach.measure).
-M.PROTOCOL = 2
+-- 3: a KernelBench-format candidate's time is the guard's (CUDA events and the all-streams span,
+-- taken in C), its outputs plain tensors, and a thread or process it leaves is invalid_candidate.
+M.PROTOCOL = 3
 
 -- The most a candidate file (and a manifest) may hold; a larger one is invalid_candidate.
 M.MAX_CANDIDATE_BYTES = candidate.MAX_FILE_BYTES
@@ -237,8 +239,9 @@ function M.evaluate(item, o, ctx)
   local status = ctx.status or function() end
   local py
   if kbcandidate.is_python(item.candidate_path) then
-    -- a KernelBench-format candidate: its static lint here, then the Python worker's protocol
-    local lv = kbcandidate.lint(item.candidate_path, problem.load(item.problem_path))
+    -- a KernelBench-format candidate: its static lint here (unless --no-lint), then the Python
+    -- worker's protocol
+    local lv = not o.no_lint and kbcandidate.lint(item.candidate_path, problem.load(item.problem_path))
     if lv then return evaluation.finish(rec, { verdict = lv, wall_s = core.now() - t0 }) end
     if not o.python then
       return evaluation.finish(rec, { verdict = verdict.new("skipped", ("a KernelBench-format candidate needs a python3 with CUDA PyTorch: %s"):format(
@@ -311,7 +314,10 @@ function M.resolve(o)
   local policy = resolved(check.policy, o.policy)
   policy.steps = nil
   local conf = { protocol = M.PROTOCOL, dtype = o.dtype, sizes = o.sizes or {}, policy = policy,
-                 timing = resolved(timing.options, o.timing), measure = resolved(measure.options, o.measure) }
+                 timing = resolved(timing.options, o.timing), measure = resolved(measure.options, o.measure),
+                 -- --no-lint: KernelBench-format candidates go to the GPU without the static lint
+                 -- (for testing the harness's own defences); part of the configuration
+                 no_lint = o.no_lint or nil }
   conf.pytorch, conf.pytorch_note = M.resolve_pytorch(o.torch, conf.timing)
   -- how the convolutions' cuDNN baselines choose their engine (KREACH_CUDNN_SELECT): part of
   -- what a baseline's time means
@@ -366,7 +372,7 @@ function M.run(o)
   if #items == 0 then return { records = {}, skipped = skipped, nothing = true } end
   log(("%d candidate%s to evaluate on %s%s"):format(#items, #items == 1 and "" or "s", o.target,
     #skipped > 0 and (" (%d skipped)"):format(#skipped) or ""))
-  local eo = { dtype = conf.dtype, sizes = conf.sizes, policy = conf.policy, timing = conf.timing,
+  local eo = { dtype = conf.dtype, sizes = conf.sizes, policy = conf.policy, timing = conf.timing, no_lint = conf.no_lint,
                measure = conf.measure, pytorch = conf.pytorch, timeout_s = o.timeout_s, memory_bytes = o.memory_bytes, log = log,
                -- the timed calls' inputs from an unpredictable seed, unless --timing-seed gave one
                random_draws = not (o.measure and o.measure.seed) }

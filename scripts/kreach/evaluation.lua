@@ -82,6 +82,19 @@ M.FIELDS = {
     from = function(t) local m = measured(t); return m and m.sol and m.sol.fraction end },
   { name = "throttled", kind = "bool", list = true, column = "INTEGER", brief = true, csv = true,
     from = function(t) if t.baseline then return t.throttled or false end end },
+  -- how the candidate's time was measured (kreach.pycandidate.METHOD, kreach.measure.LUA_METHOD),
+  -- how many of its timed calls queued work on other streams than the caller's (their times are
+  -- the all-streams span), and the timing's warnings; derived from the stored timing result
+  { name = "time_method", kind = "text", brief = true, csv = true,
+    derive = function(r) return M.candidate_method(r.timing, "method") end },
+  { name = "other_stream_calls", kind = "integer", brief = true, csv = true,
+    derive = function(r) return M.candidate_method(r.timing, "other_streams") end },
+  { name = "timing_warnings", kind = "json", brief = true, csv = true,
+    csv_get = function(r) return r.timing_warnings and table.concat(r.timing_warnings, "; ") or nil end,
+    derive = function(r)
+      local w = type(r.timing) == "table" and r.timing.warnings
+      return type(w) == "table" and #w > 0 and w or nil
+    end },
   { name = "check_result", kind = "json", column = "TEXT" },
   { name = "timing", kind = "json", column = "TEXT" },
   { name = "wall_s", kind = "real", column = "REAL", brief = true, csv = true },
@@ -94,6 +107,14 @@ for _, f in ipairs(M.FIELDS) do BY_NAME[f.name] = f end
 M.BY_NAME = BY_NAME
 
 local function now() return os.date("!%Y-%m-%dT%H:%M:%SZ") end
+
+-- candidate_method(timing, key) -> the field `key` of how the candidate's time was measured
+-- (timing.candidate.method), or nil
+function M.candidate_method(t, key)
+  local m = type(t) == "table" and type(t.candidate) == "table" and t.candidate.method
+  if type(m) ~= "table" then return nil end
+  return m[key]
+end
 
 -- ---- records ----
 

@@ -200,6 +200,10 @@ end
 -- kreach.timing result, baseline = {summary, samples, sol}, candidate = {...}, speedup,
 -- sets = {requested, used, per_set_bytes, fallback}, checks = {first, last, doubted, rounds,
 -- cheap, doubts, oracle}, clocks, warnings }.
+-- How a .lua candidate's time is measured (the record's time_method; a .py candidate's is
+-- kreach.pycandidate's).
+M.LUA_METHOD = "kreach worker: CUDA events on kreach's stream, taken in C, the candidate's Lua sandboxed"
+
 function M.time(inst, opts)
   opts = opts or {}
   local phase = opts.phase or function() end
@@ -585,6 +589,14 @@ function M.time(inst, opts)
   end
   if pyc and pyc.ungated then
     res.warnings[#res.warnings + 1] = ("candidate: %d calls took longer to queue than the gate held, so their times include some of the host's launch time"):format(pyc.ungated)
+  end
+  -- how the candidate's time was measured, in the record (evaluation's time_method)
+  if pyc and res.candidate then
+    local prov, pwarn = pyc:provenance()
+    res.candidate.method = prov
+    for _, w in ipairs(pwarn) do res.warnings[#res.warnings + 1] = w end
+  elseif cand and res.candidate then
+    res.candidate.method = { method = M.LUA_METHOD }
   end
   if cand or is_py then
     local cwhy = not why and timing.faster_than_light(res.candidate.summary, res.candidate.sol, mo.sol_margin)

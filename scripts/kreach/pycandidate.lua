@@ -14,8 +14,14 @@
 --     compile_error with the compiler's errors;
 --   * the Python worker applies a Landlock ruleset before the candidate's module runs
 --     (kreach.seal.python_rules).
--- Its time is measured inside the Python worker, next to the candidate's own code, as
--- KernelBench measures it: native code from load_inline shares that process (docs/timing.md).
+--   * its outputs must be plain torch.Tensors (not subclasses), copied out with no Python-level
+--     override in the way;
+--   * the guard (libkreach_inject.so in the Python worker, runtime/inject/kr_guard.c) reports
+--     each call and the load: a thread or process the candidate left running is
+--     invalid_candidate, and a timed call's time is the larger of CUDA events on the caller's
+--     stream and the span of everything it ran on any stream, both taken in C.
+-- Its time is still measured inside the Python worker's process, next to the candidate's own
+-- code: native code from load_inline shares that process (docs/candidates.md, "Trust").
 local fs = require "kreach.core.fs"
 local kbcandidate = require "kreach.kbcandidate"
 local util = require "kreach.core.util"
@@ -25,6 +31,9 @@ local verdict = require "kreach.verdict"
 local M = {}
 
 M.SLOT = "candidate"
+-- How a .py candidate's time is measured (the record's time_method).
+M.METHOD = "in-process: CUDA events and the all-streams span (CUPTI), both taken in C by kreach's guard"
+M.METHOD_UNGUARDED = "in-process: CUDA events from Python (no guard)"
 -- The largest part of a build's log a verdict keeps.
 M.MAX_LOG_BYTES = 6000
 
@@ -71,6 +80,10 @@ local function failure(path, why, kind, log, dirs, during)
     return verdict.new("runtime_error", ("%s: the Python worker cannot build it on this machine (not the candidate's fault): %s"):format(path, why))
   elseif kind == "cuda" then
     return verdict.new("runtime_error", ("%s: a CUDA error while %s: %s"):format(path, during, why))
+  elseif kind == "tampered" or kind == "output" then
+    return verdict.new("invalid_candidate", ("%s: while %s: %s"):format(path, during, why))
+  elseif kind == "guard" then
+    return verdict.new("runtime_error", ("%s: the guard could not measure the call while %s: %s"):format(path, during, why))
   elseif kind == "worker" then
     if tostring(why):find("did not answer within", 1, true) then
       return verdict.new("timeout", ("%s: the Python worker %s while %s"):format(path,
@@ -97,10 +110,28 @@ function M.open(session, inst, path, o)
   local ok, why, kind, log = session:candidate(M.SLOT, inst, { source = source, name = path,
     extensions = o.dirs and o.dirs.extensions, triton = o.dirs and o.dirs.triton, seal = o.seal })
   if not ok then return nil, failure(path, why, kind, log, o.dirs, "loading it") end
+  local left = M.left_running(session.load_guard, "its module loaded")
+  if left then return nil, verdict.new("invalid_candidate", ("%s: %s"):format(path, left)) end
   local pattern
   for _, a in ipairs(inst.args) do if a.kind == "output" and not pattern then pattern = M.poison_word(a.dtype) end end
   return setmetatable({ session = session, inst = inst, path = path, dirs = o.dirs, pattern = pattern,
-                        sealed = session.sealed }, Runner)
+                        sealed = session.sealed, timed = { calls = 0, other_streams = 0, outside = 0, max_excess_ms = 0 } },
+                      Runner)
+end
+
+-- left_running(report, after) -> why a guard report shows the candidate left a thread or a
+-- process running ("left 1 thread running after forward returned"), or nil.
+function M.left_running(g, after)
+  if type(g) ~= "table" then return nil end
+  local threads, children = math.tointeger(g.threads_new) or 0, math.tointeger(g.children) or 0
+  if threads > 0 then
+    return ("left %d thread%s running after %s (a thread can queue work after the timed window, or between calls)"):format(
+      threads, threads == 1 and "" or "s", after)
+  end
+  if children > 0 then
+    return ("left a process running after %s (a process can use the GPU beside the timed calls)"):format(after)
+  end
+  return nil
 end
 
 -- runner:call(k, {timed =, flush_bytes =}) -> the reply, or nil and a verdict: one call of
@@ -110,7 +141,39 @@ function Runner:call(k, o)
   local r, why, kind, log = self.session:call(M.SLOT, k, { copy = true, poison = self.pattern, timed = o.timed,
                                                            flush_bytes = o.flush_bytes })
   if not r then return nil, failure(self.path, why, kind, log, self.dirs, "calling it") end
+  local g = r.guard
+  local left = M.left_running(g, "forward returned")
+  if left then return nil, verdict.new("invalid_candidate", ("%s: %s"):format(self.path, left)) end
+  if o.timed and g then
+    if g.error then return nil, failure(self.path, g.error, "guard", nil, self.dirs, "timing it") end
+    if (math.tointeger(g.dropped) or 0) > 0 then
+      return nil, failure(self.path, ("CUPTI lost %d records of the call, so its span is not known"):format(g.dropped),
+        "guard", nil, self.dirs, "timing it")
+    end
+    local t = self.timed
+    t.calls = t.calls + 1
+    if (r.other_streams or 0) > 0 then t.other_streams = t.other_streams + 1 end
+    if r.outside then t.outside = t.outside + 1 end
+    t.max_excess_ms = math.max(t.max_excess_ms, (r.span_ms or 0) - (r.event_ms or 0))
+  end
   return r
+end
+
+-- runner:provenance() -> how its timed calls were measured: { method, calls, other_streams
+-- (calls that queued work on a stream other than the caller's), outside (calls whose span
+-- passed their events: their time is the span), max_excess_ms }, and the warnings it gives.
+function Runner:provenance()
+  local t, warnings = self.timed, {}
+  if t.other_streams > 0 then
+    warnings[#warnings + 1] = ("candidate: %d of %d timed calls queued work on streams other than the caller's; each was timed by the span of every stream (CUPTI)"):format(
+      t.other_streams, t.calls)
+  end
+  if t.outside > t.other_streams then
+    warnings[#warnings + 1] = ("candidate: %d of %d timed calls ran work outside their events' window (up to %.3f ms past it); each was timed by the span of every stream"):format(
+      t.outside, t.calls, t.max_excess_ms)
+  end
+  return { method = self.session.token and M.METHOD or M.METHOD_UNGUARDED, calls = t.calls,
+           other_streams = t.other_streams, outside = t.outside, max_excess_ms = t.max_excess_ms }, warnings
 end
 
 -- runner:mutated(k, reference, lib) -> the names of the inputs and params whose buffers in set

@@ -9,9 +9,11 @@
 -- find() runs in the parent, once per command: which python3 (KREACH_PYTHON, else python3 on
 -- PATH) and whether its PyTorch has CUDA. start() runs in the kreach worker.
 local core = require "kreach.core"
+local core_seal = require "kreach.core.seal"
 local export = require "kreach.export"
 local json = require "kreach.json"
 local proc = require "kreach.core.proc"
+local inject = require "kreach.inject"
 local tensor = require "kreach.core.tensor"
 local text = require "kreach.text"
 
@@ -88,7 +90,48 @@ function M.script_source(file)
   return assert(files["kreach/" .. file], "kreach/" .. file .. " is not embedded in this kreach")
 end
 
-local function worker_source() return M.script_source("torch_worker.py") end
+-- the Python worker: its guards (torch_guard.py, also run alone by the CPU tests) and its loop
+local function worker_source() return M.script_source("torch_guard.py") .. "\n" .. M.script_source("torch_worker.py") end
+
+-- ---- the guard (runtime/inject/kr_guard.c; docs/candidates.md, "Trust") ----
+
+-- A fresh token for one Python worker: 32 hex digits from /dev/urandom.
+local function new_token()
+  local f = assert(io.open("/dev/urandom", "rb"))
+  local b = f:read(16)
+  f:close()
+  return (b:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
+end
+
+-- guard_env(token) -> the Python worker's environment ({"NAME=value", ...}): this process's, with
+-- the injection library loaded by the CUDA driver in its guard mode, or nil and why.
+local function guard_env(token)
+  local lib, why = inject.lib()
+  if not lib then return nil, why end
+  local env = inject.inherited()
+  for _, k in ipairs({ "NVTX_INJECTION64_PATH", "KREACH_TRACE_FILE", "KREACH_TRACE_ALTERNATE" }) do env[k] = nil end
+  env.CUDA_INJECTION64_PATH = core_seal.realpath(lib) or lib
+  env.KREACH_GUARD_TOKEN = token
+  local list = {}
+  for k, v in pairs(env) do list[#list + 1] = k .. "=" .. v end
+  table.sort(list)
+  return list
+end
+
+-- The time of a timed call from its guard report: the larger of the CUDA events on the caller's
+-- stream and the span of every record on any stream (equal for a call whose work stays on the
+-- caller's stream and inside its window; larger when work ran elsewhere or after the second
+-- event). nil and why when the report holds no time.
+function M.guard_ms(g)
+  local ev, span = tonumber(g.event_ms), tonumber(g.span_ms)
+  if not ev then return nil, "the guard recorded no event time" .. (g.error and (": " .. tostring(g.error)) or "") end
+  return math.max(ev, span or 0)
+end
+
+-- The slack, in ms, by which a call's all-streams span may pass its event time before the call
+-- is said to have run work outside the caller's stream window: CUPTI's timestamps and CUDA's
+-- events are read from different clocks (measured on the H200: docs/candidates.md).
+M.SPAN_SLACK_MS = 0.002
 
 -- ---- a session with the Python worker ----
 
@@ -106,22 +149,59 @@ Session.__index = Session
 function M.start(o)
   o = o or {}
   local py = o.python or M.python()
+  local token, env = new_token(), nil
+  if o.guard ~= false then
+    local why
+    env, why = guard_env(token)
+    if not env then return nil, "cannot guard the Python worker: " .. tostring(why) end
+  end
   local w, err = proc.spawn({ py, "-B", "-c", worker_source(), o.cudnn_tf32 and "tf32" or "no-tf32" },
-                            { watch = true, fd3 = o.ruleset, reaper = o.reap and core.executable() or nil })
+                            { watch = true, fd3 = o.ruleset, reaper = o.reap and core.executable() or nil, env = env })
   if not w then return nil, ("cannot start %s: %s"):format(py, tostring(err)) end
-  local self = setmetatable({ w = w, python = py, sets = {} }, Session)
+  local self = setmetatable({ w = w, python = py, sets = {}, token = env and token or nil, seq = 0 }, Session)
   local hello, why = self:read(M.START_TIMEOUT_S)
   if not hello then self:close(); return nil, why end
   if hello.error then
     self:close()
     return nil, text.clean(hello.error, 500)
   end
+  if self.token and not hello.guarded then
+    self:close()
+    return nil, "the Python worker started without its guard"
+  end
   self.info = { torch = hello.torch, cuda = hello.cuda, cudnn = hello.cudnn, device = hello.device,
-                cudnn_tf32 = hello.cudnn_tf32, python = py }
+                cudnn_tf32 = hello.cudnn_tf32, python = py, guarded = hello.guarded or false }
   return self
 end
 
+-- read(timeout_s) -> the next reply, with the guard's report that came before it (reply.guard),
+-- or nil and why. A guard line is one whose token is this session's, in sequence; a line that
+-- looks like one and is not (a forgery by Python code that reached the protocol descriptor) is
+-- an error of kind "tampered".
 function Session:read(timeout_s)
+  local guard
+  while true do
+    local r, why, kind = self:read_line(timeout_s)
+    if not r then return nil, why, kind end
+    if r.guard == nil then
+      r.guard = guard
+      return r
+    end
+    if not self.token or r.guard ~= self.token then
+      self.dead = true
+      return nil, "a line on the protocol descriptor claimed to be the guard's, without its token: something in the Python worker forged it", "tampered"
+    end
+    if guard or r.seq ~= self.seq + 1 then
+      self.dead = true
+      return nil, ("the guard's reports came out of order (report %s after %d)"):format(tostring(r.seq), self.seq), "tampered"
+    end
+    self.seq = r.seq
+    r.guard = nil
+    guard = r
+  end
+end
+
+function Session:read_line(timeout_s)
   local line, why = self.w:read_line(timeout_s)
   if not line then
     if why == "timeout" then self.w:kill() end
@@ -143,10 +223,16 @@ function Session:request(cmd, timeout_s)
   if self.dead then return nil, "the Python worker has ended", "worker" end
   local ok, werr = self.w:write(json.encode(cmd) .. "\n")
   if not ok then self.dead = true; return nil, "the Python worker is gone: " .. tostring(werr), "worker" end
-  local r, why = self:read(timeout_s)
-  if not r then return nil, why, "worker" end
+  local r, why, rkind = self:read(timeout_s)
+  if not r then return nil, why, rkind or "worker" end
   if r.error then
-    return nil, text.clean(r.error .. (r.traceback and ("\n" .. r.traceback) or ""), 2500), r.kind or "python", r.log
+    return nil, text.clean(r.error .. (r.traceback and ("\n" .. r.traceback) or ""), 2500), r.kind or "python", r.log, r.guard
+  end
+  -- a guarded worker reports every call and every candidate's load: its absence means the
+  -- worker's own calls into the guard were replaced
+  if self.token and (cmd.op == "call" or cmd.op == "candidate") and not r.guard then
+    self.dead = true
+    return nil, "the guard's report of this " .. cmd.op .. " is missing: something in the Python worker kept the harness from calling it", "tampered"
   end
   return r
 end
@@ -254,8 +340,10 @@ function Session:outputs(k)
 end
 
 -- call(slot, k, {timed =, flush_bytes =, copy =, poison = 32-bit pattern}) -> the reply ({ms,
--- host_ms, gated} when timed), or nil, why and the failure's kind ("build", "cuda", "python",
--- or "worker" when the Python worker ended or broke the protocol). kreach's stream is
+-- host_ms, gated} when timed; with the guard also event_ms, span_ms, other_streams and outside,
+-- and ms is M.guard_ms's; reply.guard: the guard's report, of every call), or nil, why and the
+-- failure's kind ("build", "cuda", "python", "output", "tampered", "guard", or "worker" when the
+-- Python worker ended or broke the protocol), a build's log and the guard's report. kreach's stream is
 -- synchronised first, so that every copy into the set's buffers has landed.
 function Session:call(slot, k, o)
   core.synchronize()
@@ -263,8 +351,22 @@ function Session:call(slot, k, o)
   local first = not (self.called and self.called[slot])
   self.called = self.called or {}
   self.called[slot] = true
-  return self:request({ op = "call", slot = slot, set = k, timed = o.timed or false, flush_bytes = o.flush_bytes,
-                        copy = o.copy or false, poison = o.poison }, first and M.FIRST_CALL_TIMEOUT_S or M.CALL_TIMEOUT_S)
+  local r, why, kind, log, guard = self:request({ op = "call", slot = slot, set = k, timed = o.timed or false,
+                                                  flush_bytes = o.flush_bytes, copy = o.copy or false, poison = o.poison },
+                                                first and M.FIRST_CALL_TIMEOUT_S or M.CALL_TIMEOUT_S)
+  if not r then return nil, why, kind, log, guard end
+  local g = r.guard
+  if o.timed and g then
+    -- the time is the guard's, taken in C; the Python side's own figure is not used
+    local ms, gwhy = M.guard_ms(g)
+    if not ms then return nil, gwhy, "guard", nil, g end
+    r.ms, r.event_ms, r.span_ms = ms, tonumber(g.event_ms), tonumber(g.span_ms)
+    r.other_streams = math.tointeger(g.other_streams) or 0
+    r.outside = (r.span_ms or 0) > (r.event_ms or 0) + M.SPAN_SLACK_MS
+  elseif o.timed and not self.token then
+    r.unguarded = true
+  end
+  return r
 end
 
 -- candidate(slot, inst, o) -> true, or nil, why, kind ("build", "cuda", "python", "worker",
@@ -273,12 +375,13 @@ end
 -- Builds the candidate's ModelNew with the problem's get_init_inputs() in the instance's dtype;
 -- its parameters must be the problem's params, in order and shape.
 function Session:candidate(slot, inst, o)
-  local r, why, kind, log = self:request({ op = "candidate", slot = slot, name = o.name, source = o.source,
-                                           reference = export.kernelbench(inst), inputs = inputs_expr(inst),
-                                           dtype = inst.dtype, extensions = o.extensions, triton = o.triton,
-                                           seal = o.seal or false }, M.BUILD_TIMEOUT_S)
-  if not r then return nil, why, kind, log end
+  local r, why, kind, log, guard = self:request({ op = "candidate", slot = slot, name = o.name, source = o.source,
+                                                  reference = export.kernelbench(inst), inputs = inputs_expr(inst),
+                                                  dtype = inst.dtype, extensions = o.extensions, triton = o.triton,
+                                                  seal = o.seal or false }, M.BUILD_TIMEOUT_S)
+  if not r then return nil, why, kind, log, guard end
   self.sealed = r.sealed
+  self.load_guard = r.guard
   local ok, perr = check_params(inst, r.params, "the candidate's ModelNew")
   if not ok then return nil, perr, "params" end
   return true

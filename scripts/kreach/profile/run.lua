@@ -24,6 +24,7 @@ local proc = require "kreach.core.proc"
 local lfs = require "lfs"
 local cjson_safe = require "cjson.safe"
 local errors = require "kreach.errors"
+local inject = require "kreach.inject"
 local report = require "kreach.profile.report"
 local store = require "kreach.store"
 local output = require "kreach.output"
@@ -34,16 +35,13 @@ local M = {}
 -- The variables this module sets or removes; the rest of the environment is passed on.
 M.VARIABLES = { "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "KREACH_TRACE_FILE", "KREACH_PROFILE_KNOBS",
                 "KREACH_TRACE_KINDS", "KREACH_TRACE_ALTERNATE" }
--- Variables kreach sets in its own environment after it started (main.c: --device), which
--- /proc/self/environ, holding the environment the process started with, does not show.
-local SET_AFTER_START = { "KREACH_DEVICE" }
-
-local function is_file(path) return lfs.attributes(path, "mode") == "file" end
 
 -- A message without positions in kreach's own code ("scripts/kreach/store.lua:12: "), from a
 -- string or a kreach.errors error: it is about the program, the trace or the database, not about
 -- where kreach noticed.
 local clean = errors.message
+
+local function is_file(path) return lfs.attributes(path, "mode") == "file" end
 
 local function check_options(opts, known, fn)
   if opts == nil then return {} end
@@ -73,18 +71,7 @@ end
 -- the kreach binary (a build tree), else in lib/kreach beside its bin/ (an installed kreach).
 function M.inject_lib(opts)
   opts = check_options(opts, { override = true, executable = true }, "inject_lib")
-  local lib = opts.override
-  if lib == nil then lib = os.getenv("KREACH_INJECT_LIB") end
-  if lib == nil or lib == "" then
-    local dir = (opts.executable or core.executable()):match("^(.*)/[^/]*$") or "."
-    local beside = dir .. "/libkreach_inject.so"
-    local installed = dir .. "/../lib/kreach/libkreach_inject.so"
-    lib = (not is_file(beside) and is_file(installed)) and installed or beside
-  end
-  if not is_file(lib) then
-    return nil, ("the injection library is missing: %s (it is built next to the kreach binary; KREACH_INJECT_LIB names another)"):format(lib)
-  end
-  return lib
+  return inject.lib(opts.override, opts.executable)
 end
 
 -- kinds(spec) -> the set of activity kinds KREACH_TRACE_KINDS=spec traces ({kernel = true, ...}),
@@ -114,18 +101,7 @@ end
 -- inherited() -> { NAME = value }: this process's environment, as it is now. Lua can only look a
 -- name up, so the names come from /proc/self/environ (the environment the process started with)
 -- and the variables kreach sets itself later, and each value from os.getenv.
-function M.inherited()
-  local env = {}
-  local f = io.open("/proc/self/environ", "rb")
-  local text = f and f:read("a") or ""
-  if f then f:close() end
-  for entry in text:gmatch("([^\0]*)\0") do
-    local name = entry:match("^([^=]+)=")
-    if name and env[name] == nil then env[name] = os.getenv(name) end
-  end
-  for _, name in ipairs(SET_AFTER_START) do env[name] = os.getenv(name) end
-  return env
-end
+M.inherited = inject.inherited
 
 -- command(argv, {lib =, trace_path =, knobs_path =, kinds =, alternate =, env =, base =}) ->
 -- { argv =, env = {"NAME=value", ...} (sorted by name), vars = {NAME = value} (the library's
