@@ -88,6 +88,7 @@ return {
     p:option("--guard-bytes", "Bytes of poisoned guard before and after each output (default 65536).", nil):convert(cli.nonnegative_integer)
     cli.worker_options(p)
     p:flag("--json", "Print one JSON object.")
+    p:flag("--no-lint", "Send a KernelBench-format (.py) candidate to the GPU without the static lint (to test the harness's own defences).")
   end,
   run = function(args)
     local sizes, err = cli.sizes(args.size)
@@ -102,7 +103,7 @@ return {
     -- file that cannot be read (missing, a directory, too large) is refused without a GPU too
     local python
     if kbcandidate.is_python(args.candidate) then
-      local lv = kbcandidate.lint(args.candidate, inst.problem)
+      local lv = not args.no_lint and kbcandidate.lint(args.candidate, inst.problem)
       if lv then
         return report({ problem = inst.problem.name, dtype = inst.dtype, candidate = args.candidate, verdict = lv, trials = {} })
       end

@@ -20,6 +20,7 @@ return {
     cli.timing_options(p)
     p:flag("--resume", "Continue the interrupted run of this command and configuration.")
     p:flag("--force", "Evaluate again what is already stored for this configuration.")
+    p:flag("--no-lint", "Send KernelBench-format (.py) candidates to the GPU without the static lint (to test the harness's own defences; part of the configuration).")
     p:option("--trials", "Correctness trials per candidate (default 5).", nil):convert(cli.positive_integer)
   end,
   run = function(args)
@@ -36,7 +37,7 @@ return {
     for _, a in ipairs(arg or {}) do argv[#argv + 1] = a end
     local res = ev.run{
       target = args.target, candidates = args.candidates, dtype = args.dtype, sizes = sizes,
-      policy = policy, timing = timing, measure = measure, torch = torch, db = args.db, resume = args.resume,
+      policy = policy, timing = timing, measure = measure, torch = torch, db = args.db, resume = args.resume, no_lint = args.no_lint,
       force = args.force, timeout_s = args.timeout, memory_bytes = args.worker_memory, tty = util.isatty(2), command = argv,
       log = function(l) io.stderr:write("kreach eval: ", l, "\n") end,
     }
