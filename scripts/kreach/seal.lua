@@ -24,6 +24,8 @@ M.MIN_MEMORY_BYTES = 64 * 1024 * 1024
 
 -- The variables a worker gets from its parent, when set there. Nothing else passes: not the
 -- parent's API keys, tokens or anything a later command adds to the environment.
+-- KREACH_CACHE_MAX passes so that the compile cache's cap (and 0, no disk cache) holds in the
+-- workers, which compile the candidates, and a value that is not a size is refused there.
 M.ENV_PASS = {
   "PATH", "LD_LIBRARY_PATH",
   "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING",
@@ -31,6 +33,7 @@ M.ENV_PASS = {
   "CUBLAS_WORKSPACE_CONFIG",
   "KREACH_DEVICE", "KREACH_LUA_DIR", "KREACH_PROBLEMS", "KREACH_UNSEALED", "KREACH_NO_LANDLOCK",
   "KREACH_SEAL_EXTRA_READ", "KREACH_CUDNN", "KREACH_CUDNN_SELECT", "KREACH_CUDNN_DEBUG", "KREACH_PYTHON",
+  "KREACH_CACHE_MAX",
 }
 -- ... and these, which the parent sets: the private directory (also HOME and TMPDIR), the
 -- compile cache, the memory limit, the fd of the parent watch, and the C locale.

@@ -72,6 +72,13 @@ return {
   { file = "bad_has_include.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
   { file = "bad_include_array.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
   { file = "bad_control_chars.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  -- what the source check missed before issue 33 (H1: a word of Thrust's computed #include
+  -- names defined; H2: an #include after a comment that spans lines; H3: __has_include through
+  -- the toolkit's _CCCL_PP_CAT and _CCCL_HAS_INCLUDE): tests/cli/seal_compile.t
+  { file = "bad_h1_thrust_word.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "bad_h2_comment_line.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "bad_h3_cccl_cat.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "bad_h3_cccl_has_include.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
   -- launches a real launch refuses, and so kreach lint's dry run (tests/cli/lint_launch.t):
   -- the GPU's verdict is the same invalid_candidate
   { file = "bad_block.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },

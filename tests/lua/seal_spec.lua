@@ -52,6 +52,12 @@ describe("kreach.seal", function()
     assert.is_nil(lfs.attributes(p.dir))
   end)
 
+  it("passes the compile cache's cap, KREACH_CACHE_MAX, to the workers that compile (issue 33, H6)", function()
+    local passed = {}
+    for _, k in ipairs(seal.ENV_PASS) do passed[k] = true end
+    assert.is_true(passed.KREACH_CACHE_MAX)
+  end)
+
   it("reads only the toolkit, kreach, the problem and the candidate; writes its directory and the cache", function()
     local core = require "kreach.core.seal"
     local rules = seal.rules{ candidate = "tests/candidates/019_relu.lua", problem = "problems/kernelbench/level1/019_ReLU.lua" }
