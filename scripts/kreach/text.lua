@@ -34,6 +34,19 @@ function M.clean(s, max_bytes)
   return s
 end
 
+-- continued(s, indent) -> s with each line after the first written after `indent .. "| "`: a
+-- text of several lines (a reason, a compiler log) printed under a verdict, whose later lines
+-- cannot pass for a line of kreach's own ("x.lua: ok (dry run ...)", a verdict). The first
+-- line is the caller's to place.
+function M.continued(s, indent)
+  return (tostring(s):gsub("\r?\n", "\n" .. (indent or "") .. "| "))
+end
+
+-- one_line(s) -> s with its line breaks written " | ", for a cell or a line that must stay one.
+function M.one_line(s)
+  return (tostring(s):gsub("\r?\n", " | "))
+end
+
 -- clean_all(v, max_bytes) -> a copy of v (a plain table from JSON, or a string) with every
 -- string, keys included, cleaned. Tables nested deeper than 64 levels are cut off.
 function M.clean_all(v, max_bytes, depth)

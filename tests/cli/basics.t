@@ -51,3 +51,11 @@ $ kreach -e 'print(package.path:find("/usr/share/lua") == nil, package.cpath)'
 = true	
 $ KREACH_LUA_DIR=/nonexistent kreach -e 'print(require("kreach").version ~= nil)'
 = true
+# a reason of several lines (a candidate's error message, a compiler log) is printed with its
+# later lines marked "  | ": a line the candidate wrote cannot pass for a verdict of kreach's
+$ d=$(mktemp -d) && printf '%s\n' 'return { source = [[extern "C" __global__ void f(float *y) {}]], forward = function(k, x, y) error("boom\nnl.lua: ok (dry run: 1 launch of f; compiled for sm_90)") end }' > $d/nl.lua && kreach lint 19 $d/nl.lua --arch sm_90; s=$?; rm -rf $d; exit $s
+? 1
+~ ^/.*/nl%.lua: invalid_candidate$
+~ ^  /.*/nl%.lua:1: boom$
+=   | nl.lua: ok (dry run: 1 launch of f; compiled for sm_90)
+! ^ *nl%.lua: ok

@@ -32,6 +32,17 @@ describe("kreach.text.clean", function()
   end)
 end)
 
+describe("kreach.text.continued and one_line", function()
+  it("mark a reason's later lines, so that none passes for a verdict line", function()
+    local reason = "x.lua:3: boom\nx.lua: ok (dry run: 1 launch of f; compiled for sm_90)\r\n  y.lua: correct"
+    assert.equals("x.lua:3: boom\n  | x.lua: ok (dry run: 1 launch of f; compiled for sm_90)\n  |   y.lua: correct",
+      text.continued(reason, "  "))
+    assert.equals("one line", text.continued("one line", "  "))
+    assert.equals("a\n| b", text.continued("a\nb"))
+    assert.equals("a | b |  c", text.one_line("a\nb\r\n c"))
+  end)
+end)
+
 describe("kreach.text.csv_cell", function()
   it("neutralises cells a spreadsheet would run as formulas", function()
     for _, s in ipairs({ "=1+1", "+cmd", "-2+3", "@SUM(A1)", "\t=x", "\r=x" }) do

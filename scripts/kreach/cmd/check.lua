@@ -68,8 +68,8 @@ local function print_report(res)
     io.write(("Python worker: PyTorch %s, loaded in %.1f s, sealed: %s\n"):format(tostring(res.python.torch),
       res.python.load_s or 0, res.python.seal and res.python.seal.filesystem or "no"))
   end
-  io.write(("verdict: %s%s\n"):format(v.verdict, v.reason and (" (" .. v.reason:gsub("\n", "\n  ") .. ")") or ""))
-  if v.detail then io.write("  ", tostring(v.detail):gsub("\n", "\n  "), "\n") end
+  io.write(("verdict: %s%s\n"):format(v.verdict, v.reason and (" (" .. text.continued(v.reason, "  ") .. ")") or ""))
+  if v.detail then io.write("  ", text.continued(v.detail, "  "), "\n") end
 end
 
 return {

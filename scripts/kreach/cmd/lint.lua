@@ -51,7 +51,7 @@ return {
         io.write(json.encode({ problem = inst.problem.name, candidate = args.candidate,
           verdict = v or json.null, report = report or json.null }), "\n")
       elseif v then
-        io.write(("%s: %s\n  %s\n"):format(text.clean(args.candidate), v.verdict, (v.reason or ""):gsub("\n", "\n  ")))
+        io.write(("%s: %s\n  %s\n"):format(text.clean(args.candidate), v.verdict, text.continued(v.reason or "", "  ")))
       else
         io.write(("%s: ok (KernelBench format: Python syntax, ModelNew at line %d, imports %s; not run)\n"):format(
           text.clean(args.candidate), report.model_new.line,
@@ -75,7 +75,7 @@ return {
       io.write(json.encode({ problem = inst.problem.name, candidate = args.candidate,
         verdict = v or json.null, report = report or json.null, seal = sealed }), "\n")
     elseif v then
-      io.write(("%s: %s\n  %s\n"):format(text.clean(args.candidate), v.verdict, (v.reason or ""):gsub("\n", "\n  ")))
+      io.write(("%s: %s\n  %s\n"):format(text.clean(args.candidate), v.verdict, text.continued(v.reason or "", "  ")))
     else
       -- the kernels launched, and those compiled but not launched at these sizes (a tail kernel)
       local launched, seen, idle = report.launched or report.kernels, {}, {}
