@@ -8,13 +8,14 @@ local M = {}
 -- The default bound of one untrusted string, in bytes.
 M.MAX_BYTES = 64 * 1024
 
--- C0 controls other than tab and newline, DEL, and the C1 controls in their UTF-8 form
--- (U+0080..U+009F, which some terminals obey as CSI and OSC introducers), written visibly.
+-- C0 controls other than tab and newline, DEL, the C1 controls in their UTF-8 form
+-- (U+0080..U+009F, which some terminals obey as CSI and OSC introducers) and the bidirectional
+-- controls (U+202E, the right-to-left override, and its kin), written visibly.
 local function visible(c)
   return ("\\x%02x"):format(c:byte())
 end
 
--- clean(s, max_bytes) -> s with control characters made visible ("\x1b") and, when longer
+-- clean(s, max_bytes) -> s with control characters made visible ("\x1b", "\u202e") and, when longer
 -- than max_bytes (default M.MAX_BYTES), cut to that many bytes with a note of how many were
 -- left out. Non-strings pass through tostring first; nil stays nil.
 function M.clean(s, max_bytes)
@@ -30,6 +31,15 @@ function M.clean(s, max_bytes)
   end
   s = s:gsub("[\0-\8\11-\31\127]", visible)
   s = s:gsub("\xC2([\x80-\x9F])", function(c) return ("\\u%04x"):format(c:byte()) end)
+  -- bidirectional controls (U+200E, U+200F, U+202A..U+202E, U+2066..U+2069, U+061C): a
+  -- right-to-left override shows a line's bytes in another order than they are
+  s = s:gsub("\xE2([\x80\x81])([\x80-\xBF])", function(b, c)
+    local cp = 0x2000 | ((b:byte() & 0x3F) << 6) | (c:byte() & 0x3F)
+    if cp == 0x200E or cp == 0x200F or (cp >= 0x202A and cp <= 0x202E) or (cp >= 0x2066 and cp <= 0x2069) then
+      return ("\\u%04x"):format(cp)
+    end
+  end)
+  s = s:gsub("\xD8\x9C", "\\u061c")
   if cut > 0 then s = s .. ("... (%d more bytes not shown)"):format(cut) end
   return s
 end

@@ -14,6 +14,17 @@ describe("kreach.text.clean", function()
     assert.equals("café ü", text.clean("café ü"))
   end)
 
+  it("makes bidirectional controls visible: a right-to-left override cannot reorder a line", function()
+    assert.equals("x.lua: \\u202eko :tcidrev", text.clean("x.lua: \u{202E}ko :tcidrev"))
+    local all = { 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x061C }
+    for _, cp in ipairs(all) do
+      assert.equals(("a\\u%04xb"):format(cp), text.clean("a" .. utf8.char(cp) .. "b"), ("U+%04X"):format(cp))
+    end
+    -- their neighbours are text: dashes, quotes, the ellipsis, a zero-width joiner, Arabic letters
+    local kept = "a\u{2014}b \u{201C}q\u{201D} \u{2026} \u{200D} \u{2070} \u{061B}\u{0627}"
+    assert.equals(kept, text.clean(kept))
+  end)
+
   it("bounds a string, says how much it cut, and does not split a UTF-8 sequence", function()
     local c = text.clean(("a"):rep(100), 10)
     assert.equals(("a"):rep(10) .. "... (90 more bytes not shown)", c)
