@@ -64,3 +64,13 @@ $ d=$(mktemp -d) && printf '{"type":"header","version":1,"pid":1,"cupti_version"
 $ d=$(mktemp -d) && kreach profile import tests/data/profile/kineto_small.json --db $d/r.db >/dev/null && kreach profile report 7 --db $d/r.db
 ? 2
 ~ ^kreach profile: no profile 7 in /.*/r%.db$
+# a kernel's name comes from the trace: the text report writes its terminal controls (ESC) and
+# bidirectional overrides (U+202E) visibly and a line break in it as " | ", in the tables and in
+# error messages; --json keeps the name exact (JSON escapes its controls), and so does --csv (data)
+$ d=$(mktemp -d) && printf '%s\n' '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "evil\u001b[2K\u001b[1Aok\u202e\nfake", "ts": 1, "dur": 5}]}' > $d/esc.json && kreach profile import $d/esc.json --no-store > $d/out; s=$?; echo "raw bytes $(LC_ALL=C tr -dc '\033\342' < $d/out | wc -c)"; echo "broken lines $(grep -c '^fake' $d/out)"; echo "visible $(grep -c -F 'evil\x1b[2K\x1b[1Aok\u202e | fake' $d/out)"; echo "json $(kreach profile import $d/esc.json --no-store --json | grep -c -F 'evil\u001b[2K\u001b[1Aok')"; rm -rf $d; exit $s
+= raw bytes 0
+= broken lines 0
+= visible 2
+= json 1
+$ d=$(mktemp -d) && printf '%s\n' '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k\u001b[2K", "ts": 1}]}' > $d/nodur.json && kreach profile import $d/nodur.json --no-store 2>&1 | LC_ALL=C tr -dc '\033' | wc -c; rm -rf $d
+= 0

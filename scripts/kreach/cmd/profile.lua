@@ -15,6 +15,7 @@ local classify = require "kreach.profile.classify"
 local families = require "kreach.profile.families"
 local report = require "kreach.profile.report"
 local run = require "kreach.profile.run"
+local text = require "kreach.text"
 local trace_mod = require "kreach.profile.trace"
 
 -- Exit statuses (docs/cli.md, kreach.errors.STATUS): 1 a failure (the program failed, a trace
@@ -28,8 +29,9 @@ local function status_of(kind) return kind and errors.STATUS[kind] or FAILED end
 -- file's own "<file>:<line>:" is kept: it says where the user's mistake is).
 local clean = errors.message
 
+-- and a kernel's or a file's name in it is written with its terminal controls visible
 local function fail(msg, status)
-  io.stderr:write("kreach profile: ", clean(msg), "\n")
+  io.stderr:write("kreach profile: ", text.clean(clean(msg)), "\n")
   return status or FAILED
 end
 
@@ -183,7 +185,7 @@ local function run_program(args, o)
   io.stdout:flush()
   local res, err, partial = run.profile(args.words, opts)
   local ran = res or partial
-  for _, w in ipairs(ran and ran.warnings or {}) do io.stderr:write("kreach profile: warning: ", w, "\n") end
+  for _, w in ipairs(ran and ran.warnings or {}) do io.stderr:write("kreach profile: warning: ", text.clean(w), "\n") end
   if not res then return fail(err, status_of(partial and partial.error_kind)) end
   emit(res.report, args, res.stored)
   if not res.ok then return fail("the program " .. run.exit_text(res.exit)) end

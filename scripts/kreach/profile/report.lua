@@ -337,6 +337,16 @@ local function header(rep, out)
     pct(tt.busy_frac), ms(tt.gpu_s), unit_name, ms(tt.kernel_s), ms(tt.memop_s))
 end
 
+-- The text report's lines, each made safe for a terminal: kernel names, ranges, the command,
+-- the workload and the device come from a trace (a program's or a file's words), and may hold
+-- terminal controls (ESC), bidirectional overrides or line breaks. They are written visibly
+-- (kreach.text.clean, unbounded) and a break is " | ", so one entry stays one line. The JSON
+-- and CSV reports keep every name exact: they are data (JSON escapes control characters).
+local function lines(out)
+  for i, l in ipairs(out) do out[i] = text.one_line(text.clean(l, math.huge)) end
+  return table.concat(out, "\n") .. "\n"
+end
+
 -- text(report) -> the report as text tables.
 function M.text(rep)
   local out = {}
@@ -344,7 +354,7 @@ function M.text(rep)
   header(rep, out)
   if rep.totals.kernels == 0 and rep.totals.memops == 0 then
     out[#out + 1] = "no kernels or memory operations in the window"
-    return table.concat(out, "\n") .. "\n"
+    return lines(out)
   end
   out[#out + 1] = ""
   out[#out + 1] = ("%-14s %-12s %9s %11s %9s %9s"):format("family", "addressable", "count", "time " .. unit_name, "% GPU", "% wall")
@@ -400,7 +410,7 @@ function M.text(rep)
     out[#out + 1] = ("  wall time: %s; %s %s -> %s %s, saves %s %s (time outside kernels unchanged)"):format(p.wall.formula,
       ms(p.wall.before_s), u, ms(p.wall.after_s), u, ms(p.wall.saved_s), u)
   end
-  return table.concat(out, "\n") .. "\n"
+  return lines(out)
 end
 
 -- json(report) -> one line of JSON.
