@@ -6,6 +6,7 @@
 -- is a bug: a traceback and exit 99.
 local argparse = require "argparse"
 local errors = require "kreach.errors"
+local nvrtc = require "kreach.core.nvrtc"
 local seal = require "kreach.seal"
 local text = require "kreach.text"
 
@@ -105,6 +106,19 @@ function cli.positive_seconds(s)
   return x
 end
 function cli.memory_size(s) return seal.parse_size(s) end
+
+-- --arch: an architecture the worker can compile for and check launches against: of the form
+-- NVRTC's build takes (runtime/kr_nvrtc.c's valid_arch: sm_ and two or three digits, then an
+-- optional a or f), and one kreach knows launch limits for (kreach.core.nvrtc.arch_known, whose
+-- own parse reads only the digits: sm_90x passed it, and the worker's build then raised).
+function cli.arch(a)
+  local ok, why = nvrtc.arch_known(a)
+  if not ok then return nil, why end
+  if not a:match("^sm_%d%d%d?[af]?$") then
+    return nil, ("--arch '%s' is not of the form sm_90 (or sm_90a, sm_100f)"):format(a)
+  end
+  return a
+end
 
 -- --lua-memory: a candidate's Lua heap (kreach.candidate.HEAP_BYTES), at least 1 MiB (a
 -- candidate's own Lua needs kilobytes) and below the 8 EiB a Lua integer holds.

@@ -86,3 +86,15 @@ $ kreach eval 19 tests/candidates/019_relu.lua --lua-memory 9000000T --db /dev/n
 $ kreach bench 19 --lua-memory=0
 ? 2
 = kreach bench: '0' is too small a Lua heap: at least 1 MiB
+# --arch is checked in full where it is parsed, by the rule the worker's compile applies: sm_90x
+# passed the launch-limit check (which reads only the digits) and ended the worker with status 99,
+# recorded as the candidate's runtime_error
+$ kreach lint 19 tests/candidates/019_relu.lua --arch sm_90x
+? 2
+= kreach lint: --arch 'sm_90x' is not of the form sm_90 (or sm_90a, sm_100f)
+! runtime_error
+$ kreach lint 19 tests/candidates/019_relu.lua --arch sm_100x1
+? 2
+= kreach lint: --arch 'sm_100x1' is not of the form sm_90 (or sm_90a, sm_100f)
+$ kreach lint 19 tests/candidates/019_relu.lua --arch sm_90a
+~ ^tests/candidates/019_relu%.lua: ok %(dry run: 1 launch of relu4; compiled for sm_90a

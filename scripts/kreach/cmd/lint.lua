@@ -13,7 +13,6 @@ local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
 local kbcandidate = require "kreach.kbcandidate"
-local nvrtc = require "kreach.core.nvrtc"
 local protocol = require "kreach.protocol"
 local seal = require "kreach.seal"
 local text = require "kreach.text"
@@ -26,11 +25,7 @@ return {
     p:argument("candidate", "The candidate file.")
     cli.problem_options(p)
     p:option("--arch", "Compile for this architecture (default: the GPU's; sm_90 without one).")
-      :convert(function(a)
-        local ok, why = nvrtc.arch_known(a)
-        if ok then return a end
-        return nil, why
-      end)
+      :convert(cli.arch)
     cli.worker_options(p)
     p:flag("--json", "Print one JSON object.")
   end,
