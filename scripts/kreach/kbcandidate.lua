@@ -257,9 +257,11 @@ def word(n, w, mod=None):
     """The rule refusing an identifier used as an attribute or imported from mod, and how."""
     if w in C["modules"]: return "module", None
     if dunder(w) and w not in C["dunder_attributes"]: return "dunder", None
-    if w in C["names"] or w in C["attributes"]: return "name", None
+    # a builtin's name counts only where a name is imported (`torch.compile` is not compile)
+    if w in C["attributes"] or (mod is not None and w in C["names"]): return "name", None
     if w in C["stream"]: return "stream", None
-    if w in C["string_attribute_names"] or w in C["string_attribute_attributes"]: return "string-attribute", None
+    if w in C["string_attribute_attributes"] or (mod is not None and w in C["string_attribute_names"]):
+        return "string-attribute", None
     if w in C["type_words"]: return "type-value", None
     if w in C["subclass"]: return "subclass", None
     if w in C["annotation"]: return "annotation", None

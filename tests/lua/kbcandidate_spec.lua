@@ -363,6 +363,68 @@ describe("kreach.kbcandidate", function()
     end
   end)
 
+  it("refuses the security review's routes (issue 33), each by its line and rule", function()
+    -- each linted `ok` before the lint was an allow-list
+    local ROUTES = {
+      { "import operator\nos_ = operator.methodcaller('__getattribute__', 'os')(torch)\n", 4, "string-attribute" },
+      { "os_ = __builtins__.__import__('os')\n", 3, "dunder" },
+      { "imp = __builtins__['__import__']\n", 3, "dunder" },
+      { "match torch:\n    case object(sys=s):\n        pass\n", 4, "string-attribute" },
+      { "import typing\ndef f(x: \"__import__('os').system('id')\"):\n    pass\ntyping.get_type_hints(f)\n", 4, "annotation" },
+      { "import typing\ndef f(x: \"__import__('os').system('id')\"):\n    pass\ntyping.get_type_hints(f)\n", 6, "annotation" },
+      { "from operator import attrgetter\nloads = attrgetter('serialization.pickle.loads')(torch)\n", 3, "string-attribute" },
+      { "import numpy\nlibc = numpy.ctypeslib.load_library('libc.so.6', '/lib')\n", 4, "loader" },
+      { "torch.ops.load_library('/tmp/x.so')\n", 3, "loader" },
+      { "w = torch.load('/tmp/w.pt', weights_only=False)\n", 3, "loader" },
+      { "import numpy\na = numpy.load('/tmp/a.npy', allow_pickle=True)\n", 4, "loader" },
+      { "from torch.utils import cpp_extension\nm = cpp_extension.load(name='x', sources=['/etc/passwd'])\n", 4, "loader" },
+      { "type.__setattr__(torch.cuda.Event, 'elapsed_time', lambda a, b: 0.001)\n", 3, "type-value" },
+      { "import operator\nmain = operator.attrgetter('sys.modules')(torch)['__main__']\n", 4, "string-attribute" },
+      { "import operator\nside = operator.attrgetter('cuda.Stream')(torch)()\n", 4, "string-attribute" },
+      { "class C(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, func, types, args=(), kwargs=None):\n        return 0\n\ndef lazy(x):\n    return torch.empty_like(x).as_subclass(C)\n", 9, "subclass" },
+    }
+    for _, r in ipairs(ROUTES) do refused(r[1], r[2], r[3]) end
+    -- and as a test file, whose verdict the GPU suite checks too (EXPECTED.lua)
+    local v = lint("bad_lint_reflection.py")
+    for _, want in ipairs({ ":11: the attribute 'methodcaller' [^\n]*%(rule: string%-attribute%)",
+                            ":12: the name '__builtins__' [^\n]*%(rule: dunder%)",
+                            ":14: a class pattern's keyword 'sys' [^\n]*%(rule: string%-attribute%)",
+                            ":18: the string annotation [^\n]*%(rule: annotation%)",
+                            ":22: the attribute 'get_type_hints' [^\n]*%(rule: annotation%)",
+                            ":23: the attribute 'load_library' [^\n]*%(rule: loader%)" }) do
+      assert.matches("bad_lint_reflection%.py" .. want, v.reason)
+    end
+    assert.matches("%(3 more%)", v.reason)
+  end)
+
+  it("refuses the Python attacks of issue 33 (019_relu_adv_*.py), not the native ones it cannot read", function()
+    -- the GPU suite runs them without the lint (ATTACKS.lua): what the lint says of each
+    local WANT = {
+      ["019_relu_adv_lazy.py"] = { { 12, "class-dunder" }, { 18, "super" }, { 26, "subclass" } },
+      ["019_relu_adv_timer.py"] = { { 10, "type-value" }, { 10, "dunder" } },
+      ["019_relu_adv_reply.py"] = { { 11, "string-attribute" }, { 24, "patch" }, { 25, "dunder" } },
+      ["019_relu_adv_side_stream.py"] = { { 10, "string-attribute" }, { 11, "string-attribute" } },
+      ["019_relu_adv_native_stream.py"] = {},
+      ["019_relu_adv_thread.py"] = {},
+    }
+    local present = 0
+    for f, want in pairs(WANT) do
+      local fh = io.open(DIR .. f)
+      if fh then
+        fh:close()
+        present = present + 1
+        local v, report = lint(f)
+        local got = {}
+        for _, r in ipairs(report.refusals) do got[r.line .. " " .. r.rule] = true end
+        for _, w in ipairs(want) do
+          assert(got[w[1] .. " " .. w[2]], ("%s: no refusal at line %d (rule %s): %s"):format(f, w[1], w[2], v and v.reason or "ok"))
+        end
+        assert.equals(#want == 0, v == nil, f)
+      end
+    end
+    if present == 0 then pending("the issue 33 attack files are not in this checkout") end
+  end)
+
   it("checks ModelNew's constructor against the problem's get_init_inputs", function()
     assert.equals(5, kb.init_arity(kreach.load_problem("41")))
     assert.equals(0, kb.init_arity(kreach.load_problem("19")))
@@ -393,5 +455,161 @@ describe("kreach.kbcandidate", function()
     assert.equals(0, #skipped)
     assert.equals(19, items[1].problem_id)
     assert.equals(19, items[2].problem_id)
+  end)
+end)
+
+-- One test a rule: each refusal by its line (snippets start at line 3, after HEAD) and rule id,
+-- and what the rule leaves alone beside it.
+describe("kreach.kbcandidate's rules", function()
+  it("has a test for every rule", function()
+    local ids = {}
+    for _, r in ipairs(kb.RULES) do ids[#ids + 1] = r.id end
+    assert.same({ "coding", "import", "module", "name", "string-attribute", "dunder", "type-value", "super",
+                  "class-dunder", "subclass", "loader", "stream", "annotation", "patch" }, ids)
+  end)
+
+  it("coding: reads exactly the text the worker runs, UTF-8, and refuses another coding", function()
+    -- read as UTF-7 (its declaration) lines 8-10 are one string; as UTF-8, the text the worker
+    -- compiles, they import os and run a command: the lint reads them as the worker does
+    local v = lint("bad_lint_coding.py")
+    assert.matches("bad_lint_coding%.py:1: the coding declaration 'utf%-7' %(the file is run as UTF%-8%) is not allowed %(rule: coding%)", v.reason)
+    assert.matches("bad_lint_coding%.py:9: import of 'os' is not allowed %(rule: import%)", v.reason)
+    assert.matches("bad_lint_coding%.py:9: the attribute 'system' is not allowed %(rule: name%)", v.reason)
+    refused("#!/usr/bin/env python3\n# vim: set fileencoding=latin-1 :\n" .. HEAD .. TAIL, 2, "coding",
+      "the coding declaration 'latin-1' (the file is run as UTF-8)", true)
+    refused("x = 1\n# the name\n" .. "s = '\xff'\n", 5, "coding", "text that is not UTF-8 (byte 58)")
+    refused("\xef\xbb\xbf" .. HEAD .. TAIL, 1, "coding", "a byte-order mark", true)
+    -- a coding refusal comes before the syntax error the same text has as UTF-8
+    local v2 = refused("# coding: utf-16\n" .. HEAD .. "x = (\n" .. TAIL, 1, "coding", nil, true)
+    assert.matches("Python syntax", v2.reason)
+    passes("# -*- coding: utf-8 -*-\n" .. HEAD .. TAIL, true)
+    passes("# coding=UTF8\n" .. HEAD .. TAIL, true)
+    passes("s = 'naïve ≤ λ'\n")
+  end)
+
+  it("import: only the module roots KernelBench candidates use", function()
+    refused("import json\n", 3, "import", "import of 'json'")
+    refused("from . import helpers\n", 3, "import", "a relative import")
+    refused("from concurrent.futures import ThreadPoolExecutor\n", 3, "import", "import from 'concurrent.futures'")
+    passes("import math, functools, itertools, collections, dataclasses, numbers, operator, enum, abc, typing\nimport numpy as np\n")
+  end)
+
+  it("module: the interpreter's and the host's modules, under any name", function()
+    refused("from torch import sys\n", 3, "module", "the module 'sys' (imported from 'torch')")
+    refused("import numpy.ctypeslib as npc\n", 3, "module", "import of 'numpy.ctypeslib' (the module 'ctypeslib')")
+    refused("import numpy\nf = numpy.f2py\n", 4, "module", "the module 'f2py' (an attribute)")
+    refused("x = torch.utils.cpp_extension.subprocess\n", 3, "module", "the module 'subprocess' (an attribute)")
+  end)
+
+  it("name: what runs code kreach cannot read or reaches the module's namespace", function()
+    refused("y = eval('1 + 1')\n", 3, "name", "the name 'eval'")
+    refused("code = compile('1', 'f', 'eval')\n", 3, "name", "the name 'compile'")
+    refused("g = globals()\n", 3, "name", "the name 'globals'")
+    refused("v = vars(torch)\n", 3, "name", "the name 'vars'")
+    refused("def f(p):\n    return p.popen('id')\n", 4, "name", "the attribute 'popen'")
+    passes("m = torch.compile(nn.Identity())\n")
+  end)
+
+  it("string-attribute: attribute access by a string, the getattr family and operator's", function()
+    refused("c = getattr(torch, 'cuda')\n", 3, "string-attribute", "the name 'getattr'")
+    refused("setattr(torch, 'x', 1)\n", 3, "string-attribute", "the name 'setattr'")
+    refused("import operator\ns = operator.attrgetter('cuda.Stream')(torch)\n", 4, "string-attribute", "the attribute 'attrgetter'")
+    refused("from operator import methodcaller as mc\n", 3, "string-attribute", "the name 'methodcaller' (imported from 'operator')")
+    -- a class pattern's keywords are attribute names, strings in the syntax tree
+    refused("def f(t):\n    match t:\n        case torch.Tensor(device=d):\n            return d\n", 5, "string-attribute",
+      "a class pattern's keyword 'device'")
+    passes("import operator\nkey = operator.itemgetter(0)\nhas = hasattr(torch, 'cuda')\ndef f(t):\n    match t:\n        case (a, b):\n            return a\n        case int(n):\n            return n\n")
+  end)
+
+  it("dunder: dunder attributes, names, strings, keywords and parameters, but a short list", function()
+    refused("d = torch.__dict__\n", 3, "dunder", "the attribute '__dict__'")
+    refused("b = __builtins__\n", 3, "dunder", "the name '__builtins__'")
+    refused("k = {'__import__': 1}\n", 3, "dunder", "the string '__import__'")
+    refused("d = dict(__torch_function__=None)\n", 3, "dunder", "the keyword '__torch_function__'")
+    refused("def f(__builtins__):\n    pass\n", 3, "dunder", "the parameter '__builtins__'")
+    refused("def __getattr__(name):\n    return name\n", 3, "dunder", "the function '__getattr__'")
+    refused("from torch import __builtins__ as b\n", 3, "dunder", "the name '__builtins__' (imported from 'torch')")
+    refused("x = torch.Tensor.__init__.__globals__\n", 3, "dunder", "the attribute '__globals__'")
+    -- allowed: kb.ALLOWED_DUNDERS
+    assert.same({ attributes = { "__init__", "__name__", "__version__" }, names = { "__name__", "__all__" },
+                  strings = { "__main__" } }, kb.ALLOWED_DUNDERS)
+    passes("__all__ = ['ModelNew']\nv = torch.__version__\nn = torch.relu.__name__\nif __name__ == '__main__':\n    nn.Module.__init__(nn.Module())\n")
+  end)
+
+  it("type-value: type(...), type and object as values, metaclasses", function()
+    refused("t = type(torch.tensor(1))\n", 3, "type-value", "type(...)")
+    refused("T = type\n", 3, "type-value", "'type' as a value")
+    refused("o = object\n", 3, "type-value", "'object' as a value")
+    refused("import abc\nclass A(metaclass=abc.ABCMeta):\n    pass\n", 4, "type-value", "the metaclass of 'A'")
+    refused("import abc\nM = abc.ABCMeta\n", 4, "type-value", "the attribute 'ABCMeta'")
+    refused("from dataclasses import make_dataclass\n", 3, "type-value", "the name 'make_dataclass' (imported from 'dataclasses')")
+    refused("b = torch.Tensor.mro()[-1]\n", 3, "type-value", "the attribute 'mro'")
+    passes("class A(object):\n    pass\n\ny = torch.zeros(1).type(torch.float32)\n")
+  end)
+
+  it("super: only super().__init__(...) and super(ModelNew, self).__init__(...)", function()
+    refused("class A(nn.ReLU):\n    def forward(self, x):\n        return super().forward(x)\n", 5, "super")
+    refused("class A(nn.Module):\n    def __init__(self):\n        s = super()\n        s.__init__()\n", 5, "super")
+    refused("def f(x):\n    return super(torch.Tensor, x).__init__(x, x)\n", 4, "super",
+      "super() other than in super().__init__(...)")
+    passes("class A(nn.Module):\n    def __init__(self, n):\n        super(A, self).__init__()\n        self.n = n\n")
+  end)
+
+  it("class-dunder: a class defines no special method but __init__", function()
+    refused("class C(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, func, types, args=(), kwargs=None):\n        return 0\n",
+      5, "class-dunder", "the method '__torch_function__' of 'C'")
+    refused("class C(torch.Tensor):\n    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):\n        return 0\n",
+      4, "class-dunder", "the method '__torch_dispatch__' of 'C'")
+    refused("class C:\n    def __call__(self):\n        return 0\n", 4, "class-dunder", "the method '__call__' of 'C'")
+    refused("class C(torch.Tensor):\n    __torch_function__ = None\n", 4, "class-dunder", "the class attribute '__torch_function__' of 'C'")
+    passes("class C(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n    def extra_repr(self):\n        return 'c'\n")
+  end)
+
+  it("subclass: no tensor of a class of the candidate's own", function()
+    refused("def f(x, C):\n    return torch.empty_like(x).as_subclass(C)\n", 4, "subclass", "the attribute 'as_subclass'")
+    refused("def f(x, C):\n    return torch.Tensor._make_subclass(C, x)\n", 4, "subclass", "the attribute '_make_subclass'")
+    refused("def f(x, C):\n    return torch.Tensor._make_wrapper_subclass(C, x.shape)\n", 4, "subclass")
+  end)
+
+  it("loader: nothing loaded from files: code, libraries, pickles", function()
+    refused("w = torch.load('/tmp/w.pt', weights_only=False)\n", 3, "loader", "the attribute 'load'")
+    refused("w = torch.load('/tmp/w.pt', weights_only=False)\n", 3, "loader", "the keyword 'weights_only'")
+    refused("import numpy as np\na = np.load('/tmp/a.npy', allow_pickle=True)\n", 4, "loader", "the attribute 'load'")
+    refused("torch.ops.load_library('/tmp/x.so')\n", 3, "loader", "the attribute 'load_library'")
+    refused("from torch.utils.cpp_extension import load\n", 3, "loader", "the name 'load' (imported from 'torch.utils.cpp_extension')")
+    refused("import torch.utils.cpp_extension as ce\nm = ce.load(name='x', sources=['/etc/passwd'])\n", 4, "loader", "the attribute 'load'")
+    refused("m = torch.jit.load('/tmp/m.pt')\n", 3, "loader", "the attribute 'load'")
+    refused("import torch.hub\n", 3, "loader", "import of 'torch.hub'")
+    refused("s = torch.UntypedStorage.from_file('/tmp/s', True, 4)\n", 3, "loader", "the attribute 'from_file'")
+    passes("import triton\nimport triton.language as tl\nfrom torch.utils.cpp_extension import load_inline\n\n@triton.jit\ndef k(p, q):\n    tl.store(q, tl.load(p) + triton.language.load(p))\n")
+  end)
+
+  it("stream: no stream of the candidate's own, no gate of the worker's", function()
+    refused("s = torch.cuda.Stream()\n", 3, "stream", "the attribute 'Stream'")
+    refused("from torch.cuda import stream\n", 3, "stream", "the name 'stream' (imported from 'torch.cuda')")
+    refused("torch.cuda._sleep(100)\n", 3, "stream", "the attribute '_sleep'")
+    passes("s = torch.cuda.current_stream()\ntorch.cuda.synchronize()\n")
+  end)
+
+  it("annotation: no annotation that runs code when evaluated", function()
+    refused("import typing\nh = typing.get_type_hints(len)\n", 4, "annotation", "the attribute 'get_type_hints'")
+    refused("from typing import ForwardRef\n", 3, "annotation", "the name 'ForwardRef' (imported from 'typing')")
+    refused("def f(x: \"__import__('os').system('id')\"):\n    pass\n", 3, "annotation")
+    refused("def f(x) -> \"torch.relu(x)\":\n    pass\n", 3, "annotation", "the string annotation 'torch.relu(x)' (not a type's name)")
+    refused("y: 'not (' = 1\n", 3, "annotation")
+    -- a string annotation that is a type's name is linted as code, at its line
+    refused("def f(x: 'torch.__dict__'):\n    pass\n", 3, "dunder", "the attribute '__dict__'")
+    passes("from typing import Optional\ndef f(x: 'torch.Tensor', n: 'Optional[int]' = None) -> 'torch.Tensor | None':\n    return x\n")
+  end)
+
+  it("patch: no attribute of a module or a class rewritten, through any name", function()
+    refused("torch.cuda.Event.elapsed_time = lambda a, b: 0.001\n", 3, "patch", "assigning 'torch.cuda.Event.elapsed_time'")
+    refused("del torch.cuda.Event.elapsed_time\n", 3, "patch", "deleting 'torch.cuda.Event.elapsed_time'")
+    refused("nn.Module.forward = None\n", 3, "patch", "assigning 'nn.Module.forward'")
+    refused("def f():\n    E = torch.cuda.Event\n    E.elapsed_time = None\n", 5, "patch", "assigning 'E.elapsed_time'")
+    refused("def f(E=torch.cuda.Event):\n    E.elapsed_time = None\n", 4, "patch", "assigning 'E.elapsed_time'")
+    refused("def f():\n    for E in (torch.cuda.Event,):\n        E.elapsed_time = None\n", 5, "patch")
+    refused("def f():\n    global Ev\n    Ev.elapsed_time = None\n", 5, "patch")
+    passes("torch.backends.cudnn.benchmark = True\ndef f(m, ctx):\n    m.weight = None\n    ctx.alpha = 1\n    lin = nn.Linear(2, 2)\n    lin.bias = None\n")
   end)
 end)
