@@ -26,4 +26,8 @@ return {
   { file = "bad_syntax.py", native = "adv_malformed.lua", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
   { file = "bad_no_model.py", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
   { file = "bad_worker_reach.py", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  -- the lint as an allow-list (issue 33): a coding declaration that hid code, and the review's
+  -- routes through strings, a class pattern, an annotation and loaders
+  { file = "bad_lint_coding.py", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
+  { file = "bad_lint_reflection.py", problem = 19, sizes = { batch_size = 64, dim = 4099 }, verdict = "invalid_candidate" },
 }
