@@ -45,12 +45,13 @@ static int strings_field(lua_State *L, int idx, const char *name, const char ***
     return n;
 }
 
-/* build{source=, name=, options=, arch=, cache_dir=, no_cache=, instantiate=} -> program |
- * nil, err (err carries the compiler log). */
+/* build{source=, name=, options=, arch=, cache_dir=, no_cache=, instantiate=, confine=} ->
+ * program | nil, err (err carries the compiler log). confine: NVRTC may reach only the
+ * toolkit's headers and the -I directories (kr_nvrtc.h). */
 static int l_nvrtc_build(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
     static const char *const known[] = {"source", "name", "options", "arch", "cache_dir",
-                                        "no_cache", "instantiate", NULL};
+                                        "no_cache", "instantiate", "confine", NULL};
     kr_lua_check_options(L, 1, "nvrtc.build", known);
     kr_build_opts o;
     memset(&o, 0, sizeof o);
@@ -60,6 +61,7 @@ static int l_nvrtc_build(lua_State *L) {
     o.arch = kr_lua_optstr_field(L, 1, "arch", NULL);
     o.cache_dir = kr_lua_optstr_field(L, 1, "cache_dir", NULL);
     o.no_cache = kr_lua_optbool_field(L, 1, "no_cache", 0);
+    o.confine = kr_lua_optbool_field(L, 1, "confine", 0);
     const char **opts, **inst;
     o.n_options = strings_field(L, 1, "options", &opts);
     o.options = opts;
@@ -591,6 +593,13 @@ static int l_nvrtc_load(lua_State *L) {
     return 2;
 }
 
+/* confine_source(source): every later build of exactly this source, in this process, is
+ * confined (kr_nvrtc.h); kreach.directives calls it for each source it has checked. */
+static int l_nvrtc_confine_source(lua_State *L) {
+    if (kr_nvrtc_confine_source(luaL_checkstring(L, 1)) != 0) return luaL_error(L, "out of memory");
+    return 0;
+}
+
 static int l_nvrtc_arch_known(lua_State *L) {
     char msg[320];
     if (kr_launch_arch_known(luaL_checkstring(L, 1), msg, sizeof msg)) {
@@ -620,7 +629,8 @@ int luaopen_kreach_nvrtc(lua_State *L) {
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
     static const luaL_Reg fns[] = {{"build", l_nvrtc_build}, {"arch_known", l_nvrtc_arch_known},
-                                   {"load", l_nvrtc_load}, {NULL, NULL}};
+                                   {"load", l_nvrtc_load},
+                                   {"confine_source", l_nvrtc_confine_source}, {NULL, NULL}};
     luaL_newlib(L, fns);
     return 1;
 }

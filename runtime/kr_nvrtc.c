@@ -7,13 +7,15 @@
  * key also says whether the compile could read outside the files it was allowed (a sealed
  * process gets entries of its own), and an entry that is not a regular file is a miss, never
  * opened in a way that blocks. A failed #include reads the same in the log whatever the reason
- * (NVRTC appends strerror's text, which told a denied file from a missing one). */
+ * (NVRTC appends strerror's text, which told a denied file from a missing one). A confined
+ * build (kr_nvrtc.h) runs NVRTC with its file access checked (kr_nvrtc_api.c). */
 #define _GNU_SOURCE
 #include "kr_program.h"
 
 #include <cuda_runtime.h>
 #include <ctype.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <nvrtc.h>
@@ -482,8 +484,42 @@ static int reads_unconfined(void) {
     return 1;
 }
 
+/* ---- confined sources: the hashes of the sources to build confined, process-wide ---- */
+
+static pthread_mutex_t confined_lock = PTHREAD_MUTEX_INITIALIZER;
+static XXH128_hash_t *confined_sources;
+static size_t n_confined, cap_confined;
+
+int kr_nvrtc_confine_source(const char *source) {
+    XXH128_hash_t h = XXH3_128bits(source, strlen(source));
+    int rc = 0;
+    pthread_mutex_lock(&confined_lock);
+    int have = 0;
+    for (size_t i = 0; i < n_confined && !have; i++) have = XXH128_isEqual(confined_sources[i], h);
+    if (!have) {
+        if (n_confined == cap_confined) {
+            size_t c = cap_confined ? cap_confined * 2 : 16;
+            XXH128_hash_t *q = realloc(confined_sources, sizeof *q * c);
+            if (q) { confined_sources = q; cap_confined = c; }
+        }
+        if (n_confined < cap_confined) confined_sources[n_confined++] = h;
+        else rc = -1;
+    }
+    pthread_mutex_unlock(&confined_lock);
+    return rc;
+}
+
+static int source_confined(const char *source) {
+    XXH128_hash_t h = XXH3_128bits(source, strlen(source));
+    int have = 0;
+    pthread_mutex_lock(&confined_lock);
+    for (size_t i = 0; i < n_confined && !have; i++) have = XXH128_isEqual(confined_sources[i], h);
+    pthread_mutex_unlock(&confined_lock);
+    return have;
+}
+
 static kr_status compile(kr_context *ctx, kr_program *p, const kr_build_opts *o,
-                         const char **opts, int nopts, buf *payload) {
+                         const char **opts, int nopts, buf *payload, int confine) {
     nvrtcProgram prog;
     nvrtcResult r = nvrtcCreateProgram(&prog, o->source, p->name, 0, NULL, NULL);
     if (r != NVRTC_SUCCESS)
@@ -495,7 +531,26 @@ static kr_status compile(kr_context *ctx, kr_program *p, const kr_build_opts *o,
         s = KR_ERROR(ctx, KR_ERR_NVRTC, "nvrtcAddNameExpression: %s", nvrtcGetErrorString(r));
         goto done;
     }
-    r = nvrtcCompileProgram(prog, nopts, opts);
+    if (confine) {
+        /* the roots: the toolkit's headers (the last option, added by kr_nvrtc_build) and the
+         * options' own -I directories */
+        const char *roots[16];
+        int nr = 0;
+        for (int i = 0; i < nopts && nr < 16; i++) {
+            const char *d = !strncmp(opts[i], "-I", 2) ? opts[i] + 2
+                          : !strncmp(opts[i], "--include-path=", 15) ? opts[i] + 15 : NULL;
+            if (d && *d) roots[nr++] = d;
+        }
+        char why[320];
+        if (kr_nvrtc_confine_begin(roots, nr, why, sizeof why) != 0) {
+            s = KR_ERROR(ctx, KR_ERR_NVRTC, "%s: %s", p->name, why);
+            goto done;
+        }
+        r = nvrtcCompileProgram(prog, nopts, opts);
+        kr_nvrtc_confine_end();
+    } else {
+        r = nvrtcCompileProgram(prog, nopts, opts);
+    }
     size_t loglen = 0;
     nvrtcGetProgramLogSize(prog, &loglen);
     char *log = calloc(1, loglen + 1);
@@ -609,9 +664,10 @@ kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **o
     XXH3_state_t *hs = XXH3_createState();
     if (!hs) { free(opts); return KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory"); }
     XXH3_128bits_reset(hs);
-    char ver[64];
-    int vn = snprintf(ver, sizeof ver, "kreach-cache-1 nvrtc %d.%d reads %s", vmaj, vmin,
-                      reads_unconfined() ? "any" : "sealed") + 1;
+    char ver[96];
+    int confine = o->confine || source_confined(o->source);
+    int vn = snprintf(ver, sizeof ver, "kreach-cache-1 nvrtc %d.%d reads %s%s", vmaj, vmin,
+                      reads_unconfined() ? "any" : "sealed", confine ? " confined" : "") + 1;
     XXH3_128bits_update(hs, ver, (size_t)vn);
     for (int i = 0; i < nopts; i++) XXH3_128bits_update(hs, opts[i], strlen(opts[i]) + 1);
     XXH3_128bits_update(hs, "\1", 1);
@@ -666,7 +722,7 @@ kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **o
             use = disk;
             p->cache = KR_CACHE_DISK;
         } else {
-            s = compile(ctx, p, o, opts, nopts, &payload);
+            s = compile(ctx, p, o, opts, nopts, &payload, confine);
             if (s == KR_OK) {
                 use = payload.p;
                 use_n = payload.n;

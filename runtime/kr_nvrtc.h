@@ -22,6 +22,8 @@ typedef struct {
     int no_cache;                     /* skip the memory and disk caches altogether */
     const char *const *instantiate;   /* name expressions of C++ kernels: "scale<float, 4>" */
     int n_instantiate;
+    int confine;                      /* NVRTC may reach only the toolkit's include directory
+                                         and the options' -I directories (below) */
 } kr_build_opts;
 
 typedef enum {
@@ -39,6 +41,21 @@ const char *kr_cache_result_name(kr_cache_result r);
  * lines read "name(LINE): error: ...". A disk cache that cannot be written is not an error (the
  * program is still returned; kr_program_cache_note says why). */
 kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **out);
+
+/* A confined build (o->confine, or a source given to kr_nvrtc_confine_source) compiles with
+ * NVRTC's own calls to open, stat, access and the like checked (kr_nvrtc_api.h): a path whose
+ * real path is not beneath the toolkit's include directory or a -I directory of the options
+ * (never the working directory) is a missing file to NVRTC, whether it exists, is denied or is
+ * absent, so an #include of it fails with one message and __has_include of it is false. This
+ * is the check that agrees with NVRTC's preprocessor, as no list of opened files comes out of
+ * NVRTC (no dependency output). KR_ERR_NVRTC when NVRTC's calls cannot be checked (an NVRTC
+ * that calls a path function kreach does not know): such a build does not run unconfined.
+ * The cache keys confined builds apart. */
+
+/* Marks a source (its exact text) to be built confined from now on, in this process, whoever
+ * builds it: kreach.directives marks each candidate source it has checked, so the candidate's
+ * compile gets this second layer without its callers asking. 0, or -1 out of memory. */
+int kr_nvrtc_confine_source(const char *source);
 
 /* Loads NVRTC now (it is otherwise loaded by the first build): NULL when it is loaded, else
  * why it cannot be. A process that wants the load apart from a compile's time calls this. */

@@ -32,6 +32,24 @@ const char *kr_nvrtc_load(void);
  * it): 0, or -1 when it is not loaded or the path does not fit in n bytes. */
 int kr_nvrtc_dir(char *out, size_t n);
 
+/* Confinement of NVRTC's own file access (issue 33). NVRTC has no dependency output (no -M,
+ * -MD, --generate-dependencies; its time trace lists headers only after a compile that
+ * succeeds), so the only faithful list of what a compile reads is the calls it makes. When
+ * NVRTC is loaded, its calls to the C library's path functions (open, fopen, fopen64, __xstat,
+ * __lxstat, stat, lstat, access, opendir, readlink, realpath, statfs: those it imports) are
+ * redirected, in its own relocation table only, to checks that pass through unless a confined
+ * compile is running. During one, a path whose real path is not beneath one of the roots (a
+ * relative path included: the working directory is never a root) fails as a missing file
+ * does (ENOENT), whether it exists, is denied, or is absent: an #include of it cannot be
+ * opened, __has_include of it is false, and the two cannot be told apart.
+ *
+ * kr_nvrtc_confine_begin: 0, with the roots set (real paths, copied) and a lock held until
+ * kr_nvrtc_confine_end, which returns how many paths were refused; -1 with why when NVRTC's
+ * calls could not be redirected (then no compile should run as if confined). Other threads'
+ * NVRTC calls during a confined compile are checked too. */
+int kr_nvrtc_confine_begin(const char *const *roots, int n, char *why, size_t whylen);
+int kr_nvrtc_confine_end(void);
+
 #ifndef KR_NVRTC_API_IMPL
 #define nvrtcVersion (kr_nvrtc_fn.nvrtcVersion)
 #define nvrtcGetErrorString (kr_nvrtc_fn.nvrtcGetErrorString)

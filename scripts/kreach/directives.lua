@@ -2,7 +2,11 @@
 -- reads any file the process can read: `#include "/proc/self/environ"` puts the environment in
 -- the compiler's log, `__has_include` probes for files, and an #include inside an array
 -- initialiser compiles a file's bytes into the cubin. The seal (kreach.seal) stops that where
--- Landlock exists; this check holds everywhere, sealed or not. It allows only what cannot
+-- Landlock exists; this check holds everywhere, sealed or not, in two layers: this scan (early,
+-- with a line number and a reason), and, for a source that passes it, NVRTC's own file calls
+-- checked while it compiles (kreach.core.nvrtc's confinement: only the toolkit's headers and
+-- the -I directories exist for it). NVRTC lists no opened files (no dependency output), so the
+-- second layer is what agrees with its preprocessor. The scan allows only what cannot
 -- reach a file outside the CUDA toolkit's headers:
 --   - #include <name> and #include "name" with a literal relative name that resolves inside
 --     the toolkit's include directory (or one of the candidate's -I directories, which
@@ -29,6 +33,7 @@
 -- lone carriage return and a NUL byte are refused outright: compilers disagree on them.
 local seal = require "kreach.seal"
 local core_seal = require "kreach.core.seal"
+local nvrtc = require "kreach.core.nvrtc"
 local lfs = require "lfs"
 
 local M = {}
@@ -419,7 +424,10 @@ function M.context(options)
 end
 
 -- check(source, ctx) -> true, or nil, the line of the source and why it is refused. ctx from
--- M.context (nil: M.context{}).
+-- M.context (nil: M.context{}). A source that passes is marked for NVRTC's confinement
+-- (kreach.core.nvrtc.confine_source): every later build of it in this process runs with
+-- NVRTC's own file calls checked, so that what this scan misreads still reaches nothing outside
+-- the toolkit's headers and the -I directories (a missing file to NVRTC, whatever the path).
 function M.check(source, ctx)
   ctx = ctx or M.context({})
   for _, d in ipairs(ctx.defines) do
@@ -460,6 +468,7 @@ function M.check(source, ctx)
       end
     end
   end
+  nvrtc.confine_source(source)
   return true
 end
 

@@ -4,7 +4,7 @@
  * cap (KREACH_CACHE_MAX, least recently used entries evicted) and its mkstemp temporaries; a
  * FIFO planted at an entry's name (a miss, not a hang), and, in a child sealed with Landlock, a
  * failed #include's one message (existence cannot be told from permission) and a cache key of
- * its own (issue 33). */
+ * its own; a confined build, in which NVRTC reaches only the toolkit's headers (issue 33). */
 #define _GNU_SOURCE
 #include "kr_nvrtc.h"
 #include "kr_test.h"
@@ -292,6 +292,93 @@ static void test_sealed(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* The error of a confined build of an #include of file (include_error's form), or of its
+ * __has_include: "yes" or "no". */
+static void confined(const char *file, int has, int confine, char *out, size_t n) {
+    char src[320];
+    if (has)
+        snprintf(src, sizeof src, "#if __has_include(\"%s\")\n#error yes\n#else\n#error no\n#endif\n", file);
+    else
+        snprintf(src, sizeof src, "#include \"%s\"\nextern \"C\" __global__ void k() {}\n", file);
+    kr_context *ctx = kr_context_new(0);
+    kr_build_opts o = {0};
+    o.source = src;
+    o.name = "inc.cu";
+    o.arch = "sm_90";
+    o.no_cache = 1;
+    o.confine = confine;
+    kr_program *p = NULL;
+    kr_status st = kr_nvrtc_build(ctx, &o, &p);
+    kr_program_free(p);
+    const char *m = kr_context_errmsg(ctx);
+    if (has) {
+        snprintf(out, n, "%s", st != KR_ERR_COMPILE ? "?" : strstr(m, "#error directive: yes") ? "yes"
+                 : strstr(m, "#error directive: no") ? "no" : "?");
+    } else if (st == KR_OK) {
+        snprintf(out, n, "compiled");
+    } else {
+        const char *e = strstr(m, "cannot open source file");
+        snprintf(out, n, "%.*s", e ? (int)strcspn(e, "\n") : 40, e ? e : m);
+        char *q = strstr(out, file);
+        if (q) memmove(q, q + strlen(file) - 1, strlen(q + strlen(file) - 1) + 1), *q = 'N';
+    }
+    kr_context_release(ctx);
+}
+
+/* A confined build: NVRTC's own file calls are checked (kr_nvrtc_api.c), so outside the
+ * toolkit's headers a file that exists reads as one that does not, for #include and for
+ * __has_include, the working directory included; the toolkit's headers still compile. The
+ * unconfined build reads them (what the check is against). Confined builds have keys of their
+ * own. */
+static void test_confined(void) {
+    char a[256], b[256];
+    confined("/etc/hostname", 0, 0, a, sizeof a);
+    CHECK(strstr(a, "cannot open") == NULL); /* unconfined: read */
+    confined("/etc/hostname", 0, 1, a, sizeof a);
+    confined("/etc/kreach-no-such-file", 0, 1, b, sizeof b);
+    CHECK_CONTAINS(a, "cannot open source file \"N\"");
+    CHECK_STR(a, b);
+    confined("/etc/hostname", 1, 0, a, sizeof a);
+    CHECK_STR(a, "yes");
+    confined("/etc/hostname", 1, 1, a, sizeof a);
+    CHECK_STR(a, "no");
+    /* a file of the working directory (NVRTC looks there first for a quoted name) */
+    char cwd[512], dir[] = "/tmp/kreach-test-confine-XXXXXX";
+    CHECK(getcwd(cwd, sizeof cwd) != NULL && mkdtemp(dir) != NULL);
+    CHECK(chdir(dir) == 0);
+    FILE *f = fopen("here.h", "w");
+    if (f) { fputs("int here = 1;\n", f); fclose(f); }
+    confined("here.h", 0, 0, a, sizeof a);
+    CHECK(strstr(a, "cannot open") == NULL);
+    confined("here.h", 0, 1, a, sizeof a);
+    CHECK_CONTAINS(a, "cannot open source file");
+    confined("here.h", 1, 1, a, sizeof a);
+    CHECK_STR(a, "no");
+    unlink("here.h");
+    CHECK(chdir(cwd) == 0);
+    rmdir(dir);
+    /* the toolkit's headers are reached, and the key differs from the unconfined build's */
+    kr_context *ctx = kr_context_new(0);
+    kr_build_opts o = {0};
+    o.source = "#include <cuda_fp16.h>\nextern \"C\" __global__ void k(__half *h) {}\n";
+    o.arch = "sm_90";
+    o.no_cache = 1;
+    kr_program *p = NULL, *q = NULL;
+    CHECK_INT(kr_nvrtc_build(ctx, &o, &p), KR_OK);
+    o.confine = 1;
+    CHECK_INT(kr_nvrtc_build(ctx, &o, &q), KR_OK);
+    CHECK(p && q && strcmp(kr_program_key(p), kr_program_key(q)) != 0);
+    kr_program_free(q);
+    /* a source marked with kr_nvrtc_confine_source builds confined without asking */
+    o.confine = 0;
+    CHECK_INT(kr_nvrtc_confine_source(o.source), 0);
+    CHECK_INT(kr_nvrtc_build(ctx, &o, &q), KR_OK);
+    CHECK(q && p && strcmp(kr_program_key(p), kr_program_key(q)) != 0);
+    kr_program_free(p);
+    kr_program_free(q);
+    kr_context_release(ctx);
+}
+
 int main(void) {
     char dir[] = "/tmp/kreach-test-nvrtc-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
@@ -436,6 +523,7 @@ int main(void) {
     CHECK(system(cmd) == 0);
     test_cache_cap();
     test_sealed();
+    test_confined();
     test_cache_fifo();
     return kr_test_done("nvrtc");
 }

@@ -202,6 +202,22 @@ describe("kreach.directives", function()
     print(("  the toolkit's headers scanned in %.2f s"):format(os.clock() - t0))
   end)
 
+  it("marks a source it passes for a confined build, and not one it refuses", function()
+    local nvrtc = require "kreach.core.nvrtc"
+    local function key(src, confine)
+      return assert(nvrtc.build{ source = src, arch = "sm_90", no_cache = true, confine = confine }).key
+    end
+    local src = '#include <cuda_fp16.h>\nextern "C" __global__ void checked(float *x) {}\n'
+    local plain, conf = key(src, false), key(src, true)
+    assert.are_not.equal(plain, conf)
+    assert.is_true(check(src))
+    assert.equals(conf, key(src, false))
+    local refused = '__device__ int h_; /*\n*/ extern "C" __global__ void r(float *x) {}\n#define h 1\n'
+    local before = key(refused, false)
+    assert.is_nil(check(refused))
+    assert.equals(before, key(refused, false))
+  end)
+
   it("checks a large source in well under a second", function()
     local body = ("__global__ void k%d(float *y) { y[threadIdx.x] = 1'0 * 2.0f; /* c */ } // x\n"):rep(2000)
     local t0 = os.clock()

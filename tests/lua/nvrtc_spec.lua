@@ -109,6 +109,39 @@ describe("kreach.build", function()
     assert.matches("has no kernel 'nope' %(kernels: every, vec%)", err)
   end)
 
+  -- issue 33: NVRTC's own file calls checked; a host file reads as a missing one, for #include
+  -- and __has_include, and a compile error cannot tell them apart
+  it("confines a build to the toolkit's headers (confine = true)", function()
+    local function err(src, confine)
+      local p, e = kreach.build{ source = src, arch = "sm_90", no_cache = true, confine = confine, name = "c.cu" }
+      return p and "compiled" or e
+    end
+    local K = '\nextern "C" __global__ void k(float *x) {}\n'
+    local host, missing = '#include "/etc/hostname"' .. K, '#include "/etc/kreach-no-such-file"' .. K
+    assert.matches("/etc/hostname%(1%)", err(host, false))
+    -- the message's line (the caret below it sits where the name ends)
+    local e1 = err(host, true):match("[^\n]*cannot open[^\n]*"):gsub("/etc/hostname", "N")
+    local e2 = err(missing, true):match("[^\n]*cannot open[^\n]*"):gsub("/etc/kreach%-no%-such%-file", "N")
+    assert.matches('cannot open source file "N"', e1)
+    assert.equals(e2, e1)
+    local probe = '#if __has_include("/etc/hostname")\n#error yes\n#else\n#error no\n#endif\n'
+    assert.matches("#error directive: yes", err(probe, false))
+    assert.matches("#error directive: no", err(probe, true))
+    assert.equals("compiled", err("#include <cuda_fp16.h>" .. K, true))
+    assert.has_error(function() kreach.build{ source = K, arch = "sm_90", confine = "yes" } end)
+  end)
+
+  it("builds a source marked by confine_source confined, whoever builds it", function()
+    local nvrtc = require "kreach.core.nvrtc"
+    local src = '#include <cuda_fp16.h>\nextern "C" __global__ void marked(float *x) {}\n'
+    local plain = assert(kreach.build{ source = src, arch = "sm_90", no_cache = true })
+    local conf = assert(kreach.build{ source = src, arch = "sm_90", no_cache = true, confine = true })
+    assert.are_not.equal(plain.key, conf.key)
+    nvrtc.confine_source(src)
+    local marked = assert(kreach.build{ source = src, arch = "sm_90", no_cache = true })
+    assert.equals(conf.key, marked.key)
+  end)
+
   it("frees a program once, and refuses to use it after", function()
     local p = assert(kreach.build{ source = SRC, arch = "sm_90", cache_dir = dir })
     local k = p.vec
