@@ -600,6 +600,19 @@ static int l_nvrtc_confine_source(lua_State *L) {
     return 0;
 }
 
+/* cache_max() -> the disk cache's cap in bytes from $KREACH_CACHE_MAX | fail, message */
+static int l_nvrtc_cache_max(lua_State *L) {
+    unsigned long long b;
+    char err[320];
+    if (kr_nvrtc_cache_max(&b, err, sizeof err) == 0) {
+        lua_pushinteger(L, (lua_Integer)b);
+        return 1;
+    }
+    luaL_pushfail(L);
+    lua_pushstring(L, err);
+    return 2;
+}
+
 static int l_nvrtc_arch_known(lua_State *L) {
     char msg[320];
     if (kr_launch_arch_known(luaL_checkstring(L, 1), msg, sizeof msg)) {
@@ -630,7 +643,8 @@ int luaopen_kreach_nvrtc(lua_State *L) {
     lua_pop(L, 1);
     static const luaL_Reg fns[] = {{"build", l_nvrtc_build}, {"arch_known", l_nvrtc_arch_known},
                                    {"load", l_nvrtc_load},
-                                   {"confine_source", l_nvrtc_confine_source}, {NULL, NULL}};
+                                   {"confine_source", l_nvrtc_confine_source},
+                                   {"cache_max", l_nvrtc_cache_max}, {NULL, NULL}};
     luaL_newlib(L, fns);
     return 1;
 }

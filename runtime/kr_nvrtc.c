@@ -213,6 +213,14 @@ static int cache_max(unsigned long long *out) {
     return 0;
 }
 
+#define CACHE_MAX_ERROR "KREACH_CACHE_MAX='%s' is not a size (bytes, or a number with K, M, G or T; 0 turns the disk cache off)"
+
+int kr_nvrtc_cache_max(unsigned long long *bytes, char *err, size_t errlen) {
+    if (cache_max(bytes) == 0) return 0;
+    snprintf(err, errlen, CACHE_MAX_ERROR, getenv("KREACH_CACHE_MAX"));
+    return -1;
+}
+
 typedef struct { char name[128]; unsigned long long size; struct timespec used; } cache_file;
 
 static int older(const void *a, const void *b) {
@@ -702,8 +710,7 @@ kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **o
     if (!o->no_cache && cache_max(&cap) != 0) {
         kr_program_free(p);
         free(opts);
-        return KR_ERROR(ctx, KR_ERR_ARG, "KREACH_CACHE_MAX='%s' is not a size (bytes, or a number "
-                        "with K, M, G or T; 0 turns the disk cache off)", getenv("KREACH_CACHE_MAX"));
+        return KR_ERROR(ctx, KR_ERR_ARG, CACHE_MAX_ERROR, getenv("KREACH_CACHE_MAX"));
     }
     int have_dir = !o->no_cache && cap > 0 && cache_dir(o, dir, sizeof dir);
     char path[4200] = "";

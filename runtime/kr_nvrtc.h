@@ -57,6 +57,12 @@ kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **o
  * compile gets this second layer without its callers asking. 0, or -1 out of memory. */
 int kr_nvrtc_confine_source(const char *source);
 
+/* The disk cache's cap from $KREACH_CACHE_MAX (what every build reads): 0 with *bytes set
+ * (the default, 2 GiB, when it is unset or empty; 0 bytes: no disk cache), or -1 with a
+ * message naming the variable when its value is not a size. A parent that starts workers
+ * asks this first, so that a bad value is refused once, not in each worker's compile. */
+int kr_nvrtc_cache_max(unsigned long long *bytes, char *err, size_t errlen);
+
 /* Loads NVRTC now (it is otherwise loaded by the first build): NULL when it is loaded, else
  * why it cannot be. A process that wants the load apart from a compile's time calls this. */
 const char *kr_nvrtc_ensure_loaded(void);

@@ -134,7 +134,17 @@ static void test_cache_cap(void) {
     kr_program *p = NULL;
     CHECK_INT(kr_nvrtc_build(ctx, &o, &p), KR_ERR_ARG);
     CHECK_CONTAINS(kr_context_errmsg(ctx), "KREACH_CACHE_MAX='12X' is not a size");
+    /* ... which a parent can ask before it starts workers */
+    unsigned long long bytes = 1;
+    char err[320] = "";
+    CHECK_INT(kr_nvrtc_cache_max(&bytes, err, sizeof err), -1);
+    CHECK_CONTAINS(err, "KREACH_CACHE_MAX='12X' is not a size");
+    setenv("KREACH_CACHE_MAX", "0", 1);
+    CHECK_INT(kr_nvrtc_cache_max(&bytes, err, sizeof err), 0);
+    CHECK_INT(bytes, 0);
     setenv("KREACH_CACHE_MAX", "2G", 1);
+    CHECK_INT(kr_nvrtc_cache_max(&bytes, err, sizeof err), 0);
+    CHECK(bytes == 2ull << 30);
 
     /* a link planted where the old code put its temporary (<entry>.tmp.<pid>) is left alone,
      * and the entry is written; a temporary older than an hour is removed, a new one kept */
