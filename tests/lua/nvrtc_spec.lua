@@ -131,6 +131,25 @@ describe("kreach.build", function()
     assert.has_error(function() kreach.build{ source = K, arch = "sm_90", confine = "yes" } end)
   end)
 
+  -- what the scan missed before issue 33, compiled without it: unconfined, NVRTC reads or
+  -- probes the host's files; confined, none of it reaches them
+  it("stops, confined, the sources the scan once missed (issue 33, H1-H3)", function()
+    local CCCL = { "-I" .. require("kreach.seal").toolkit_root() .. "/include/cccl" }
+    local K = '\nextern "C" __global__ void k(float *x) {}\n'
+    local cases = {
+      { "H1", "#define cpp ../../../../../../../../../../../etc/passwd>\n#include <thrust/tabulate.h>" .. K, "root:" },
+      { "H2", 'int zz; /*\n*/ #include "/etc/passwd"' .. K, "root:" },
+      { "H3", '#include <cuda/std/__cccl/preprocessor.h>\n#if _CCCL_PP_CAT(__has_, include)("/etc/passwd")\n#error probe: it exists\n#endif' .. K, "probe: it exists" },
+      { "H3", '#include <cuda/std/__cccl/preprocessor.h>\n#if _CCCL_HAS_INCLUDE("/etc/passwd")\n#error probe: it exists\n#endif' .. K, "probe: it exists" },
+    }
+    for _, c in ipairs(cases) do
+      local _, open = kreach.build{ source = c[2], arch = "sm_90", no_cache = true, options = CCCL }
+      assert.matches(c[3], open or "", 1, true)
+      local _, shut = kreach.build{ source = c[2], arch = "sm_90", no_cache = true, options = CCCL, confine = true }
+      assert.is_nil((shut or ""):find(c[3], 1, true), c[1] .. ": " .. tostring(shut))
+    end
+  end)
+
   it("builds a source marked by confine_source confined, whoever builds it", function()
     local nvrtc = require "kreach.core.nvrtc"
     local src = '#include <cuda_fp16.h>\nextern "C" __global__ void marked(float *x) {}\n'
