@@ -183,6 +183,9 @@ def scope_of(n):
     return p
 
 FN = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# match statements' nodes (Python 3.10 on; an older python3 has none to find)
+MATCH_CLASS = getattr(ast, "MatchClass", ())
+MATCH_NAMES = tuple(getattr(ast, k) for k in ("MatchAs", "MatchStar") if hasattr(ast, k))
 NEW = (ast.Call, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.JoinedStr, ast.ListComp, ast.SetComp,
        ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.Await)
 local_cache = {}
@@ -221,7 +224,7 @@ def locals_of(fn):
         elif isinstance(s, ast.ExceptHandler) and s.name: names.setdefault(s.name, False)
         elif isinstance(s, (ast.Import, ast.ImportFrom)):
             for x in s.names: names[(x.asname or x.name).split(".")[0]] = True
-        elif isinstance(s, (ast.MatchAs, ast.MatchStar)) and s.name: names[s.name] = True
+        elif isinstance(s, MATCH_NAMES) and s.name: names[s.name] = True
         todo.extend(ast.iter_child_nodes(s))
     for o in outer: names.pop(o, None)
     local_cache[fn] = names
@@ -360,7 +363,7 @@ def check(root, line=None):
             for k in n.keywords:
                 if k.arg == "metaclass":
                     refuse(n, "type-value", "the metaclass of '%s'" % n.name, at)
-        elif isinstance(n, ast.MatchClass) and n.kwd_attrs:
+        elif isinstance(n, MATCH_CLASS) and n.kwd_attrs:
             refuse(n, "string-attribute", "a class pattern's keyword '%s'" % n.kwd_attrs[0], at)
         # annotations: a string one is code typing.get_type_hints (or functools.singledispatch)
         # evaluates; it must be a type's name, and is linted as code at the annotation's line
