@@ -39,6 +39,7 @@ M.RULES = {
   { id = "loader", reason = "it loads code or pickles from files kreach cannot read" },
   { id = "stream", reason = "work on a stream of its own is not held by the timed call's gate" },
   { id = "annotation", reason = "an annotation evaluated at run time is code the lint cannot read" },
+  { id = "private", reason = "a library's private helpers import, load or run code named by a string" },
   { id = "patch", reason = "it rewrites a module's or a class's attributes (the worker's timing among them)" },
 }
 local RULE = {}
@@ -92,6 +93,16 @@ M.ANNOTATION_WORDS = { "get_type_hints", "ForwardRef", "_eval_type", "evaluate_f
 -- ...`, `ctx.alpha = ...`) or a local name bound to something new (a call's result), and under
 -- these module prefixes (settings, not code): `torch.backends.cudnn.benchmark = True`
 M.PATCHABLE = { "torch.backends." }
+-- private: a library's private name (`_x`, not a dunder) is used only as one of torch's own
+-- operations, called (`torch._scaled_mm(a, b)`), under torch.ops (`torch.ops.aten._softmax`), or
+-- as one of these helpers generated code copies from PyTorch's layers; not as a namespace
+-- (`torch._utils._import_dotted_name("os")`, `torch._dynamo.config`), a value, or deeper in a
+-- module (`numpy.core._ufunc_reconstruct("os", "system")`,
+-- `torch.fx.graph_module._exec_with_source(src, g)`). A name of the candidate's own (`self._w`,
+-- `_cache`) is not a library's.
+M.PRIVATE_ALLOWED = { "_calculate_fan_in_and_fan_out", "_calculate_correct_fan", "_single", "_pair", "_triple",
+                      "_quadruple", "_ntuple", "_reverse_repeat_tuple" }
+M.PRIVATE_PREFIXES = { "torch.ops." }
 
 -- The checker, run as `python3 -I -S -c CHECKER <file> <config JSON>`: one JSON line on standard
 -- output ({refusals = {{line, rule, what}...}, imports, model_new, syntax_error}).
@@ -248,6 +259,19 @@ def super_ok(n):
     if not (isinstance(a, ast.Attribute) and a.attr == "__init__"): return False
     return isinstance(a.parent, ast.Call) and a.parent.func is a
 
+def private(n):
+    """Whether the attribute n is a library's private name used as the rule `private` refuses."""
+    a = n.attr
+    if not a.startswith("_") or dunder(a) or a in C["private_allowed"]: return False
+    d, r = dotted(n), root_of(n)
+    if d is None or not isinstance(r, ast.Name) or r.id not in alias: return False
+    if any(d.startswith(p) for p in C["private_prefixes"]): return False
+    p = n.parent
+    return not (d == "torch." + a and isinstance(p, ast.Call) and p.func is n)
+
+def private_module(parts):
+    return next((x for x in parts[1:] if x.startswith("_") and not dunder(x)), None)
+
 def unparse(e):
     try: s = ast.unparse(e)
     except Exception: s = "?"
@@ -287,6 +311,8 @@ def check(root, line=None):
                     refuse(n, "module", "import of '%s' (the module '%s')" % (a.name, next(p for p in parts if p in C["modules"])), at)
                 elif any(p in C["loader"] for p in parts):
                     refuse(n, "loader", "import of '%s'" % a.name, at)
+                elif private_module(parts):
+                    refuse(n, "private", "import of '%s' (the private module '%s')" % (a.name, private_module(parts)), at)
                 if dunder(a.asname):
                     refuse(n, "dunder", "the name '%s'" % a.asname, at)
         elif isinstance(n, ast.ImportFrom):
@@ -301,6 +327,8 @@ def check(root, line=None):
                 refuse(n, "module", "import from '%s' (the module '%s')" % (mod, next(p for p in parts if p in C["modules"])), at)
             elif any(p in C["loader"] for p in parts):
                 refuse(n, "loader", "import from '%s'" % mod, at)
+            elif private_module(parts):
+                refuse(n, "private", "import from '%s' (the private module '%s')" % (mod, private_module(parts)), at)
             else:
                 for a in n.names:
                     if mod == "__future__": continue
@@ -309,6 +337,9 @@ def check(root, line=None):
                         continue
                     rule, _ = word(n, a.name, mod)
                     if rule is None and a.name in C["type_names"]: rule = "type-value"
+                    if rule is None and mod != "__future__" and a.name.startswith("_") and not dunder(a.name) \
+                            and a.name not in C["private_allowed"]:
+                        rule = "private"
                     if rule:
                         refuse(n, rule, "the name '%s' (imported from '%s')" % (a.name, mod), at)
                     elif dunder(a.asname):
@@ -337,6 +368,8 @@ def check(root, line=None):
                 refuse(n, rule, "the module '%s' (an attribute)" % n.attr, at)
             elif rule:
                 refuse(n, rule, "the attribute '%s'" % n.attr, at)
+            elif private(n):
+                refuse(n, "private", "the private attribute '%s'" % n.attr, at)
             elif not isinstance(n.ctx, ast.Load) and not patch_ok(n):
                 refuse(n, "patch", "%s '%s'" % ("assigning" if isinstance(n.ctx, ast.Store) else "deleting", unparse(n)), at)
         elif isinstance(n, ast.Constant) and dunder(n.value) and n.value not in C["dunder_strings"]:
@@ -414,7 +447,8 @@ local function config()
     string_attribute_attributes = M.STRING_ATTRIBUTE_ATTRIBUTES, dunder_attributes = d.attributes,
     dunder_names = d.names, dunder_strings = d.strings, type_names = { "type", "object" }, type_words = M.TYPE_WORDS,
     subclass = M.SUBCLASS_WORDS, loader = M.LOADER_WORDS, loader_keywords = M.LOADER_KEYWORDS,
-    annotation = M.ANNOTATION_WORDS, patchable = M.PATCHABLE,
+    annotation = M.ANNOTATION_WORDS, patchable = M.PATCHABLE, private_allowed = M.PRIVATE_ALLOWED,
+    private_prefixes = M.PRIVATE_PREFIXES,
   })
 end
 

@@ -465,7 +465,7 @@ describe("kreach.kbcandidate's rules", function()
     local ids = {}
     for _, r in ipairs(kb.RULES) do ids[#ids + 1] = r.id end
     assert.same({ "coding", "import", "module", "name", "string-attribute", "dunder", "type-value", "super",
-                  "class-dunder", "subclass", "loader", "stream", "annotation", "patch" }, ids)
+                  "class-dunder", "subclass", "loader", "stream", "annotation", "private", "patch" }, ids)
   end)
 
   it("coding: reads exactly the text the worker runs, UTF-8, and refuses another coding", function()
@@ -600,6 +600,22 @@ describe("kreach.kbcandidate's rules", function()
     -- a string annotation that is a type's name is linted as code, at its line
     refused("def f(x: 'torch.__dict__'):\n    pass\n", 3, "dunder", "the attribute '__dict__'")
     passes("from typing import Optional\ndef f(x: 'torch.Tensor', n: 'Optional[int]' = None) -> 'torch.Tensor | None':\n    return x\n")
+  end)
+
+  it("private: a library's private names only as torch's own operations, called, and a few helpers", function()
+    refused("os_ = torch._utils._import_dotted_name('os')\n", 3, "private", "the private attribute '_import_dotted_name'")
+    refused("os_ = torch._utils._import_dotted_name('os')\n", 3, "private", "the private attribute '_utils'")
+    refused("import numpy\nf = numpy.core._ufunc_reconstruct('os', 'system')\n", 4, "private", "the private attribute '_ufunc_reconstruct'")
+    refused("g = torch.fx.graph_module._exec_with_source('import os', {})\n", 3, "private", "the private attribute '_exec_with_source'")
+    refused("u = torch._utils\n", 3, "private", "the private attribute '_utils'")
+    refused("from torch._utils import _import_dotted_name\n", 3, "private", "import from 'torch._utils' (the private module '_utils')")
+    refused("import torch._dynamo as dynamo\n", 3, "private", "import of 'torch._dynamo' (the private module '_dynamo')")
+    refused("from torch import _utils\n", 3, "private", "the name '_utils' (imported from 'torch')")
+    passes("from torch.nn.modules.utils import _pair\n" ..
+      "def f(a, b, w, x):\n    fan_in, _ = nn.init._calculate_fan_in_and_fan_out(w)\n" ..
+      "    y = torch._scaled_mm(a, b, out_dtype=torch.float16)\n    z = torch.ops.aten._softmax.default(x, -1, False)\n" ..
+      "    return _pair(3), x._version, torch.nn.modules.utils._triple(1)\n\n" ..
+      "class A:\n    def __init__(self):\n        self._cache = {}\n\n    def g(self):\n        return self._cache\n")
   end)
 
   it("patch: no attribute of a module or a class rewritten, through any name", function()
