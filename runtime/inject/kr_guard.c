@@ -21,6 +21,7 @@
  *                                  report line; 0, or -1 when no line could be written
  * Runtime layer, no Lua. It never exits or raises: a failure is a field of the report. */
 #define _GNU_SOURCE
+#include "kr_guard_os.h"
 #include "kr_inject_fmt.h"
 
 #include <cuda.h>
@@ -108,8 +109,7 @@ static struct {
     CUevent ev_a, ev_b;
     int have_events, marked;
     struct timespec host_a;
-    pid_t *tids;
-    size_t ntids, cap_tids;
+    kr_tids tids, now; /* the threads at the window's start, and at its end */
     rec *recs;
     size_t nrecs, cap_recs;
     uint64_t lost; /* records of the window that could not be kept (memory) */
@@ -241,66 +241,6 @@ void kr_guard_start(const char *token) {
 
 /* ---- the checks ---- */
 
-static int cmp_pid(const void *a, const void *b) {
-    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* The process's threads now, into *out (sorted); -1 when /proc/self/task cannot be read. */
-static long read_tids(pid_t **out, size_t *n, size_t *cap) {
-    char buf[4096];
-    *n = 0;
-    if (lseek(G.task_fd, 0, SEEK_SET) < 0)
-        return -1;
-    for (;;) {
-        long got = syscall(SYS_getdents64, G.task_fd, buf, sizeof buf);
-        if (got < 0)
-            return -1;
-        if (got == 0)
-            break;
-        for (long off = 0; off < got;) {
-            struct dirent64 *d = (struct dirent64 *)(buf + off);
-            off += d->d_reclen;
-            if (d->d_name[0] < '0' || d->d_name[0] > '9')
-                continue;
-            if (*n == *cap) {
-                size_t c = *cap ? *cap * 2 : 64;
-                pid_t *t = realloc(*out, c * sizeof *t);
-                if (!t)
-                    return -1;
-                *out = t;
-                *cap = c;
-            }
-            (*out)[(*n)++] = (pid_t)atol(d->d_name);
-        }
-    }
-    qsort(*out, *n, sizeof **out, cmp_pid);
-    return (long)*n;
-}
-
-/* Threads alive now that were not at the window's start; -1 when they cannot be read. */
-static long new_threads(long *total) {
-    static pid_t *now;
-    static size_t n, cap;
-    if (read_tids(&now, &n, &cap) < 0)
-        return -1;
-    *total = (long)n;
-    long fresh = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!bsearch(&now[i], G.tids, G.ntids, sizeof *G.tids, cmp_pid))
-            fresh++;
-    return fresh;
-}
-
-/* 1 when this process has a child (running, stopped or not yet waited for), 0 when none. */
-static int has_child(void) {
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    if (waitid(P_ALL, 0, &si, WEXITED | WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT) < 0)
-        return errno == ECHILD ? 0 : 1;
-    return 1;
-}
-
 /* ---- the calls ---- */
 
 KR_GUARD_EXPORT int kr_guard_attach(int fd) {
@@ -319,8 +259,8 @@ KR_GUARD_EXPORT int kr_guard_begin(unsigned long long stream, int timed) {
     (void)stream;
     if (!G.running || G.fd < 0)
         return -1;
-    if (read_tids(&G.tids, &G.ntids, &G.cap_tids) < 0)
-        G.ntids = 0;
+    if (kr_guard_tids(G.task_fd, &G.tids) < 0)
+        G.tids.n = 0;
     G.marked = 0;
     if (timed && !G.have_events) {
         if (D.event_create(&G.ev_a, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
@@ -395,9 +335,12 @@ KR_GUARD_EXPORT int kr_guard_end(unsigned long long stream, int timed) {
         snprintf(err, sizeof err, "the window's first event was not recorded");
     }
     /* the checks first, before any wait: a thread the call started and left is alive now */
-    long threads = 0;
-    long fresh = new_threads(&threads);
-    int child = has_child();
+    long threads = -1, fresh = -1;
+    if (kr_guard_tids(G.task_fd, &G.now) == 0 && G.tids.n > 0) {
+        threads = (long)G.now.n;
+        fresh = (long)kr_guard_new_tids(&G.tids, &G.now);
+    }
+    int child = kr_guard_has_child();
     uint64_t kernels = 0, other = 0, streams_seen = 0;
     double span_ms = -1;
     uint32_t caller = 0;

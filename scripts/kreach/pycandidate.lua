@@ -142,6 +142,9 @@ function Runner:call(k, o)
                                                            flush_bytes = o.flush_bytes })
   if not r then return nil, failure(self.path, why, kind, log, self.dirs, "calling it") end
   local g = r.guard
+  if g and (math.tointeger(g.threads_new) or -1) < 0 then
+    return nil, failure(self.path, "it could not read this process's threads", "guard", nil, self.dirs, "calling it")
+  end
   local left = M.left_running(g, "forward returned")
   if left then return nil, verdict.new("invalid_candidate", ("%s: %s"):format(self.path, left)) end
   if o.timed and g then

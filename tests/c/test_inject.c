@@ -5,12 +5,17 @@
  * these same record functions by tests/lua/inject_trace_spec.lua (tests/inject/inject_write.c
  * writes the file, kreach.profile.trace reads it). */
 #define _GNU_SOURCE
+#include "kr_guard_os.h"
 #include "kr_inject_fmt.h"
 #include "kr_test.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -349,7 +354,85 @@ static void library(void) {
     rmdir(tmpdir);
 }
 
+/* ---- the guard's look at its own process (kr_guard_os.c): a thread left running, a child ---- */
+
+static int release_fd[2];
+
+static void *parked(void *arg) {
+    (void)arg;
+    char c;
+    while (read(release_fd[0], &c, 1) < 0 && errno == EINTR) {}
+    return NULL;
+}
+
+static void guard_os(void) {
+    int task = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    CHECK(task >= 0);
+    kr_tids before = {0}, now = {0};
+    CHECK_INT(kr_guard_tids(task, &before), 0);
+    CHECK(before.n >= 1);
+    CHECK_INT(kr_guard_tids(task, &now), 0);
+    CHECK_INT(kr_guard_new_tids(&before, &now), 0);
+    /* a thread started and still running is new; once it has ended, it is not */
+    CHECK_INT(pipe(release_fd), 0);
+    pthread_t th;
+    CHECK_INT(pthread_create(&th, NULL, parked, NULL), 0);
+    CHECK_INT(kr_guard_tids(task, &now), 0);
+    CHECK_INT(now.n, before.n + 1);
+    CHECK_INT(kr_guard_new_tids(&before, &now), 1);
+    CHECK_INT(write(release_fd[1], "x", 1), 1);
+    pthread_join(th, NULL);
+    CHECK_INT(kr_guard_tids(task, &now), 0);
+    CHECK_INT(kr_guard_new_tids(&before, &now), 0);
+    close(release_fd[0]);
+    close(release_fd[1]);
+
+    /* a child: running, then ended and not yet waited for, then gone */
+    CHECK_INT(kr_guard_has_child(), 0);
+    pid_t c = fork();
+    if (c == 0) {
+        pause();
+        _exit(0);
+    }
+    CHECK(c > 0);
+    CHECK_INT(kr_guard_has_child(), 1);
+    kill(c, SIGKILL);
+    usleep(100000);
+    CHECK_INT(kr_guard_has_child(), 1); /* a zombie still counts */
+    waitpid(c, NULL, 0);
+    CHECK_INT(kr_guard_has_child(), 0);
+
+    /* a double fork whose middle process is waited for: with the subreaper set, as the guard
+     * sets it, the grandchild is this process's child (without it, init's) */
+    int sync_fd[2];
+    CHECK_INT(pipe(sync_fd), 0);
+    CHECK_INT(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+    c = fork();
+    if (c == 0) {
+        pid_t g = fork();
+        if (g == 0) {
+            close(sync_fd[1]);
+            char ch;
+            (void)!read(sync_fd[0], &ch, 1); /* ends when the test closes the pipe */
+            _exit(0);
+        }
+        _exit(0);
+    }
+    close(sync_fd[0]);
+    waitpid(c, NULL, 0);
+    usleep(100000);
+    CHECK_INT(kr_guard_has_child(), 1);
+    close(sync_fd[1]);
+    while (waitpid(-1, NULL, 0) > 0) {}
+    CHECK_INT(kr_guard_has_child(), 0);
+    prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+    kr_guard_tids_free(&before);
+    kr_guard_tids_free(&now);
+    close(task);
+}
+
 int main(void) {
+    guard_os();
     escaping();
     names();
     kinds();
