@@ -104,8 +104,10 @@ M.PRIVATE_ALLOWED = { "_calculate_fan_in_and_fan_out", "_calculate_correct_fan",
                       "_quadruple", "_ntuple", "_reverse_repeat_tuple" }
 M.PRIVATE_PREFIXES = { "torch.ops." }
 
--- The checker, run as `python3 -I -S -c CHECKER <file> <config JSON>`: one JSON line on standard
--- output ({refusals = {{line, rule, what}...}, imports, model_new, syntax_error}).
+-- The checker, run as `python3 -I -S -c CHECKER <file> <config JSON>` with the file's bytes on
+-- its standard input (their length, a newline, the bytes: read once, on kreach's side, so that
+-- what is checked is what was read): one JSON line on standard output ({refusals = {{line, rule,
+-- what}...}, imports, model_new, syntax_error}). <file> only names it in messages.
 local CHECKER = [==[
 import ast, json, re, sys
 
@@ -129,8 +131,8 @@ def dunder(s):
 
 # coding: exactly the text the worker runs, UTF-8, which compiles it as a str (ignoring a coding
 # declaration); the parser below gets that str too, so it cannot decode the bytes otherwise
-with open(path, "rb") as f:
-    raw = f.read()
+size = int(sys.stdin.buffer.readline())
+raw = sys.stdin.buffer.read(size)
 try:
     text = raw.decode("utf-8")
 except UnicodeDecodeError as e:
@@ -475,12 +477,18 @@ end
 
 local function python() return (pytorch.python()) end
 
--- analyse(path) -> the checker's findings, or nil and why it could not run
-function M.analyse(path)
-  local body, err = fs.read_regular(path, M.MAX_FILE_BYTES)
+-- analyse(path[, source]) -> the checker's findings, or nil and why it could not run. source:
+-- the file's bytes as the caller read them (kreach.pycandidate.read), so that the text checked is
+-- the text run; without it the file is read here, once.
+function M.analyse(path, source)
+  local body, err = source, nil
+  if body == nil then body, err = fs.read_regular(path, M.MAX_FILE_BYTES) end
   if not body then return nil, tostring(err) end
-  local w, serr = proc.spawn({ python(), "-I", "-S", "-c", CHECKER, path, config() })
+  if #body > M.MAX_FILE_BYTES then return nil, ("%d bytes, more than the limit of %d"):format(#body, M.MAX_FILE_BYTES) end
+  local w, serr = proc.spawn({ python(), "-I", "-S", "-c", CHECKER, path, config() }, { watch = true })
   if not w then return nil, ("cannot run %s to read a Python candidate: %s"):format(python(), serr) end
+  -- a checker that ends early (a python3 that cannot run it) is told by its output below
+  w:write(("%d\n"):format(#body) .. body)
   local line, why = w:read_line(M.TIMEOUT_S)
   if not line then w:kill() end
   local how, code = w:wait()
@@ -495,12 +503,13 @@ function M.analyse(path)
   return res
 end
 
--- lint(path, prob) -> verdict or nil (it passes), and a report { kind = "kernelbench", imports,
--- model_new = {line, positional, varargs}, init_args, python }. An invalid file is
--- invalid_candidate, naming the line.
-function M.lint(path, prob)
+-- lint(path, prob[, source]) -> verdict or nil (it passes), and a report { kind = "kernelbench",
+-- imports, model_new = {line, positional, varargs}, init_args, python, refusals = {{line, rule,
+-- what}...} }. An invalid file is invalid_candidate, naming the line and the rule. source: as
+-- analyse's.
+function M.lint(path, prob, source)
   local t0 = core.now()
-  local res, err = M.analyse(path)
+  local res, err = M.analyse(path, source)
   if not res then return verdict.new("invalid_candidate", ("%s: %s"):format(path, err)) end
   local report = { kind = "kernelbench", imports = res.imports, model_new = res.model_new, python = python(),
                    refusals = res.refusals, lint_s = core.now() - t0 }

@@ -449,6 +449,18 @@ describe("kreach.kbcandidate", function()
     assert.equals("invalid_candidate", v.verdict)
   end)
 
+  it("checks the text it is given, read once: what is checked is what runs", function()
+    -- the caller's bytes (kreach.pycandidate.read's), not the file as it is now
+    local v = kb.lint(DIR .. "019_relu_torch.py", P19, HEAD .. "import os\n" .. TAIL)
+    assert.matches("019_relu_torch%.py:3: import of 'os' is not allowed %(rule: import%)", v.reason)
+    assert.is_nil((kb.lint(DIR .. "bad_escape.py", P19, support.slurp(DIR .. "019_relu_torch.py"))))
+    v = kb.lint(DIR .. "019_relu_torch.py", P19, ("#"):rep(kb.MAX_FILE_BYTES + 1))
+    assert.matches("more than the limit", v.reason)
+    -- near the limit, through the checker's standard input
+    local big = ("# " .. ("x"):rep(1021) .. "\n"):rep(3 * 1024)
+    assert.is_nil((kb.lint(DIR .. "019_relu_torch.py", P19, big .. support.slurp(DIR .. "019_relu_torch.py"))))
+  end)
+
   it("is planned by eval beside .lua candidates, by the problem id of its name", function()
     local items, skipped = ev.plan("kernelbench-l1", { DIR .. "019_relu_torch.py", "tests/candidates/019_relu.lua" })
     assert.equals(2, #items)
