@@ -62,12 +62,13 @@ M.STREAM_ATTRIBUTES = { "Stream", "ExternalStream", "StreamContext", "stream", "
 -- from an allowed module (`from torch import sys`: torch's own namespace holds sys and os), or an
 -- attribute (`torch.os`). Through them Python code reaches the worker itself (sys.modules holds
 -- the worker's __main__, whose replies carry the timings) or the host (os.fork and setsid leave
--- the worker's process group; numpy.ctypeslib and numpy.f2py load and build native code).
+-- the worker's process group; numpy.ctypeslib and numpy.f2py load and build native code;
+-- torch.fx resolves a graph's targets, strings, as attribute paths: get_attr("sys.modules")).
 M.FORBIDDEN_MODULES = { "sys", "os", "posix", "subprocess", "ctypes", "importlib", "builtins", "gc",
                         "inspect", "types", "io", "shutil", "socket", "pathlib", "signal",
                         "multiprocessing", "threading", "_thread", "pickle", "marshal", "code",
                         "codeop", "runpy", "atexit", "weakref", "tempfile", "sysconfig", "site",
-                        "ctypeslib", "f2py", "distutils" }
+                        "ctypeslib", "f2py", "distutils", "fx" }
 -- string-attribute: the names (builtins) and attributes (operator's) that look an attribute up
 -- by a string; a match statement's class pattern with keywords (`case C(sys=s)`) is refused too
 M.STRING_ATTRIBUTE_NAMES = { "getattr", "setattr", "delattr" }

@@ -511,6 +511,9 @@ describe("kreach.kbcandidate's rules", function()
     refused("import numpy.ctypeslib as npc\n", 3, "module", "import of 'numpy.ctypeslib' (the module 'ctypeslib')")
     refused("import numpy\nf = numpy.f2py\n", 4, "module", "the module 'f2py' (an attribute)")
     refused("x = torch.utils.cpp_extension.subprocess\n", 3, "module", "the module 'subprocess' (an attribute)")
+    -- torch.fx resolves a graph's targets (strings) as attribute paths of its root
+    refused("g = torch.fx.Graph()\nm = g.get_attr('sys.modules')\n", 3, "module", "the module 'fx' (an attribute)")
+    refused("from torch.fx import GraphModule\n", 3, "module", "import from 'torch.fx' (the module 'fx')")
   end)
 
   it("name: what runs code kreach cannot read or reaches the module's namespace", function()
