@@ -197,7 +197,10 @@ static void redirect(void *h) {
                 if (strcmp(name, HOOKS[k].name) != 0) continue;
                 void **slot = (void **)(base + r->r_offset);
                 uintptr_t pg = (uintptr_t)slot & ~(uintptr_t)(page - 1);
-                int ro = (uintptr_t)slot >= rf.relro && (uintptr_t)slot < rf.relro_end;
+                /* read-only as the loader left it: the RELRO pages up to the last whole one
+                 * (a last partial page stays writable, and so must stay so here) */
+                int ro = (uintptr_t)slot >= rf.relro &&
+                         pg < (rf.relro_end & ~(uintptr_t)(page - 1));
                 if (ro && mprotect((void *)pg, (size_t)page, PROT_READ | PROT_WRITE) != 0) {
                     snprintf(confine_error, sizeof confine_error, "cannot redirect NVRTC's %s: "
                              "mprotect: %s", name, strerror(errno));
