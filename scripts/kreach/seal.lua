@@ -10,7 +10,9 @@ local core = require "kreach.core.seal"
 local kcore = require "kreach.core"
 local ctiming = require "kreach.core.timing"
 local cudnn = require "kreach.cudnn"
+local errors = require "kreach.errors"
 local lfs = require "lfs"
+local nvrtc = require "kreach.core.nvrtc"
 local output = require "kreach.output"
 local problem = require "kreach.problem"
 
@@ -139,6 +141,10 @@ function M.unsealed() return os.getenv("KREACH_UNSEALED") == "1" end
 -- KREACH_UNSEALED=1 it says so on standard error, once per command.
 local warned = false
 function M.check_available(command)
+  -- a bad KREACH_CACHE_MAX is the user's, said once here (status 2), not a compile error of
+  -- every candidate in the workers that read it
+  local cap, cerr = nvrtc.cache_max()
+  if not cap then errors.usage(cerr) end
   local abi, why = M.landlock()
   if M.unsealed() then
     if not warned then

@@ -28,8 +28,9 @@ $ kreach lint 19 tests/candidates/bad_h3_cccl_has_include.lua --arch sm_90
 $ d=$(mktemp -d) && KREACH_CACHE_DIR=$d KREACH_CACHE_MAX=0 kreach lint 19 tests/candidates/019_relu.lua --arch sm_90 >/dev/null && echo "entries: $(find $d -name '*.kcubin' | wc -l)" && KREACH_CACHE_DIR=$d kreach lint 19 tests/candidates/019_relu.lua --arch sm_90 >/dev/null && echo "then: $(find $d -name '*.kcubin' | wc -l)"
 = entries: 0
 = then: 1
-# ... and a value that is not a size is refused, naming the variable (it was ignored: 2 GiB)
+# ... and a value that is not a size is refused before any worker starts, naming the variable
+# (it was ignored: 2 GiB), as a usage error
 $ d=$(mktemp -d) && KREACH_CACHE_DIR=$d KREACH_CACHE_MAX=2X kreach lint 19 tests/candidates/019_relu.lua --arch sm_90
-? 1
+? 2
 ~ KREACH_CACHE_MAX='2X' is not a size
 ! : ok
