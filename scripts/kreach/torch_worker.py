@@ -72,6 +72,9 @@ def main():
     # the interpreter's own bin/ first on PATH: a virtual environment's ninja (load_inline's
     # builds) is found when KREACH_PYTHON names its python3 without the environment being active
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    # torch.compile compiles in this process, with no pool of worker processes: the guard counts
+    # any child of this process as one a candidate left running
+    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
 
     proto_out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # the model's prints go to standard error
