@@ -33,7 +33,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,15 +115,8 @@ static struct {
     uint64_t dropped;
 } G = {.mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .task_fd = -1};
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...) {
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "kreach_guard: %s\n", line);
-}
+/* The one message the guard prints itself (the worker also reports G.why to kreach). */
+static void no_guard(void) { fprintf(stderr, "kreach_guard: %s; no guard\n", G.why); }
 
 /* ---- CUPTI's buffers ---- */
 
@@ -200,26 +192,26 @@ static void fail_start(const char *what, CUptiResult r) {
     if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
         s = "unknown CUPTI error";
     snprintf(G.why, sizeof G.why, "%s failed: %s", what, s);
-    say("%s; no guard", G.why);
+    no_guard();
 }
 
 /* Called by kr_inject.c's start() when KREACH_GUARD_TOKEN is set. */
 void kr_guard_start(const char *token) {
     if (!token_ok(token)) {
         snprintf(G.why, sizeof G.why, "KREACH_GUARD_TOKEN is not 32 to 64 lower-case hex digits");
-        say("%s; no guard", G.why);
+        no_guard();
         return;
     }
     memcpy(G.token, token, strlen(token) + 1);
     if (find_driver(G.why, sizeof G.why)) {
-        say("%s; no guard", G.why);
+        no_guard();
         return;
     }
     /* the threads, read again at every window; opened now, before the worker's seal shuts /proc */
     G.task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (G.task_fd < 0) {
         snprintf(G.why, sizeof G.why, "cannot open /proc/self/task: %s", strerror(errno));
-        say("%s; no guard", G.why);
+        no_guard();
         return;
     }
     CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
@@ -341,7 +333,7 @@ KR_GUARD_EXPORT int kr_guard_end(unsigned long long stream, int timed) {
         fresh = (long)kr_guard_new_tids(&G.tids, &G.now);
     }
     int child = kr_guard_has_child();
-    uint64_t kernels = 0, other = 0, streams_seen = 0;
+    uint64_t kernels = 0, other = 0;
     double span_ms = -1;
     uint32_t caller = 0;
     int have_caller = 0, gate = 0;
@@ -397,12 +389,10 @@ KR_GUARD_EXPORT int kr_guard_end(unsigned long long stream, int timed) {
             }
         }
         other = nseen;
-        streams_seen = nseen;
         span_ms = kernels ? (double)(hi - lo) / 1e6 : 0;
     }
     uint64_t lost = G.lost, dropped = G.dropped;
     pthread_mutex_unlock(&G.mu);
-    (void)streams_seen;
 
     G.seq++;
     kr_jbuf_cstr(&b, "{\"guard\":\"");
