@@ -365,7 +365,7 @@ function M.run(inst, path, opts)
     local t0 = core.now()
     local py, v = pycandidate.open(opts.python.session, inst, path, opts.python)
     result.python = { load_s = core.now() - t0, sealed = opts.python.session.sealed or false,
-                      torch = opts.python.session.info.torch }
+                      torch = opts.python.session.info.torch, guarded = opts.python.session.info.guarded }
     if not py then result.verdict = v; return result end
     local runner = setmetatable({ inst = inst, py = py, policy = policy, phase = phase,
                                   lib = inst:ops(ops.get(false)), warnings = result.warnings }, Runner)

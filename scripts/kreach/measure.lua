@@ -337,7 +337,8 @@ function M.time(inst, opts)
     local v
     pyc, v = pycandidate.open(session, inst, opts.candidate, opts.python)
     if not pyc then free_sets(); return fail(v) end
-    res.python = { load_s = core.now() - t0, sealed = session.sealed or false, torch = session.info.torch }
+    res.python = { load_s = core.now() - t0, sealed = session.sealed or false, torch = session.info.torch,
+                   guarded = session.info.guarded }
     if not mirrored then
       local ok, why = mirror_sets()
       if not ok then free_sets(); return fail(verdict.new("runtime_error", "cannot share buffers with the Python worker: " .. why)) end

@@ -65,8 +65,8 @@ local function print_report(res)
     io.write(("KernelBench's allclose: %s (every output of every trial within its tolerance of the oracle)\n"):format(kb))
   end
   if res.python then
-    io.write(("Python worker: PyTorch %s, loaded in %.1f s, sealed: %s\n"):format(tostring(res.python.torch),
-      res.python.load_s or 0, res.python.seal and res.python.seal.filesystem or "no"))
+    io.write(("Python worker: PyTorch %s, loaded in %.1f s, sealed: %s, guarded: %s\n"):format(tostring(res.python.torch),
+      res.python.load_s or 0, res.python.seal and res.python.seal.filesystem or "no", res.python.guarded and "yes" or "no"))
   end
   io.write(("verdict: %s%s\n"):format(v.verdict, v.reason and (" (" .. text.continued(v.reason, "  ") .. ")") or ""))
   if v.detail then io.write("  ", text.continued(v.detail, "  "), "\n") end
