@@ -38,8 +38,16 @@ describe("kreach.pytorch", function()
       assert.is_true(m.rel_l2 < tol)
     end
     local t = assert(s:call("eager", 1, { timed = true, flush_bytes = 100 * 2 ^ 20 }))
-    print("timed call", t.ms, "ms, host", t.host_ms, "ms, gated", t.gated)
+    print("timed call", t.ms, "ms, host", t.host_ms, "ms, gated", t.gated, "events", t.event_ms, "span", t.span_ms)
     assert.is_true(t.ms > 0)
+    -- the time is the guard's: its events and the span of the call's records, taken in C; PyTorch's
+    -- own model queues on the caller's stream alone, so the span stays within the events
+    assert.is_true(s.info.guarded)
+    assert.is_table(r.guard)
+    assert.is_true(t.event_ms > 0 and t.span_ms > 0)
+    assert.equals(math.max(t.event_ms, t.span_ms), t.ms)
+    assert.equals(0, t.other_streams)
+    assert.is_true(t.span_ms <= t.event_ms + 0.01, ("span %g ms past events %g ms"):format(t.span_ms, t.event_ms))
     s:close()
     inst:free(vals)
     return r
