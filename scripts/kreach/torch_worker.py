@@ -120,6 +120,14 @@ def main():
             sys.exit(0)
         guard = (lib.kr_guard_begin, lib.kr_guard_mark, lib.kr_guard_end)
 
+    # what candidates import, imported now: threads their imports start exist before a candidate
+    # loads, and are not taken for ones it left running (the guard's check of the load)
+    for name in ("torch.utils.cpp_extension", "triton", "triton.language"):
+        try:
+            __import__(name)
+        except Exception:
+            pass
+
     torch.backends.cuda.matmul.allow_tf32 = False
     CUDNN_TF32 = sys.argv[1:2] == ["tf32"]
     torch.backends.cudnn.allow_tf32 = CUDNN_TF32
@@ -154,8 +162,9 @@ def main():
     keep.keep(json, "dumps", "json.dumps")
     no_torch_function = torch._C.DisableTorchFunction
     strided = torch.strided
-    stacks = [f for f in (getattr(torch._C, "_len_torch_function_stack", None),
-                          getattr(torch._C, "_len_torch_dispatch_stack", None)) if f]
+    # a dispatch mode sits below torch functions (which the copy turns off): one left active
+    # could run deferred work when the harness copies the outputs
+    dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack", None)
     home_stream = current_stream()
     home_ptr = home_stream.cuda_stream
     real_builtins = builtins.__dict__
@@ -255,13 +264,12 @@ def main():
 
     def tampered():
         """Why the harness cannot trust this process any more, or None: a function it uses was
-        rebound, or a torch function or dispatch mode was left on the stack."""
+        rebound, or a torch dispatch mode was left active."""
         changed = keep.changed()
         if changed:
             return "the candidate rebound the harness's %s" % ", ".join(changed)
-        for f in stacks:
-            if f() != 0:
-                return "the candidate left a torch function or dispatch mode active (%s)" % f.__name__
+        if dispatch_modes and dispatch_modes() != 0:
+            return "the candidate left a torch dispatch mode active"
         return None
 
     def candidate(c):
