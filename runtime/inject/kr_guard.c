@@ -361,13 +361,18 @@ KR_GUARD_EXPORT int kr_guard_end(unsigned long long stream, int timed) {
     pthread_mutex_lock(&G.mu);
     G.open = 0;
     if (timed && ended) {
-        /* the gate: the first record on the caller's stream, when it is torch's sleep kernel */
+        /* the gate: the window's first record, when it is torch's sleep kernel (the worker
+         * launches it first thing in the window, on the caller's stream, whose id it then is).
+         * Anything that ran before it leaves it in the span, which only lengthens the span. */
         size_t first = (size_t)-1;
-        for (size_t i = 0; have_caller && i < G.nrecs; i++)
-            if (G.recs[i].stream == caller && (first == (size_t)-1 || G.recs[i].start < G.recs[first].start))
+        for (size_t i = 0; i < G.nrecs; i++)
+            if (first == (size_t)-1 || G.recs[i].start < G.recs[first].start)
                 first = i;
-        if (first != (size_t)-1 && G.recs[first].gate_named)
+        if (first != (size_t)-1 && G.recs[first].gate_named) {
             gate = 1;
+            caller = G.recs[first].stream;
+            have_caller = 1;
+        }
         uint64_t lo = UINT64_MAX, hi = 0;
         uint32_t seen[64];
         size_t nseen = 0;
