@@ -404,9 +404,11 @@ def main():
                 sync()  # the flush done: the window holds the call's work alone
                 if guard:
                     guard[0](home_ptr, 1)
-                    sleep(int(state["gate_ms"] * cpm))  # the gate: holds the stream while the call queues
-                    guard[1](home_ptr)
+                    # the gate holds the stream while the call queues: from its own launch on (the
+                    # device is idle, so it starts at once), the first event's record included
                     h0 = perf_counter()
+                    sleep(int(state["gate_ms"] * cpm))
+                    guard[1](home_ptr)
                     try:
                         y = slot["fn"](*args)
                     finally:
@@ -424,8 +426,11 @@ def main():
                     res["ms"] = a.elapsed_time(b)
                 res["host_ms"] = host_ms
                 res["gated"] = host_ms < state["gate_ms"]
-                # the next gate holds a little longer than this call took to queue
-                state["gate_ms"] = min(50.0, max(0.05, 1.5 * host_ms))
+                # the next gate holds twice as long as this call took to queue (at least 0.1 ms):
+                # a longer gate costs wall time only; one that ends first puts the host's
+                # queueing into the call's time (with the guard the device is idle when the gate
+                # starts, with no L2 flush still running ahead of it)
+                state["gate_ms"] = min(50.0, max(0.1, 2.0 * host_ms)) if guard else min(50.0, max(0.05, 1.5 * host_ms))
             elif guard:
                 guard[0](home_ptr, 0)
                 try:
