@@ -200,7 +200,7 @@ function M.status()
     candidates_refused = abi < 1 and not M.unsealed(),
     memory_bytes = M.default_memory_bytes(), host_memory_bytes = core.host_memory(),
     env_allowed = M.ENV_PASS, parent_watch = "pipe and PR_SET_PDEATHSIG",
-    source_check = "includes only of literal CUDA toolkit headers",
+    source_check = "includes only of literal CUDA toolkit headers; NVRTC confined to them",
     toolkit = M.toolkit_root(),
     -- what a worker that loaded cuDNN during its setup (a convolution's baseline) also reads:
     -- the library files of the cuDNN this process loaded (none before kreach.cudnn.available())
