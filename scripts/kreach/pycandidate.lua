@@ -33,7 +33,6 @@ local M = {}
 M.SLOT = "candidate"
 -- How a .py candidate's time is measured (the record's time_method).
 M.METHOD = "in-process: CUDA events and the all-streams span (CUPTI), both taken in C by kreach's guard"
-M.METHOD_UNGUARDED = "in-process: CUDA events from Python (no guard)"
 -- The largest part of a build's log a verdict keeps.
 M.MAX_LOG_BYTES = 6000
 
@@ -141,13 +140,13 @@ function Runner:call(k, o)
   local r, why, kind, log = self.session:call(M.SLOT, k, { copy = true, poison = self.pattern, timed = o.timed,
                                                            flush_bytes = o.flush_bytes })
   if not r then return nil, failure(self.path, why, kind, log, self.dirs, "calling it") end
-  local g = r.guard
-  if g and (math.tointeger(g.threads_new) or -1) < 0 then
+  local g = r.guard -- every call's report (kreach.pytorch refuses a reply without one)
+  if (math.tointeger(g.threads_new) or -1) < 0 then
     return nil, failure(self.path, "it could not read this process's threads", "guard", nil, self.dirs, "calling it")
   end
   local left = M.left_running(g, "forward returned")
   if left then return nil, verdict.new("invalid_candidate", ("%s: %s"):format(self.path, left)) end
-  if o.timed and g then
+  if o.timed then
     if g.error then return nil, failure(self.path, g.error, "guard", nil, self.dirs, "timing it") end
     if (math.tointeger(g.dropped) or 0) > 0 then
       return nil, failure(self.path, ("CUPTI lost %d records of the call, so its span is not known"):format(g.dropped),
@@ -175,7 +174,7 @@ function Runner:provenance()
     warnings[#warnings + 1] = ("candidate: %d of %d timed calls ran work outside their events' window (up to %.3f ms past it); each was timed by the span of every stream"):format(
       t.outside, t.calls, t.max_excess_ms)
   end
-  return { method = self.session.token and M.METHOD or M.METHOD_UNGUARDED, calls = t.calls,
+  return { method = M.METHOD, calls = t.calls,
            other_streams = t.other_streams, outside = t.outside, max_excess_ms = t.max_excess_ms }, warnings
 end
 

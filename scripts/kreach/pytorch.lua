@@ -146,31 +146,30 @@ Session.__index = Session
 -- spawn, reaper): a process the candidate's native code starts, even in a session of its own,
 -- ends when the worker does, and cannot hold the worker's output open; and a kill reaches it
 -- from a kreach worker sealed after starting it, which may not signal it (docs/candidates.md).
+-- It always runs under the guard (kreach's injection library in its guard mode, with a fresh
+-- token): every call is reported, and timed, by the guard.
 function M.start(o)
   o = o or {}
   local py = o.python or M.python()
-  local token, env = new_token(), nil
-  if o.guard ~= false then
-    local why
-    env, why = guard_env(token)
-    if not env then return nil, "cannot guard the Python worker: " .. tostring(why) end
-  end
+  local token = new_token()
+  local env, gwhy = guard_env(token)
+  if not env then return nil, "cannot guard the Python worker: " .. tostring(gwhy) end
   local w, err = proc.spawn({ py, "-B", "-c", worker_source(), o.cudnn_tf32 and "tf32" or "no-tf32" },
                             { watch = true, fd3 = o.ruleset, reaper = o.reap and core.executable() or nil, env = env })
   if not w then return nil, ("cannot start %s: %s"):format(py, tostring(err)) end
-  local self = setmetatable({ w = w, python = py, sets = {}, token = env and token or nil, seq = 0 }, Session)
+  local self = setmetatable({ w = w, python = py, sets = {}, token = token, seq = 0 }, Session)
   local hello, why = self:read(M.START_TIMEOUT_S)
   if not hello then self:close(); return nil, why end
   if hello.error then
     self:close()
     return nil, text.clean(hello.error, 500)
   end
-  if self.token and not hello.guarded then
+  if not hello.guarded then
     self:close()
     return nil, "the Python worker started without its guard"
   end
   self.info = { torch = hello.torch, cuda = hello.cuda, cudnn = hello.cudnn, device = hello.device,
-                cudnn_tf32 = hello.cudnn_tf32, python = py, guarded = hello.guarded or false }
+                cudnn_tf32 = hello.cudnn_tf32, python = py, guarded = true }
   return self
 end
 
@@ -187,7 +186,7 @@ function Session:read(timeout_s)
       r.guard = guard
       return r
     end
-    if not self.token or r.guard ~= self.token then
+    if r.guard ~= self.token then
       self.dead = true
       return nil, "a line on the protocol descriptor claimed to be the guard's, without its token: something in the Python worker forged it", "tampered"
     end
@@ -230,7 +229,7 @@ function Session:request(cmd, timeout_s)
   end
   -- a guarded worker reports every call and every candidate's load: its absence means the
   -- worker's own calls into the guard were replaced
-  if self.token and (cmd.op == "call" or cmd.op == "candidate") and not r.guard then
+  if (cmd.op == "call" or cmd.op == "candidate") and not r.guard then
     self.dead = true
     return nil, "the guard's report of this " .. cmd.op .. " is missing: something in the Python worker kept the harness from calling it", "tampered"
   end
@@ -356,15 +355,13 @@ function Session:call(slot, k, o)
                                                 first and M.FIRST_CALL_TIMEOUT_S or M.CALL_TIMEOUT_S)
   if not r then return nil, why, kind, log, guard end
   local g = r.guard
-  if o.timed and g then
-    -- the time is the guard's, taken in C; the Python side's own figure is not used
+  if o.timed then
+    -- the time is the guard's, taken in C
     local ms, gwhy = M.guard_ms(g)
     if not ms then return nil, gwhy, "guard", nil, g end
     r.ms, r.event_ms, r.span_ms = ms, tonumber(g.event_ms), tonumber(g.span_ms)
     r.other_streams = math.tointeger(g.other_streams) or 0
     r.outside = (r.span_ms or 0) > (r.event_ms or 0) + M.SPAN_SLACK_MS
-  elseif o.timed and not self.token then
-    r.unguarded = true
   end
   return r
 end

@@ -35,9 +35,10 @@
 #    frees what it had allocated.
 #   {"op": "call", "slot": s, "set": k, "timed": bool, "flush_bytes": n, "copy": bool}  one
 #    forward call on set k (parameters bound to the set's): with timed, the L2 is flushed
-#    (flush_bytes, written and read) and the call timed between two CUDA events, after a sleep
-#    kernel that holds the stream while the host queues the call (the gate); with copy, the
-#    outputs are copied into the set's output mirrors. reply {"ms", "host_ms", "gated"}
+#    (flush_bytes, written and read, and finished) and the call timed by the guard (its report
+#    line comes first), after a sleep kernel that holds the stream while the host queues the
+#    call (the gate); with copy, the outputs are copied into the set's output mirrors.
+#    reply {"host_ms", "gated"} when timed, else {}
 #    With poison (a 32-bit pattern), every free block of PyTorch's caching allocator is filled
 #    with it first, after blocks of the outputs' sizes were taken and given back, so that an
 #    output a candidate allocates with torch.empty and leaves partly unwritten shows the
@@ -99,26 +100,27 @@ def main():
         reply({"error": "cannot start PyTorch: %s: %s" % (type(ex).__name__, ex)})
         sys.exit(0)
 
-    # the guard: the driver loaded it at cuInit, which read the token; no Python code keeps it
-    guarded = os.environ.pop("KREACH_GUARD_TOKEN", None) is not None
-    guard = None
-    if guarded:
-        lib_path = os.environ.get("CUDA_INJECTION64_PATH", "")
-        try:
-            lib = ctypes.CDLL(lib_path, mode=getattr(os, "RTLD_NOLOAD", 4) | ctypes.RTLD_GLOBAL)
-        except OSError as ex:
-            reply({"error": "the guard library %s is not loaded: %s" % (lib_path, ex)})
-            sys.exit(0)
-        lib.kr_guard_why.restype = ctypes.c_char_p
-        for f in (lib.kr_guard_begin, lib.kr_guard_mark, lib.kr_guard_end):
-            f.restype = ctypes.c_int
-        lib.kr_guard_begin.argtypes = [ctypes.c_ulonglong, ctypes.c_int]
-        lib.kr_guard_mark.argtypes = [ctypes.c_ulonglong]
-        lib.kr_guard_end.argtypes = [ctypes.c_ulonglong, ctypes.c_int]
-        if lib.kr_guard_attach(proto_out.fileno()) != 0:
-            reply({"error": "the guard is not running: %s" % lib.kr_guard_why().decode("utf-8", "replace")})
-            sys.exit(0)
-        guard = (lib.kr_guard_begin, lib.kr_guard_mark, lib.kr_guard_end)
+    # the guard: the driver loaded it at cuInit, which read the token; no Python code keeps it.
+    # This worker runs only under it: every call's report is the guard's.
+    if os.environ.pop("KREACH_GUARD_TOKEN", None) is None:
+        reply({"error": "the Python worker runs only under kreach's guard (KREACH_GUARD_TOKEN is not set)"})
+        sys.exit(0)
+    lib_path = os.environ.get("CUDA_INJECTION64_PATH", "")
+    try:
+        lib = ctypes.CDLL(lib_path, mode=getattr(os, "RTLD_NOLOAD", 4) | ctypes.RTLD_GLOBAL)
+    except OSError as ex:
+        reply({"error": "the guard library %s is not loaded: %s" % (lib_path, ex)})
+        sys.exit(0)
+    lib.kr_guard_why.restype = ctypes.c_char_p
+    for f in (lib.kr_guard_begin, lib.kr_guard_mark, lib.kr_guard_end):
+        f.restype = ctypes.c_int
+    lib.kr_guard_begin.argtypes = [ctypes.c_ulonglong, ctypes.c_int]
+    lib.kr_guard_mark.argtypes = [ctypes.c_ulonglong]
+    lib.kr_guard_end.argtypes = [ctypes.c_ulonglong, ctypes.c_int]
+    if lib.kr_guard_attach(proto_out.fileno()) != 0:
+        reply({"error": "the guard is not running: %s" % lib.kr_guard_why().decode("utf-8", "replace")})
+        sys.exit(0)
+    guard_begin, guard_mark, guard_end = lib.kr_guard_begin, lib.kr_guard_mark, lib.kr_guard_end
 
     # what candidates import, imported now: threads their imports start exist before a candidate
     # loads, and are not taken for ones it left running (the guard's check of the load)
@@ -156,9 +158,7 @@ def main():
     keep.keep(Event, "elapsed_time", "torch.cuda.Event.elapsed_time")
     keep.keep(Event, "synchronize", "torch.cuda.Event.synchronize")
     perf_counter = keep.keep(time, "perf_counter", "time.perf_counter")
-    if guard:
-        fp = type(guard[0])
-        keep.keep(fp, "__call__", "the guard's ctypes calls")
+    keep.keep(type(guard_begin), "__call__", "the guard's ctypes calls")
     keep.keep(json, "dumps", "json.dumps")
     no_torch_function = torch._C.DisableTorchFunction
     strided = torch.strided
@@ -286,14 +286,12 @@ def main():
             if "ModelNew" not in mod.__dict__:
                 raise NameError("the candidate defines no ModelNew")
             return mod
-        if guard:
-            guard[0](0, 0)
+        guard_begin(0, 0)
         try:
             r = load(c, build=build)
         finally:
             # its report (the threads and processes the load left) precedes any reply
-            if guard:
-                guard[2](0, 0)
+            guard_end(0, 0)
         r["sealed"] = state.get("sealed", False)
         why = tampered()
         if why:
@@ -402,43 +400,26 @@ def main():
                     flush_l2(int(c["flush_bytes"]))
                 cpm = calibrate_sleep()
                 sync()  # the flush done: the window holds the call's work alone
-                if guard:
-                    guard[0](home_ptr, 1)
-                    # the gate holds the stream while the call queues: from its own launch on (the
-                    # device is idle, so it starts at once), the first event's record included
-                    h0 = perf_counter()
-                    sleep(int(state["gate_ms"] * cpm))
-                    guard[1](home_ptr)
-                    try:
-                        y = slot["fn"](*args)
-                    finally:
-                        host_ms = (perf_counter() - h0) * 1e3
-                        guard[2](home_ptr, 1)
-                else:
-                    a, b = Event(enable_timing=True), Event(enable_timing=True)
-                    sleep(int(state["gate_ms"] * cpm))
-                    h0 = perf_counter()
-                    a.record()
-                    y = slot["fn"](*args)
-                    b.record()
-                    host_ms = (perf_counter() - h0) * 1e3
-                    b.synchronize()
-                    res["ms"] = a.elapsed_time(b)
+            guard_begin(home_ptr, int(timed))
+            h0 = perf_counter()
+            if timed:
+                # the gate holds the stream while the call queues: from its own launch on (the
+                # device is idle, so it starts at once), the first event's record included
+                sleep(int(state["gate_ms"] * cpm))
+                guard_mark(home_ptr)
+            try:
+                y = slot["fn"](*args)
+            finally:
+                host_ms = (perf_counter() - h0) * 1e3
+                guard_end(home_ptr, int(timed))  # its report precedes this call's reply
+            if timed:
                 res["host_ms"] = host_ms
                 res["gated"] = host_ms < state["gate_ms"]
                 # the next gate holds twice as long as this call took to queue (at least 0.1 ms):
                 # a longer gate costs wall time only; one that ends first puts the host's
-                # queueing into the call's time (with the guard the device is idle when the gate
-                # starts, with no L2 flush still running ahead of it)
-                state["gate_ms"] = min(50.0, max(0.1, 2.0 * host_ms)) if guard else min(50.0, max(0.05, 1.5 * host_ms))
-            elif guard:
-                guard[0](home_ptr, 0)
-                try:
-                    y = slot["fn"](*args)
-                finally:
-                    guard[2](home_ptr, 0)
-            else:
-                y = slot["fn"](*args)
+                # queueing into the call's time (the device is idle when the gate starts, with no
+                # L2 flush still running ahead of it)
+                state["gate_ms"] = min(50.0, max(0.1, 2.0 * host_ms))
             why = tampered()
             if why:
                 raise Tampered(why)
@@ -491,7 +472,7 @@ def main():
 
     reply({"ok": True, "torch": torch.__version__, "cuda": torch.version.cuda,
            "cudnn": torch.backends.cudnn.version(), "device": torch.cuda.get_device_name(0),
-           "cudnn_tf32": torch.backends.cudnn.allow_tf32, "guarded": guard is not None})
+           "cudnn_tf32": torch.backends.cudnn.allow_tf32, "guarded": True})
     for line in proto_in:
         try:
             c = json.loads(line)
