@@ -27,7 +27,6 @@
 #include <cuda.h>
 #include <cupti.h>
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -38,17 +37,15 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define KR_GUARD_EXPORT __attribute__((visibility("default")))
 #define GUARD_BUFFER_BYTES ((size_t)4 << 20)
 #define TOKEN_MAX 64
-/* torch.cuda._sleep's kernel, the worker's gate: the first kernel of a timed window on the
- * caller's stream is left out of the span only when it has this name (a candidate kernel of the
- * same name that ran first would leave the gate in, which only lengthens the span) */
+/* torch.cuda._sleep's kernel, the worker's gate: the first record of a timed window is left out
+ * of the span only when it has this name (a candidate kernel of the same name that ran first
+ * would leave the gate in, which only lengthens the span) */
 #define GATE_NAME "spin_kernel"
 
 /* The driver's calls, found in the driver the process has loaded (this library does not link
@@ -231,8 +228,6 @@ void kr_guard_start(const char *token) {
     G.running = 1;
 }
 
-/* ---- the checks ---- */
-
 /* ---- the calls ---- */
 
 KR_GUARD_EXPORT int kr_guard_attach(int fd) {
@@ -299,9 +294,10 @@ static void field_f(kr_jbuf *b, const char *key, double v) {
 }
 
 static void field_i(kr_jbuf *b, const char *key, long long v) {
-    char t[64];
-    snprintf(t, sizeof t, ",\"%s\":%lld", key, v);
-    kr_jbuf_cstr(b, t);
+    kr_jbuf_cstr(b, ",\"");
+    kr_jbuf_cstr(b, key);
+    kr_jbuf_cstr(b, "\":");
+    kr_jbuf_i64(b, v);
 }
 
 static const char *cu_err(CUresult r) {
@@ -352,10 +348,6 @@ KR_GUARD_EXPORT int kr_guard_end(unsigned long long stream, int timed) {
         r = D.ctx_synchronize();
         if (r != CUDA_SUCCESS && !err[0])
             snprintf(err, sizeof err, "cuCtxSynchronize: %s", cu_err(r));
-        CUcontext ctx = NULL;
-        if (D.ctx_get_current(&ctx) == CUDA_SUCCESS && ctx &&
-            cuptiGetStreamIdEx(ctx, s, 0, &caller) == CUPTI_SUCCESS)
-            have_caller = 1;
         CUptiResult cr = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         if (cr != CUPTI_SUCCESS && !err[0])
             snprintf(err, sizeof err, "cuptiActivityFlushAll failed");
@@ -374,6 +366,10 @@ KR_GUARD_EXPORT int kr_guard_end(unsigned long long stream, int timed) {
             gate = 1;
             caller = G.recs[first].stream;
             have_caller = 1;
+        } else { /* no gate seen: CUPTI's id of the stream handle */
+            CUcontext ctx = NULL;
+            have_caller = D.ctx_get_current(&ctx) == CUDA_SUCCESS && ctx &&
+                          cuptiGetStreamIdEx(ctx, s, 0, &caller) == CUPTI_SUCCESS;
         }
         uint64_t lo = UINT64_MAX, hi = 0;
         uint32_t seen[64];
