@@ -130,7 +130,8 @@ end
 
 -- The slack, in ms, by which a call's all-streams span may pass its event time before the call
 -- is said to have run work outside the caller's stream window: CUPTI's timestamps and CUDA's
--- events are read from different clocks (measured on the H200: docs/candidates.md).
+-- events are read from different clocks. A guess, not yet measured (the one GPU run so far, on an
+-- H100, printed spans far inside their events); it decides a warning only, never the time.
 M.SPAN_SLACK_MS = 0.002
 
 -- ---- a session with the Python worker ----
