@@ -46,6 +46,34 @@ M.DEFAULTS = {
 }
 M.MODES = { cold = true, hot = true, graph = true }
 
+-- The device operations the engine uses, each the GPU's by default. A plan's `device` table
+-- (measure's plan) replaces any of them, so that the engine's protocol (the order of
+-- preparations, flushes, gates, events and calls, the rounds and their hooks, the stopping
+-- rule, the speedup) runs without a GPU: tests/lua/protocol_timing_spec.lua gives it events
+-- that read a clock its subjects advance.
+M.DEVICE = {
+  event = event.new,              -- () -> an event: :record(), :elapsed_ms(later), :free()
+  gate = ctiming.gate,            -- () -> the stream's gate: :hold(ms), :release(), :timeouts(), :free()
+  flush = ctiming.flush,          -- (flush_factor) -> bytes written (cold mode's L2 flush)
+  clocks = ctiming.clocks,        -- () -> a reading of the clocks, or nil and why
+  reason_names = ctiming.reason_names,
+  graph_begin = ctiming.graph_begin, graph_end = ctiming.graph_end, graph_abort = ctiming.graph_abort,
+  synchronize = core.synchronize,
+  now = core.now,                 -- () -> seconds (the budgets' clock)
+}
+
+-- device(over) -> M.DEVICE with the operations `over` gives in place of the GPU's
+local function device(over)
+  if over == nil then return M.DEVICE end
+  local d = {}
+  for k, v in pairs(M.DEVICE) do d[k] = v end
+  for k, v in pairs(over) do
+    if M.DEVICE[k] == nil then error(("timing.measure: plan.device has no operation '%s'"):format(tostring(k)), 3) end
+    d[k] = v
+  end
+  return d
+end
+
 -- options(over) -> the defaults with `over` applied; raises for unknown keys or bad values.
 function M.options(over)
   local o = {}
@@ -129,9 +157,9 @@ end
 local Clocks = {}
 Clocks.__index = Clocks
 
-local function new_clocks()
-  local c = setmetatable({ readings = 0, reason_bits = 0, throttled = false }, Clocks)
-  local first, why = ctiming.clocks()
+local function new_clocks(dev)
+  local c = setmetatable({ dev = dev, readings = 0, reason_bits = 0, throttled = false }, Clocks)
+  local first, why = dev.clocks()
   if not first then
     c.available, c.why = false, why
   else
@@ -143,7 +171,7 @@ local function new_clocks()
 end
 
 function Clocks:add(r)
-  r = r or ctiming.clocks()
+  r = r or self.dev.clocks()
   if not r then return end
   self.readings = self.readings + 1
   self.min_sm_mhz = math.min(self.min_sm_mhz or math.huge, r.sm_mhz)
@@ -161,15 +189,15 @@ function Clocks:report()
   if not self.available then return { available = false, why = self.why } end
   return { available = true, readings = self.readings, before = self.before, after = self.last,
            min_sm_mhz = self.min_sm_mhz, max_sm_mhz = self.max_sm_mhz, sm_max_mhz = self.sm_max_mhz,
-           reasons = ctiming.reason_names(self.reason_bits & ~1), -- gpu_idle between samples is normal
+           reasons = self.dev.reason_names(self.reason_bits & ~1), -- gpu_idle between samples is normal
            throttled = self.throttled, max_temperature_c = self.max_temperature_c, max_power_w = self.max_power_w }
 end
 
 -- ---- one sample of a subject, by mode ----
 
-local function events(n)
+local function events(n, dev)
   local ev = {}
-  for i = 1, n do ev[i] = event.new() end
+  for i = 1, n do ev[i] = dev.event() end
   return ev
 end
 
@@ -180,9 +208,9 @@ end
 local Sampler = {}
 Sampler.__index = Sampler
 
-local function new_sampler(o, sets)
-  local self = setmetatable({ o = o, sets = sets, ev = events(2), timeouts = 0 }, Sampler)
-  if o.gate and o.mode ~= "graph" then self.gate = ctiming.gate() end
+local function new_sampler(o, sets, dev)
+  local self = setmetatable({ o = o, sets = sets, dev = dev, ev = events(2, dev), timeouts = 0 }, Sampler)
+  if o.gate and o.mode ~= "graph" then self.gate = dev.gate() end
   return self
 end
 
@@ -191,11 +219,11 @@ end
 -- caller poisons the outputs there), then in cold mode the L2 flush. Returns the milliseconds
 -- of the sample: the call's, or in graph mode the mean over the replay's calls.
 function Sampler:sample(s, set)
-  local o, ev = self.o, self.ev
+  local o, ev, dev = self.o, self.ev, self.dev
   -- a subject in another process (PyTorch's worker) times itself, with the same flush
   if s.sample then
     if s.prepare then s.prepare(set) end
-    if o.mode == "cold" and not self.flush_bytes then self.flush_bytes = ctiming.flush(o.flush_factor) end
+    if o.mode == "cold" and not self.flush_bytes then self.flush_bytes = dev.flush(o.flush_factor) end
     return s.sample(set, { flush_bytes = o.mode == "cold" and self.flush_bytes or nil })
   end
   if o.mode == "graph" then
@@ -205,7 +233,7 @@ function Sampler:sample(s, set)
     return sum / self.sets
   end
   if s.prepare then s.prepare(set) end
-  if o.mode == "cold" then self.flush_bytes = ctiming.flush(o.flush_factor) end
+  if o.mode == "cold" then self.flush_bytes = dev.flush(o.flush_factor) end
   local gate = not s.ungated and self.gate
   -- while the gate holds, no finalizer may run: a tensor collected there is freed with
   -- cudaFree, which waits for the device, and so for the gate
@@ -231,9 +259,9 @@ end
 -- Captures one call on each input set into a graph (graph mode): before each call its
 -- preparation, then an event, the call, an event (record nodes of the graph), so that a
 -- replay times each call apart from the preparation, as cold and hot modes do.
-local function capture(s, sets)
-  local t = ctiming
-  s.graph_ev = events(2 * sets)
+local function capture(s, sets, dev)
+  local t = dev
+  s.graph_ev = events(2 * sets, dev)
   t.graph_begin()
   local ok, err = pcall(function()
     for k = 1, sets do
@@ -262,8 +290,8 @@ end
 -- Warm-up: calls (timed like samples, on the sets in turn) until the times settle. Returns
 -- the times and whether they settled.
 function Sampler:warmup(s)
-  local o = self.o
-  local times, t0 = {}, core.now()
+  local o, now = self.o, self.dev.now
+  local times, t0 = {}, now()
   local settled = false
   local K = o.settle_window
   while #times < o.warmup_max do
@@ -273,7 +301,7 @@ function Sampler:warmup(s)
       local last, prev = median_of(times, n - K + 1, n), median_of(times, n - 2 * K + 1, n - K)
       if math.abs(last - prev) <= o.settle_rel * prev then settled = true; break end
     end
-    if core.now() - t0 >= o.warmup_s and #times >= o.warmup_min then break end
+    if now() - t0 >= o.warmup_s and #times >= o.warmup_min then break end
   end
   return times, settled
 end
@@ -290,6 +318,23 @@ local function round_sets(mode, round, sets)
 end
 M.round_sets = round_sets
 
+-- stop_reason(subjects, spent_s, o) -> why the sampling ends now ("converged", "budget",
+-- "max_samples"), or nil to go on. subjects: a list of { samples =, dropped = }. Every subject
+-- still measured must have converged (kreach.stats.should_stop with the options: level,
+-- rel_ci, the sample bounds and the budget) for "converged"; a dropped one counts as converged;
+-- otherwise the reason of the last subject stopped for another reason.
+function M.stop_reason(subjects, spent_s, o)
+  local why, all_converged = nil, true
+  for _, s in ipairs(subjects) do
+    local stop, reason = stats.should_stop(s.samples, spent_s, o)
+    if s.dropped then stop, reason = true, "converged" end
+    if stop and reason ~= "converged" then why = reason end
+    if not (stop and reason == "converged") then all_converged = false end
+  end
+  if all_converged then why = "converged" end
+  return why
+end
+
 -- measure(subjects, opts, plan) -> result.
 -- subjects: a list of { name =, call = function(set) end, prepare = function(set) end }:
 --   call(set) queues one call on input set `set` (1..plan.sets); prepare(set), optional, runs
@@ -300,7 +345,7 @@ M.round_sets = round_sets
 --   optional subject that fails leaves the measurement (result.subjects[name].dropped says
 --   why); any other failure ends it.
 -- plan (optional): { sets = n (default 1), order = {indices}, before_round = function(round,
---   sets), after_round = function(round, sets) }: order (default 1, 2, ...: the list's) is the
+--   sets), after_round = function(round, sets), device = {operations in place of M.DEVICE's} }: order (default 1, 2, ...: the list's) is the
 --   order in which the subjects are called, in the plain calls and warm-ups and in every round
 --   (kreach.measure calls the candidate first: while candidate code runs, no other subject has
 --   left an answer to the round's inputs in device memory). A sampling round calls every
@@ -333,8 +378,9 @@ function M.measure(subjects, over, plan)
     end
     if #run ~= #subjects then error("timing.measure: plan.order must list each subject's index once", 2) end
   end
-  local sampler = new_sampler(o, sets)
-  local clocks = new_clocks()
+  local dev = device(plan.device)
+  local sampler = new_sampler(o, sets, dev)
+  local clocks = new_clocks(dev)
   local res = { options = o, mode = o.mode, sets = sets, subjects = {}, order = {} }
   local ok, err = pcall(function()
     for _, s in ipairs(run) do
@@ -351,8 +397,8 @@ function M.measure(subjects, over, plan)
         if not s.optional then error(cerr, 0) end
         s.dropped = tostring(cerr)
       end
-      core.synchronize()
-      if o.mode == "graph" then capture(s, sets) end
+      dev.synchronize()
+      if o.mode == "graph" then capture(s, sets, dev) end
       local wok, times, settled = true, {}, false
       if not s.dropped then wok, times, settled = pcall(sampler.warmup, sampler, s) end
       if not wok then
@@ -363,7 +409,7 @@ function M.measure(subjects, over, plan)
       res.subjects[s.name] = { warmup = { times = times, settled = settled }, graph_nodes = s.graph_nodes }
       res.order[#res.order + 1] = s.name
     end
-    local t0 = core.now()
+    local t0 = dev.now()
     local rounds, next_check, why = 0, o.min_samples, nil
     local disturbed, discarded = false, 0
     while true do
@@ -389,22 +435,15 @@ function M.measure(subjects, over, plan)
       if rounds % o.clock_every == 0 and clocks.available then clocks:add() end
       local n = math.huge
       for _, s in ipairs(subjects) do if not s.dropped then n = math.min(n, #s.samples) end end
-      local spent = core.now() - t0
+      local spent = dev.now() - t0
       -- the rule sorts the samples: check it on a schedule that grows with n, not every round
       if n >= next_check or spent >= o.budget_s or n >= o.max_samples then
         next_check = n + math.max(1, n // 10)
-        local all_converged = true
-        for _, s in ipairs(subjects) do
-          local stop, reason = stats.should_stop(s.samples, spent, o)
-          if s.dropped then stop, reason = true, "converged" end
-          if stop and reason ~= "converged" then why = reason end
-          if not (stop and reason == "converged") then all_converged = false end
-        end
-        if all_converged then why = "converged" end
+        why = M.stop_reason(subjects, spent, o)
         if why then break end
       end
     end
-    res.rounds, res.discarded, res.spent_s, res.stop_reason = rounds, discarded, core.now() - t0, why
+    res.rounds, res.discarded, res.spent_s, res.stop_reason = rounds, discarded, dev.now() - t0, why
   end)
   for _, s in ipairs(subjects) do
     if s.graph then s.graph:free(); s.graph = nil end
@@ -425,11 +464,17 @@ function M.measure(subjects, over, plan)
     s.ungated, s.dropped = nil, nil
     r.summary = #s.samples > 0 and stats.summary(s.samples, o.level) or nil
   end
-  if #subjects >= 2 and not subjects[2].optional then
-    res.speedup = M.ratio(subjects[1].samples, subjects[2].samples, o)
-    res.speedup.baseline, res.speedup.candidate = subjects[1].name, subjects[2].name
-  end
+  if #subjects >= 2 and not subjects[2].optional then res.speedup = M.speedup(subjects[1], subjects[2], o) end
   return res
+end
+
+-- speedup(baseline, candidate, o) -> { ratio, lo, hi, baseline = name, candidate = name }: the
+-- baseline's time over the candidate's (above 1: the candidate is faster), from each subject's
+-- { name =, samples = }, with its bootstrap interval (M.ratio).
+function M.speedup(baseline, candidate, o)
+  local r = M.ratio(baseline.samples, candidate.samples, o)
+  r.baseline, r.candidate = baseline.name, candidate.name
+  return r
 end
 
 -- ratio(a, b, opts) -> { ratio = median(a) / median(b), lo, hi }: the ratio of two subjects'
