@@ -188,6 +188,34 @@ local function quick_doubts(inst, s, lib, policy, state)
   return doubts
 end
 
+-- ---- the protocol's decisions ----
+
+-- poisoned_before(who, mode) -> whose outputs on a set are poisoned before a timed call of
+-- `who` ("baseline" or "candidate") on it: a list of "candidate" (the candidate's outputs) and
+-- "baseline" (the baseline's). Each subject's own outputs always, so that nothing a call left
+-- behind can stand in for the next call's work. A candidate's kernels can read any of this
+-- process's device memory, and the baseline's outputs on a set are the answer to its inputs:
+-- the candidate is called first in every round (so no other subject has yet run on the inputs
+-- it is given), and in cold mode the baseline's outputs are poisoned before each candidate call
+-- as well, so that this holds whatever the order; the L2 flush that follows makes that free.
+-- (In hot and graph modes the extra writes would sit in L2 before the candidate's calls only:
+-- the order alone holds there.) The candidate's outputs are never poisoned before a baseline
+-- call: they hold what the round's checks judge.
+function M.poisoned_before(who, mode)
+  if who == "candidate" then return mode == "cold" and { "candidate", "baseline" } or { "candidate" } end
+  if who == "baseline" then return { "baseline" } end
+  error(("measure.poisoned_before: no subject '%s'"):format(tostring(who)), 2)
+end
+
+-- rechecked_sets(mode, sets, rounds) -> how many input sets' last timed calls are judged after
+-- timing (sets 1 to this): the sets the rounds used (one set a round in cold and hot modes, so
+-- fewer than `sets` when there were fewer rounds), all of them in graph mode (every round
+-- calls each set).
+function M.rechecked_sets(mode, sets, rounds)
+  if mode == "graph" then return sets end
+  return math.min(sets, rounds)
+end
+
 -- ---- the measurement ----
 
 -- time(inst, opts) -> result. opts: candidate = path (nil: the baseline alone), timing =
@@ -195,7 +223,10 @@ end
 -- measure = overrides of M.DEFAULTS, calibration = a stored calibration (or nil: no speed of
 -- light), phase = function(name), arch = NVRTC arch, pytorch = { session = a kreach.pytorch
 -- session, compile = bool } (PyTorch timed beside the baseline: eager, and compiled),
--- draw_salt = a number added to the timed inputs' seeds (kreach.eval.draw_salt; result.sets.draw_salt).
+-- draw_salt = a number added to the timed inputs' seeds (kreach.eval.draw_salt; result.sets.draw_salt),
+-- device = { build = in place of kreach.core.nvrtc.build (a .lua candidate's compile), timing =
+-- in place of kreach.timing.DEVICE's operations } (nil: the GPU's; tests/lua/protocol_measure_spec.lua
+-- runs the protocol on the host device with these).
 -- result: { verdict (the candidate's, after timing; nil for a baseline alone), timing = the
 -- kreach.timing result, baseline = {summary, samples, sol}, candidate = {...}, speedup,
 -- sets = {requested, used, per_set_bytes, fallback}, checks = {first, last, doubted, rounds,
@@ -207,6 +238,8 @@ M.LUA_METHOD = "kreach worker: CUDA events on kreach's stream, taken in C, the c
 function M.time(inst, opts)
   opts = opts or {}
   local phase = opts.phase or function() end
+  local dev = opts.device or {}
+  local build = dev.build or nvrtc.build
   local mo = options(opts.measure)
   local topts = timing.options(opts.timing)
   local policy = check.policy(opts.policy)
@@ -229,8 +262,8 @@ function M.time(inst, opts)
     if not ok then return fail(verdict.from_candidate_error(c)) end
     cand = c
     phase("compile")
-    local p, err = nvrtc.build{ source = cand.source, name = (opts.candidate:match("([^/]+)%.lua$") or "candidate") .. ".cu",
-                                 options = cand.options, arch = opts.arch }
+    local p, err = build{ source = cand.source, name = (opts.candidate:match("([^/]+)%.lua$") or "candidate") .. ".cu",
+                          options = cand.options, arch = opts.arch }
     if not p then return fail(verdict.new("compile_error", err)) end
     prog = p
   end
@@ -354,17 +387,15 @@ function M.time(inst, opts)
   local function poison_outputs(list)
     for i, a in ipairs(inst.args) do if a.kind == "output" then list[i]:poison() end end
   end
-  -- A candidate's kernels can read any of this process's device memory, and the baseline's
-  -- outputs on a set are the answer to its inputs. So the candidate is called first (round_plan's
-  -- order): in the plain calls and warm-ups, and in every round, right after the round's new
-  -- values, no other subject has yet run on the inputs it is given. In cold mode the baseline's
-  -- outputs on the set are poisoned before each candidate call as well, so that this holds
-  -- whatever the order; the L2 flush that follows makes that free. (In hot and graph modes the
-  -- extra writes would sit in L2 before the candidate's calls only: the order alone holds there.)
-  local function poison_before_candidate(k)
-    poison_outputs(sets[k].cvals)
-    if topts.mode == "cold" then poison_outputs(sets[k].vals) end
+  -- before each call of a subject, the outputs M.poisoned_before names (the candidate is called
+  -- first: round_plan's order)
+  local function poison_before(who)
+    local whose = M.poisoned_before(who, topts.mode)
+    return function(k)
+      for _, w in ipairs(whose) do poison_outputs(w == "candidate" and sets[k].cvals or sets[k].vals) end
+    end
   end
+  local poison_before_candidate = poison_before("candidate")
   local subjects = {
     { name = "baseline",
       call = function(k)
@@ -374,7 +405,7 @@ function M.time(inst, opts)
         base_pool:release()
         if not ok then error(e, 0) end
       end,
-      prepare = function(k) poison_outputs(sets[k].vals) end },
+      prepare = poison_before("baseline") },
   }
   local cand_error, cand_verdict
   if is_py then
@@ -455,10 +486,11 @@ function M.time(inst, opts)
   end
   local order = {}
   for i = 1, #subjects do order[i] = i end
-  if cand or is_py then order[1], order[2] = 2, 1 end -- the candidate first (poison_before_candidate)
+  if cand or is_py then order[1], order[2] = 2, 1 end -- the candidate first (M.poisoned_before)
   local round_plan = {
     sets = plan.used,
     order = order,
+    device = dev.timing,
     before_round = function(round, ks)
       for _, k in ipairs(ks) do
         inst:redraw(sets[k].vals, next_seed(), redraw_cache)
@@ -530,9 +562,7 @@ function M.time(inst, opts)
   -- the last timed call on each set: its outputs and inputs are still there
   phase("recheck")
   local failure
-  local used = math.min(plan.used, m.rounds)
-  if m.mode == "graph" then used = plan.used end
-  for k = 1, used do
+  for k = 1, M.rechecked_sets(m.mode, plan.used, m.rounds) do
     local where = ("input set %d, its last timed call"):format(k)
     local recs, f = judge(k, where, checks.last)
     failure = failure or f
