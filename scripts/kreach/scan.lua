@@ -58,6 +58,20 @@ local function make_output(name, y, base, x1, c, unwritten)
   end
 end
 
+-- fold(st, trial) -> st: a trivial candidate's verdicts on one output after one more trial.
+-- st: { kb =, kb01 =, kr =, reason = } (KernelBench's at today's tolerance and at v0.1's,
+-- kreach's and the reason of its first failure), all true before the first trial; trial: {
+-- kernelbench =, kernelbench_v01 = (nil where the trial is not one KernelBench runs: not the
+-- default distribution), kreach = (nil where kreach could not judge: the baseline fails the
+-- output itself), reason = }. A candidate passes a rule only if it passed every trial the rule
+-- judged.
+function M.fold(st, trial)
+  if trial.kreach == false and st.kr then st.kr, st.reason = false, trial.reason end
+  if trial.kernelbench ~= nil then st.kb = st.kb and trial.kernelbench end
+  if trial.kernelbench_v01 ~= nil then st.kb01 = st.kb01 and trial.kernelbench_v01 end
+  return st
+end
+
 -- scan(inst, {policy =, phase =}) -> { problem, dtype, outputs = { name = { [candidate] =
 -- { kernelbench = bool, kernelbench_v01 = bool, kreach = bool, reason =, na = why } } },
 -- degenerate = {trials} }
@@ -114,25 +128,24 @@ function M.scan(inst, opts)
       for _, name in ipairs(M.CANDIDATES) do
         local st = state[i][name]
         if not st.na then
+          local trial = {}
           -- kreach: poisoned where unwritten, judged against the oracle
           make_output(name, y, base, vals[first_input], consts[i], "poison")
           local untouched = y:count_poisoned()
           if untouched > 0 then
-            if st.kr then st.kr, st.reason = false, "incomplete_write" end
+            trial.kreach, trial.reason = false, "incomplete_write"
           elseif bok then
             local m = lib.metrics(y, ovals[i], { tols = tols })
-            local ok, reason = check.judge(m, th)
-            if not ok and st.kr then st.kr, st.reason = false, reason end
+            trial.kreach, trial.reason = check.judge(m, th)
           end
           -- KernelBench: default inputs only, zeros where unwritten, against the baseline
           if variant == "default" then
             make_output(name, y, base, vals[first_input], consts[i], "zeros")
             local m = lib.metrics(y, base, { tols = tols })
-            local f1 = m.mismatches or m.allclose_fail[1]
-            local f2 = m.mismatches or m.allclose_fail[2]
-            st.kb = st.kb and f1 == 0
-            st.kb01 = st.kb01 and f2 == 0
+            trial.kernelbench = (m.mismatches or m.allclose_fail[1]) == 0
+            trial.kernelbench_v01 = (m.mismatches or m.allclose_fail[2]) == 0
           end
+          M.fold(st, trial)
         end
       end
       y:free()
@@ -150,6 +163,28 @@ function M.scan(inst, opts)
     res.outputs[inst.args[i].name] = o
   end
   return res
+end
+
+-- passes(rows, names) -> { [candidate] = { kb = {ids}, kb01 = {ids}, kr = {ids} } }: for each
+-- trivial candidate in `names`, the ids of the problems (rows: scan's results, or rows with an
+-- error) it passes under KernelBench's rule, at v0.1's tolerance and under kreach's policy,
+-- an id once for each output passed (kreach scan-trivial's summary).
+function M.passes(rows, names)
+  local count = {}
+  for _, n in ipairs(names) do count[n] = { kb = {}, kb01 = {}, kr = {} } end
+  for _, r in ipairs(rows) do
+    for _, o in pairs(r.outputs or {}) do
+      for _, n in ipairs(names) do
+        local c = o[n]
+        if c and not c.na then
+          if c.kernelbench then count[n].kb[#count[n].kb + 1] = r.id end
+          if c.kernelbench_v01 then count[n].kb01[#count[n].kb01 + 1] = r.id end
+          if c.kreach then count[n].kr[#count[n].kr + 1] = r.id end
+        end
+      end
+    end
+  end
+  return count
 end
 
 return M

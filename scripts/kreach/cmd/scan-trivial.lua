@@ -74,20 +74,7 @@ return {
       collectgarbage()
     end
     -- the summary: problems each candidate passes under each rule
-    local count = {}
-    for _, n in ipairs(names) do count[n] = { kb = {}, kb01 = {}, kr = {} } end
-    for _, r in ipairs(rows) do
-      for _, o in pairs(r.outputs or {}) do
-        for _, n in ipairs(names) do
-          local c = o[n]
-          if c and not c.na then
-            if c.kernelbench then count[n].kb[#count[n].kb + 1] = r.id end
-            if c.kernelbench_v01 then count[n].kb01[#count[n].kb01 + 1] = r.id end
-            if c.kreach then count[n].kr[#count[n].kr + 1] = r.id end
-          end
-        end
-      end
-    end
+    local count = scan.passes(rows, names)
     if args.json then
       io.write(json.encode({ dtype = args.dtype, kernelbench_tol = kb_tol, problems = rows, passes = count }), "\n")
     else
