@@ -216,6 +216,29 @@ function M.rechecked_sets(mode, sets, rounds)
   return math.min(sets, rounds)
 end
 
+-- torch_ratios(res, topts) -> the ratios against PyTorch of a result whose subjects (res.baseline,
+-- res.candidate, res.pytorch, res.pytorch_compiled: { summary =, samples = }) were timed: the
+-- candidate's speedup over eager and over compiled (PyTorch's time over the candidate's: above
+-- 1, the candidate is faster; KernelBench's speedup is the one over eager), and the baseline's
+-- time over eager's and compiled's (below 1: kreach's baseline is faster), each a
+-- kreach.timing.ratio with its bootstrap interval and `of` and `over` naming its subjects; nil
+-- where a subject was not timed.
+function M.torch_ratios(res, topts)
+  local function ratio(a, b)
+    local A, B = res[a], res[b]
+    if not (A and B and A.summary and B.summary) then return nil end
+    local r = timing.ratio(A.samples, B.samples, topts)
+    r.of, r.over = a, b
+    return r
+  end
+  return {
+    baseline_vs_pytorch = ratio("baseline", "pytorch"),
+    baseline_vs_compiled = ratio("baseline", "pytorch_compiled"),
+    speedup_pytorch = ratio("pytorch", "candidate"),
+    speedup_compiled = ratio("pytorch_compiled", "candidate"),
+  }
+end
+
 -- ---- the measurement ----
 
 -- time(inst, opts) -> result. opts: candidate = path (nil: the baseline alone), timing =
@@ -597,21 +620,7 @@ function M.time(inst, opts)
       res.warnings[#res.warnings + 1] = ("%s: %d calls took longer to queue than the gate held, so their times include some of the host's launch time"):format(ts.name, ts.ungated)
     end
   end
-  local function ratio(a, b)
-    local A, B = res[a], res[b]
-    if not (A and B and A.summary and B.summary) then return nil end
-    local r = timing.ratio(A.samples, B.samples, topts)
-    r.of, r.over = a, b
-    return r
-  end
-  if #torch_slots > 0 then
-    res.ratios = {
-      baseline_vs_pytorch = ratio("baseline", "pytorch"),
-      baseline_vs_compiled = ratio("baseline", "pytorch_compiled"),
-      speedup_pytorch = (cand or is_py) and ratio("pytorch", "candidate") or nil,
-      speedup_compiled = (cand or is_py) and ratio("pytorch_compiled", "candidate") or nil,
-    }
-  end
+  if #torch_slots > 0 then res.ratios = M.torch_ratios(res, topts) end
   if not cal then res.warnings[#res.warnings + 1] = "no calibration of this device: no speed-of-light figures (kreach calibrate)" end
   local bsol = res.baseline.sol
   local why = timing.faster_than_light(res.baseline.summary, bsol, mo.sol_margin)

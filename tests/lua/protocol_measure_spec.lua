@@ -12,13 +12,48 @@
 -- its calls, the baseline's too in cold mode; the baseline's before each of its calls, never the
 -- candidate's); the candidate called first, on new input values every round, the sets in
 -- turn; which calls the oracle judges; what a wrong value, an unwritten element or a changed
--- input found while timing becomes; and the speedup's direction.
+-- input found while timing becomes; and the speedup's direction. And, as plain functions, the
+-- decisions measure.time takes from them: poisoned_before, rechecked_sets, torch_ratios (the
+-- speedups against PyTorch, whose worker no CPU test runs).
 local kreach = require "kreach"
 local measure = require "kreach.measure"
 local ops = require "kreach.ops"
 local support = require "support"
+local timing = require "kreach.timing"
 
 local host_ok, host = pcall(require, "kreach.host")
+
+describe("measure's decisions, known answers", function()
+  it("poisons what poisoned_before names", function()
+    assert.same({ "candidate", "baseline" }, measure.poisoned_before("candidate", "cold"))
+    assert.same({ "candidate" }, measure.poisoned_before("candidate", "hot"))
+    assert.same({ "candidate" }, measure.poisoned_before("candidate", "graph"))
+    for _, mode in ipairs({ "cold", "hot", "graph" }) do
+      assert.same({ "baseline" }, measure.poisoned_before("baseline", mode))
+    end
+    assert.has_error(function() measure.poisoned_before("pytorch", "cold") end, "measure.poisoned_before: no subject 'pytorch'")
+  end)
+
+  it("judges only the sets the rounds used, and every set in graph mode", function()
+    assert.equals(1, measure.rechecked_sets("cold", 2, 1))
+    assert.equals(2, measure.rechecked_sets("hot", 2, 7))
+    assert.equals(3, measure.rechecked_sets("graph", 3, 1))
+  end)
+
+  it("states the speedups against PyTorch as PyTorch's time over the candidate's", function()
+    local function subject(ms) return { summary = { median = ms }, samples = { ms, ms, ms } } end
+    local o = timing.options()
+    local r = measure.torch_ratios({ baseline = subject(2), candidate = subject(1), pytorch = subject(4),
+                                     pytorch_compiled = subject(3) }, o)
+    assert.same({ ratio = 4, lo = 4, hi = 4, of = "pytorch", over = "candidate" }, r.speedup_pytorch)
+    assert.same({ ratio = 3, lo = 3, hi = 3, of = "pytorch_compiled", over = "candidate" }, r.speedup_compiled)
+    assert.same({ ratio = 0.5, lo = 0.5, hi = 0.5, of = "baseline", over = "pytorch" }, r.baseline_vs_pytorch)
+    assert.same({ ratio = 2 / 3, lo = 2 / 3, hi = 2 / 3, of = "baseline", over = "pytorch_compiled" }, r.baseline_vs_compiled)
+    -- no candidate (a baseline timed alone), no compiled model: no ratios of theirs
+    r = measure.torch_ratios({ baseline = subject(2), pytorch = subject(4) }, o)
+    assert.same({ 0.5 }, { r.baseline_vs_pytorch.ratio, r.speedup_pytorch, r.speedup_compiled, r.baseline_vs_compiled })
+  end)
+end)
 
 describe("measure.time's protocol on the host device", function()
   if not (host_ok and host.active()) then
@@ -197,12 +232,6 @@ return {
     assert.equals(r.timing.rounds - 2, r.candidate.summary.n)
   end)
 
-  it("judges only the sets the rounds used, and every set in graph mode", function()
-    assert.equals(1, measure.rechecked_sets("cold", 2, 1))
-    assert.equals(2, measure.rechecked_sets("hot", 2, 7))
-    assert.equals(3, measure.rechecked_sets("graph", 3, 1))
-  end)
-
   it("makes a wrong value in a round the candidate's verdict: incorrect, found while timing, where", function()
     local r = run(nil, function(c, _, y) if c == 5 + 3 then y:fill(7) end end)
     assert.equals("incorrect", r.verdict.verdict)
@@ -235,15 +264,5 @@ return {
     assert.equals("incorrect", r.verdict.verdict)
     assert.equals("input_mutation", r.verdict.reason)
     assert.equals("found while timing (sample 7, input set 1): the inputs x changed", r.verdict.detail)
-  end)
-
-  it("poisons what poisoned_before names", function()
-    assert.same({ "candidate", "baseline" }, measure.poisoned_before("candidate", "cold"))
-    assert.same({ "candidate" }, measure.poisoned_before("candidate", "hot"))
-    assert.same({ "candidate" }, measure.poisoned_before("candidate", "graph"))
-    for _, mode in ipairs({ "cold", "hot", "graph" }) do
-      assert.same({ "baseline" }, measure.poisoned_before("baseline", mode))
-    end
-    assert.has_error(function() measure.poisoned_before("pytorch", "cold") end, "measure.poisoned_before: no subject 'pytorch'")
   end)
 end)
