@@ -1,8 +1,9 @@
 -- kreach.timing.measure's protocol without a GPU: the real engine, given device operations
 -- (plan.device, in place of kreach.timing.DEVICE's) that log what was done and events that read
 -- a virtual clock its subjects advance. What a sample does, in which order; the order of the
--- subjects; the rounds, their input sets and hooks; the discarded rounds; the stopping rule at
--- the options' level; and the speedup's direction and interval, with answers worked out here.
+-- subjects; graph mode's capture and replay; the rounds, their input sets and hooks; the
+-- discarded rounds; the stopping rule at the options' level; and the speedup's direction and
+-- interval, with answers worked out here.
 -- (tests/lua/gpu/timing_spec.lua times real kernels.) Run on the host device by ctest (every
 -- protocol_ spec is), though nothing here touches a device.
 local timing = require "kreach.timing"
@@ -10,7 +11,7 @@ local timing = require "kreach.timing"
 -- fake_device() -> device operations for plan.device, and the test's view of them:
 -- t.clock (ms, advanced by the subjects' calls), t.log (what was done, in order).
 local function fake_device()
-  local t = { clock = 0, log = {}, flushes = 0 }
+  local t = { clock = 0, log = {}, flushes = 0, now_s = 0 }
   local function log(s) t.log[#t.log + 1] = s end
   t.log_call = log
   t.device = {
@@ -28,7 +29,10 @@ local function fake_device()
     flush = function() t.flushes = t.flushes + 1; log("flush"); return 4096 end,
     clocks = function() return nil, "no clocks in this test" end,
     synchronize = function() end,
-    now = function() return 0 end, -- the budgets never run out: the rule on the samples decides
+    -- the budgets' clock: 1 ms a reading, so that within these tests' few rounds the rule on
+    -- the samples decides, and a rule that never stops ends on the budget (2 s by default)
+    -- rather than looping for ever
+    now = function() t.now_s = t.now_s + 1e-3; return t.now_s end,
   }
   return t
 end
@@ -94,6 +98,58 @@ describe("timing.measure's sample, on a logging device", function()
   end)
 end)
 
+describe("timing.measure's graph mode, on a logging device", function()
+  -- graph_begin starts a capture: what events and calls do until graph_end is kept, and a
+  -- launch of the graph does it again
+  local function graph_device()
+    local t = fake_device()
+    local function later(f) if t.capture then t.capture[#t.capture + 1] = f else f() end end
+    t.later = later
+    local event = t.device.event
+    t.device.event = function()
+      local e = event()
+      local record = e.record
+      e.record = function(self) later(function() record(self) end) end
+      return e
+    end
+    t.device.graph_begin = function() t.log_call("graph_begin"); t.capture = {} end
+    t.device.graph_end = function()
+      local ops = t.capture
+      t.capture = nil
+      t.log_call("graph_end")
+      return { launch = function() t.log_call("launch"); for _, f in ipairs(ops) do f() end end,
+               nodes = function() return #ops end, free = function() t.log_call("graph_free") end }
+    end
+    t.device.graph_abort = function() t.capture = nil end
+    return t
+  end
+
+  it("captures each set's preparation, events and call once, and times a replay as the mean of its calls", function()
+    local t = graph_device()
+    local TIMES = { 1, 3 }
+    local subj = { name = "g",
+      call = function(k) t.later(function() t.log_call("g call " .. k); t.clock = t.clock + TIMES[k] end) end,
+      prepare = function(k) t.later(function() t.log_call("g prepare " .. k) end) end }
+    local r = timing.measure({ subj }, { mode = "graph", min_samples = 3, max_samples = 3, warmup_min = 1, warmup_max = 1 },
+      { device = t.device, sets = 2, before_round = function(round, ks) t.log_call(("before %d %s"):format(round, table.concat(ks, ","))) end })
+    -- per set: a preparation, two events, a call
+    assert.equals(8, r.subjects.g.graph_nodes)
+    -- a sample is the mean of the replay's two calls, 1 and 3 ms
+    assert.same({ 2, 2, 2 }, r.subjects.g.samples)
+    assert.is_nil(r.flush_bytes)
+    assert.is_false(r.gated)
+    local replay = { "launch", "g prepare 1", "record", "g call 1", "record", "g prepare 2", "record", "g call 2", "record" }
+    local want = { "g prepare 1", "g call 1", "g prepare 2", "g call 2", "graph_begin", "graph_end" }
+    for _, x in ipairs(replay) do want[#want + 1] = x end -- the warm-up
+    for round = 1, 3 do
+      want[#want + 1] = ("before %d 1,2"):format(round)
+      for _, x in ipairs(replay) do want[#want + 1] = x end
+    end
+    want[#want + 1] = "graph_free"
+    assert.same(want, t.log)
+  end)
+end)
+
 describe("timing.measure's rounds, on a logging device", function()
   it("calls the subjects in plan.order in every round, rotating over the sets, the hooks around", function()
     local t = fake_device()
@@ -146,6 +202,43 @@ describe("timing.measure's rounds, on a logging device", function()
     assert.same({ 3, 4, 7, 8, 9, 10 }, r.subjects.a.samples)
     assert.equals(8, r.rounds)
     assert.equals(2, r.discarded)
+  end)
+
+  it("samples a subject whose call timed its gate out without the gate from then on", function()
+    local t = fake_device()
+    local timeouts = 0
+    t.device.gate = function()
+      return { hold = function() t.log_call("hold") end, release = function() t.log_call("release") end,
+               timeouts = function() return timeouts end, free = function() end }
+    end
+    -- the subject's 3rd call (its first round's) waits for the GPU from the host: the gate times out
+    local calls = 0
+    local subj = { name = "sync", call = function() calls = calls + 1; if calls == 3 then timeouts = timeouts + 1 end; t.clock = t.clock + 1 end }
+    local r = timing.measure({ subj }, { mode = "hot", min_samples = 3, max_samples = 3, warmup_min = 1, warmup_max = 1 },
+      { device = t.device })
+    assert.is_true(r.subjects.sync.ungated)
+    -- held for the warm-up call and the first round's, not for the two rounds after
+    local holds = 0
+    for _, x in ipairs(t.log) do if x == "hold" then holds = holds + 1 end end
+    assert.equals(2, holds)
+    assert.same({ 1, 1, 1 }, r.subjects.sync.samples)
+  end)
+
+  it("lets an optional subject that fails leave, and goes on with the others", function()
+    local t = fake_device()
+    local n = 0
+    local flaky = { name = "torch", optional = true,
+      call = function() n = n + 1; if n == 4 then error("worker gone", 0) end; t.clock = t.clock + 3 end }
+    local r = timing.measure({ subject(t, "base", const(2)), subject(t, "cand", const(1)), flaky },
+      { mode = "hot", gate = false, min_samples = 5, max_samples = 50, warmup_min = 1, warmup_max = 1 },
+      { device = t.device })
+    -- its calls: 1 plain, 2 warm-up, then rounds 1 and 2 (3 ms each); round 3's failed
+    assert.equals("worker gone", r.subjects.torch.dropped)
+    assert.same({ 3 }, r.subjects.torch.samples)
+    -- the others converge (constant times) as soon as they have a 95% interval: not at
+    -- min_samples = 5 (n = 5 has none), at 6; the dropped one does not hold them
+    assert.same({ "converged", 6 }, { r.stop_reason, r.rounds })
+    assert.same({ 2, 2, 2 }, { r.speedup.ratio, r.speedup.lo, r.speedup.hi })
   end)
 
   it("lets an error raised in a hook end the measurement, as it was raised", function()
