@@ -48,10 +48,16 @@ for _, r in ipairs(M.RULES) do RULE[r.id] = r end
 -- import: the module roots a candidate may import (the first name of a dotted import).
 M.ALLOWED_IMPORTS = { "torch", "triton", "math", "typing", "functools", "itertools", "collections",
                       "dataclasses", "numbers", "operator", "enum", "abc", "__future__", "numpy" }
--- name: names a candidate may not call or read (as a name, or imported from an allowed module):
--- each runs or loads code kreach cannot see, or reaches past the module's own namespace.
+-- name: names a candidate may not call or read (as a name, imported from an allowed module, or
+-- as an attribute: a module may hold the builtins, as enum holds them as enum.bltns): each runs or
+-- loads code kreach cannot see, or reaches past the module's own namespace
 M.FORBIDDEN_NAMES = { "exec", "eval", "compile", "__import__", "open", "breakpoint", "input",
                       "globals", "locals", "vars", "memoryview" }
+-- name: but these are allowed as attributes, objects' methods of the same name: torch.compile (the
+-- builtin's code object runs only through exec, eval or types.FunctionType, each refused); and
+-- these only called with no argument, which the builtin needs: nn.Module.eval()
+M.NAME_ATTRIBUTES = { "compile" }
+M.NAME_METHODS_BARE = { "eval" }
 -- name: attributes that run a process
 M.FORBIDDEN_ATTRIBUTES = { "system", "popen" }
 -- stream: streams of its own: work queued on another stream is not held by the timed call's
@@ -63,14 +69,16 @@ M.STREAM_ATTRIBUTES = { "Stream", "ExternalStream", "StreamContext", "stream", "
 -- attribute (`torch.os`). Through them Python code reaches the worker itself (sys.modules holds
 -- the worker's __main__, whose replies carry the timings) or the host (os.fork and setsid leave
 -- the worker's process group; numpy.ctypeslib and numpy.f2py load and build native code;
--- torch.fx resolves a graph's targets, strings, as attribute paths: get_attr("sys.modules")).
+-- torch.fx resolves a graph's targets, strings, as attribute paths: get_attr("sys.modules");
+-- enum holds builtins as enum.bltns).
 M.FORBIDDEN_MODULES = { "sys", "os", "posix", "subprocess", "ctypes", "importlib", "builtins", "gc",
                         "inspect", "types", "io", "shutil", "socket", "pathlib", "signal",
                         "multiprocessing", "threading", "_thread", "pickle", "marshal", "code",
                         "codeop", "runpy", "atexit", "weakref", "tempfile", "sysconfig", "site",
-                        "ctypeslib", "f2py", "distutils", "fx" }
--- string-attribute: the names (builtins) and attributes (operator's) that look an attribute up
--- by a string; a match statement's class pattern with keywords (`case C(sys=s)`) is refused too
+                        "ctypeslib", "f2py", "distutils", "fx", "bltns" }
+-- string-attribute: the names (builtins, refused as attributes too) and attributes (operator's)
+-- that look an attribute up by a string; a match statement's class pattern with keywords (`case
+-- C(sys=s)`) is refused too
 M.STRING_ATTRIBUTE_NAMES = { "getattr", "setattr", "delattr" }
 M.STRING_ATTRIBUTE_ATTRIBUTES = { "attrgetter", "methodcaller" }
 -- dunder: the only dunders a candidate may name: attributes, names, and strings
@@ -272,9 +280,6 @@ def private(n):
     p = n.parent
     return not (d == "torch." + a and isinstance(p, ast.Call) and p.func is n)
 
-def private_module(parts):
-    return next((x for x in parts[1:] if x.startswith("_") and not dunder(x)), None)
-
 def unparse(e):
     try: s = ast.unparse(e)
     except Exception: s = "?"
@@ -283,22 +288,49 @@ def unparse(e):
 ANNOTATION_NODES = (ast.Expression, ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.List, ast.Constant,
                     ast.BinOp, ast.BitOr, ast.Load)
 
+def method_of_its_own(n, w):
+    """Whether the attribute n, named like a builtin, is an object's method of that name:
+    torch.compile (the builtin's code object runs only through exec, eval or types.FunctionType,
+    each refused), and nn.Module.eval() called with no argument (the builtin needs one)."""
+    if w in C["name_attributes"]: return True
+    if w in C["name_methods_bare"]:
+        p = getattr(n, "parent", None)
+        return isinstance(p, ast.Call) and p.func is n and not p.args and not p.keywords
+    return False
+
 def word(n, w, mod=None):
-    """The rule refusing an identifier used as an attribute or imported from mod, and how."""
-    if w in C["modules"]: return "module", None
-    if dunder(w) and w not in C["dunder_attributes"]: return "dunder", None
-    # a builtin's name counts only where a name is imported (`torch.compile` is not compile)
-    if w in C["attributes"] or (mod is not None and w in C["names"]): return "name", None
-    if w in C["stream"]: return "stream", None
-    if w in C["string_attribute_attributes"] or (mod is not None and w in C["string_attribute_names"]):
-        return "string-attribute", None
-    if w in C["type_words"]: return "type-value", None
-    if w in C["subclass"]: return "subclass", None
-    if w in C["annotation"]: return "annotation", None
+    """The rule refusing an identifier used as an attribute (n) or imported from mod, or None."""
+    if w in C["modules"]: return "module"
+    if dunder(w) and w not in C["dunder_attributes"]: return "dunder"
+    # a builtin's name as an attribute too: a module may hold a builtin (enum.bltns.exec)
+    if w in C["attributes"] or (w in C["names"] and (mod is not None or not method_of_its_own(n, w))): return "name"
+    if w in C["stream"]: return "stream"
+    if w in C["string_attribute_attributes"] or w in C["string_attribute_names"]: return "string-attribute"
+    if w in C["type_words"]: return "type-value"
+    if w in C["subclass"]: return "subclass"
+    if w in C["annotation"]: return "annotation"
     if w == "load":
         base = mod if mod is not None else (dotted(n.value) if isinstance(n, ast.Attribute) else None)
-        if base != "triton.language": return "loader", None
-    elif w in C["loader"]: return "loader", None
+        if base != "triton.language": return "loader"
+    elif w in C["loader"]: return "loader"
+    return None
+
+def imported_rule(n, w, mod):
+    """The rule refusing the name w imported from the module mod, or the part w of a module's
+    path after mod (`import torch.cuda.Stream`, `from torch._C import x`), or None: a part that
+    is no module fails Python's import, but is refused as its name is anywhere."""
+    rule = word(n, w, mod)
+    if rule is None and w in C["type_names"]: rule = "type-value"
+    if rule is None and w.startswith("_") and not dunder(w) and w not in C["private_allowed"]: rule = "private"
+    return rule
+
+def path_rule(n, parts):
+    """The rule refusing a module path (its parts after an allowed root), and what it refuses."""
+    for i in range(1, len(parts)):
+        rule = imported_rule(n, parts[i], ".".join(parts[:i]))
+        if rule:
+            kind = {"module": "the module", "private": "the private module"}.get(rule, "the name")
+            return rule, "%s '%s'" % (kind, parts[i])
     return None, None
 
 def check(root, line=None):
@@ -308,41 +340,36 @@ def check(root, line=None):
             for a in n.names:
                 if line is None: out["imports"].append(a.name)
                 parts = a.name.split(".")
+                rule, what = path_rule(n, parts)
                 if parts[0] not in C["allowed"]:
                     refuse(n, "import", "import of '%s'" % a.name, at)
-                elif any(p in C["modules"] for p in parts):
-                    refuse(n, "module", "import of '%s' (the module '%s')" % (a.name, next(p for p in parts if p in C["modules"])), at)
-                elif any(p in C["loader"] for p in parts):
-                    refuse(n, "loader", "import of '%s'" % a.name, at)
-                elif private_module(parts):
-                    refuse(n, "private", "import of '%s' (the private module '%s')" % (a.name, private_module(parts)), at)
+                elif rule:
+                    refuse(n, rule, "import of '%s' (%s)" % (a.name, what), at)
                 if dunder(a.asname):
                     refuse(n, "dunder", "the name '%s'" % a.asname, at)
         elif isinstance(n, ast.ImportFrom):
             mod = n.module or ""
             if line is None: out["imports"].append(mod)
             parts = mod.split(".")
+            rule, what = path_rule(n, parts)
             if n.level and n.level > 0:
                 refuse(n, "import", "a relative import", at)
             elif parts[0] not in C["allowed"]:
                 refuse(n, "import", "import from '%s'" % mod, at)
-            elif any(p in C["modules"] for p in parts):
-                refuse(n, "module", "import from '%s' (the module '%s')" % (mod, next(p for p in parts if p in C["modules"])), at)
-            elif any(p in C["loader"] for p in parts):
-                refuse(n, "loader", "import from '%s'" % mod, at)
-            elif private_module(parts):
-                refuse(n, "private", "import from '%s' (the private module '%s')" % (mod, private_module(parts)), at)
+            elif rule:
+                refuse(n, rule, "import from '%s' (%s)" % (mod, what), at)
             else:
                 for a in n.names:
+                    # __future__'s names are the compiler's features: any other fails to compile
                     if mod == "__future__": continue
+                    # the names a star import binds are the module's, which the lint cannot read
+                    if a.name == "*":
+                        refuse(n, "import", "a star import from '%s'" % mod, at)
+                        continue
                     if a.name in C["modules"]:
                         refuse(n, "module", "the module '%s' (imported from '%s')" % (a.name, mod), at)
                         continue
-                    rule, _ = word(n, a.name, mod)
-                    if rule is None and a.name in C["type_names"]: rule = "type-value"
-                    if rule is None and mod != "__future__" and a.name.startswith("_") and not dunder(a.name) \
-                            and a.name not in C["private_allowed"]:
-                        rule = "private"
+                    rule = imported_rule(n, a.name, mod)
                     if rule:
                         refuse(n, rule, "the name '%s' (imported from '%s')" % (a.name, mod), at)
                     elif dunder(a.asname):
@@ -366,7 +393,7 @@ def check(root, line=None):
             elif i == "super" and not super_ok(n):
                 refuse(n, "super", "super() other than in super().__init__(...)", at)
         elif isinstance(n, ast.Attribute):
-            rule, _ = word(n, n.attr)
+            rule = word(n, n.attr)
             if rule == "module":
                 refuse(n, rule, "the module '%s' (an attribute)" % n.attr, at)
             elif rule:
@@ -446,6 +473,7 @@ local function config()
   local d = M.ALLOWED_DUNDERS
   return json.encode({
     allowed = M.ALLOWED_IMPORTS, names = M.FORBIDDEN_NAMES, attributes = M.FORBIDDEN_ATTRIBUTES,
+    name_attributes = M.NAME_ATTRIBUTES, name_methods_bare = M.NAME_METHODS_BARE,
     stream = M.STREAM_ATTRIBUTES, modules = M.FORBIDDEN_MODULES, string_attribute_names = M.STRING_ATTRIBUTE_NAMES,
     string_attribute_attributes = M.STRING_ATTRIBUTE_ATTRIBUTES, dunder_attributes = d.attributes,
     dunder_names = d.names, dunder_strings = d.strings, type_names = { "type", "object" }, type_words = M.TYPE_WORDS,
