@@ -216,7 +216,16 @@ void kr_guard_start(const char *token) {
         fail_start("cuptiActivityRegisterCallbacks", r);
         return;
     }
-    static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    /* KERNEL, not CONCURRENT_KERNEL: for the concurrent record CUPTI instruments every kernel's
+     * code (its documentation), the likely cause of what the guard cost a kernel of many short
+     * blocks on an H200 with that record: a load_inline ReLU, one thread an element, 262,144
+     * blocks, 0.2233 ms against 0.2049 ms with no guard, same run, 2026-12-06 (PyTorch's and
+     * Triton's ReLUs moved under 0.5%). The serialized record takes
+     * its times without instrumenting, and runs one kernel at a time on the device: a
+     * candidate's streams do not overlap while it is timed, so work on a side stream can neither
+     * hide under the gate nor beside the caller's kernels. That it costs the load_inline ReLU
+     * under 1% is not yet measured (docs/candidates.md). */
+    static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_KERNEL,
                                                CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         r = cuptiActivityEnable(kinds[i]);
