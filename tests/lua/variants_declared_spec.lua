@@ -93,6 +93,29 @@ describe("the operators' declared variants", function()
     end
   end)
 
+  it("have mutants (tests/lua/variants_mutants.lua) whose text is in the sources once and whose case exists", function()
+    local cases = {}
+    for _, c in ipairs(values.VARIANT_CASES) do cases[c.id] = true end
+    local ids = {}
+    for _, m in ipairs(dofile(here .. "/variants_mutants.lua")) do
+      assert.is_nil(ids[m.id], "two mutants named " .. m.id)
+      ids[m.id] = true
+      local f = assert(io.open(root .. "/" .. m.file, "rb"))
+      local src = f:read("a")
+      f:close()
+      local n, at = 0, 1
+      while true do
+        local a, b = src:find(m.old, at, true)
+        if not a then break end
+        n, at = n + 1, b + 1
+      end
+      assert.equal(1, n, ("mutant %s: its text is in %s %d times"):format(m.id, m.file, n))
+      assert.are_not.equal(m.old, m.new)
+      local case = m.env.KREACH_VARIANTS_ONLY:match("^%^([%w_]+)%$$")
+      assert.is_truthy(case and cases[case], ("mutant %s names no case"):format(m.id))
+    end
+  end)
+
   it("are the table of docs/correctness.md (build/kreach tests/lua/variants_doc.lua writes it)", function()
     local doc = dofile(here .. "/variants_doc.lua")
     local f = assert(io.open(root .. "/docs/correctness.md", "rb"))
