@@ -132,7 +132,9 @@ local THREADS = 256
 -- GEMM a batch of 128 (f32) or 256 (bf16) 512 x 512 products, but the chunked path has not run
 -- on the H200 yet: until it has, the limit keeps problem 97 (1 GiB of f32 scores) in the one
 -- piece that was measured there.
-local SCORES_MAX_BYTES = 2 * 1024 * 1024 * 1024
+-- (LIMITS.scores_max_bytes; softmax_grid_max caps the softmax's blocks; a test may lower both,
+-- kreach.ops.with_limits)
+local LIMITS = { scores_max_bytes = 2 * 1024 * 1024 * 1024, softmax_grid_max = 0x7fffffff }
 
 local UNROLL = 4 -- U in softmax_rows: a row of up to UNROLL * 32 packs is kept in registers
 
@@ -155,7 +157,9 @@ local function install(lib, K)
     if not vec then per = 1 end
     local cached = cols <= UNROLL * 32 * per
     local p = K.program("attention", SRC, x.dtype, instantiate)
-    local blocks = math.min((rows + THREADS // 32 - 1) // (THREADS // 32), 0x7fffffff)
+    local blocks = math.min((rows + THREADS // 32 - 1) // (THREADS // 32), LIMITS.softmax_grid_max)
+    K.variant("attention", x.dtype, (cached and "softmax.cached" or "softmax.long") .. (vec and ".packs" or ".scalar"))
+    if blocks * (THREADS // 32) < rows then K.variant("attention", x.dtype, "softmax.grid_loop") end
     p[("softmax_rows<%s, %s, %s>"):format(K.ctype[x.dtype], tostring(vec), tostring(cached))]{
       grid = blocks, block = THREADS }(x, rows, cols)
   end
@@ -208,7 +212,11 @@ local function install(lib, K)
       return out
     end
     local per_batch = lq * lk * tensor.dtype_size(q.dtype)
-    local chunk = math.max(1, math.min(bh, SCORES_MAX_BYTES // per_batch))
+    local chunk = math.max(1, math.min(bh, LIMITS.scores_max_bytes // per_batch))
+    if chunk < bh then
+      K.variant("attention", q.dtype, "chunks")
+      if bh % chunk ~= 0 then K.variant("attention", q.dtype, "chunks.partial") end
+    end
     local scores = K.empty({ chunk, lq, lk }, q.dtype)
     for b0 = 1, bh, chunk do
       local nb = math.min(chunk, bh - b0 + 1)
@@ -226,7 +234,18 @@ local function install(lib, K)
   end
 end
 
+-- the size-selected paths (kreach.ops' header)
+local VARIANTS = {
+  { name = "softmax.cached.packs", when = "scores rows of at most 4 * 32 packs, whole packs: a row kept in registers" },
+  { name = "softmax.cached.scalar", when = "scores rows of at most 4 * 32 elements that are not a multiple of the pack" },
+  { name = "softmax.long.packs", when = "scores rows longer than 4 * 32 packs: an online maximum and sum, then a second pass" },
+  { name = "softmax.long.scalar", when = "scores rows longer than 4 * 32 elements that are not a multiple of the pack" },
+  { name = "softmax.grid_loop", when = "more score rows than one launch's warps (limit softmax_grid_max): a warp takes several" },
+  { name = "chunks", when = "scores of the whole batch above 2 GiB (limit scores_max_bytes): the batch in chunks" },
+  { name = "chunks.partial", when = "chunks with a last chunk smaller than the others (narrowed views)" },
+}
+
 return {
-  install = install,
+  install = install, variants = VARIANTS, limits = LIMITS,
   sources = { { name = "attention", source = SRC, instantiate = instantiate } },
 }

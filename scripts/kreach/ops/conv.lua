@@ -949,6 +949,10 @@ local function threads_of(algo, cfg)
   if algo == "gemm" then return (cfg[1] // 8) * (cfg[2] // cfg[3]) end
   return 32 * (cfg[1] // cfg[3]) * (cfg[2] // cfg[4])
 end
+-- the caps a test may lower (kreach.ops.with_limits): conv_pack's blocks, and the grid's z
+-- (a block loops over the (group, phase) pairs beyond it)
+local LIMITS = { pack_grid_max = 8192, z_max = 65535 }
+M.limits = LIMITS
 local DIRECT_MAX_COUT = 4   -- output channels a group up to which the direct kernel runs
 local VS, COS = { 1, 2, 4 }, { 1, 2, 4 }
 local MMA_DTYPES = { f16 = true, bf16 = true }
@@ -1017,11 +1021,16 @@ function M.plan(g, dtype, has_bias)
   local geo = { k3[1], k3[2], k3[3], s3[1], s3[2], s3[3], p3[1], p3[2], p3[3], d3[1], d3[2], d3[3] }
   local bias_arg = has_bias and "bias" or "y"
   local launches = {}
-  local plan = { algo = algo, launches = launches }
+  -- variants: the paths the launches take (M.variants; run() names them)
+  local variants = {}
+  local plan = { algo = algo, launches = launches, variants = variants }
   if algo == "direct" then
     local CO = g.Cout_g >= 4 and 4 or (g.Cout_g >= 2 and 2 or 1)
     local cob = (g.Cout_g + CO - 1) // CO
     local tx, v = direct_tile(O[3])
+    variants[1] = "direct.co" .. CO
+    variants[2] = (g.transposed and "direct.transposed.v" or "direct.v") .. v
+    if g.Cout_g % CO ~= 0 then variants[3] = "direct.co_partial" end
     local ty = THREADS // tx
     local rows = g.N * g.groups * cob * O[1] * O[2]
     local w_tiles = (O[3] + tx * v - 1) // (tx * v)
@@ -1057,7 +1066,8 @@ function M.plan(g, dtype, has_bias)
   plan.scratch = total
   local pk = { "w", "wp", total, g.Cin_g, g.Cout_g, Kmax, nph, g.transposed }
   for _, a in ipairs(geo) do pk[#pk + 1] = a end
-  local pgrid = math.max(1, math.min((total + THREADS - 1) // THREADS, 8192))
+  local pgrid = math.max(1, math.min((total + THREADS - 1) // THREADS, LIMITS.pack_grid_max))
+  if pgrid * THREADS < total then variants[#variants + 1] = "pack.loop" end
   launches[1] = { kernel = ("conv_pack<%s, %s>"):format(T, algo == "gemm" and "true" or "false"),
                   grid = pgrid, block = THREADS, args = pk }
   local cfg
@@ -1082,7 +1092,13 @@ function M.plan(g, dtype, has_bias)
   local args = { "x", "wp", bias_arg, "y", g.N, g.C, I[1], I[2], I[3], g.Co, O[1], O[2], O[3],
                  g.Cin_g, g.Cout_g, Kmax, nph, nz, g.transposed, has_bias }
   for _, a in ipairs(geo) do args[#args + 1] = a end
-  launches[2] = { kernel = name, grid = { mt, nt, math.min(nz, 65535) }, block = threads_of(algo, cfg),
+  variants[#variants + 1] = algo .. "." .. table.concat(cfg, "x")
+  if g.transposed then variants[#variants + 1] = algo .. ".transposed" end
+  if mt > 1 then variants[#variants + 1] = algo .. ".mtiles" end
+  if nt > 1 then variants[#variants + 1] = algo .. ".ntiles" end
+  if nz > LIMITS.z_max then variants[#variants + 1] = algo .. ".z_loop" end
+  if g.N * qmax > 0xffffffff then variants[#variants + 1] = algo .. ".wide" end -- the kernel's t.Mp
+  launches[2] = { kernel = name, grid = { mt, nt, math.min(nz, LIMITS.z_max) }, block = threads_of(algo, cfg),
                   args = args }
   return plan
 end
@@ -1133,6 +1149,7 @@ local function install(lib, K)
     end
     if backend == "cudnn" then backend = "nvrtc" end
     lib.conv_last = { backend = backend, why_not_cudnn = why_not }
+    K.variant("conv", dtype, table.unpack(plan.variants))
     local tensors = { x = x, w = w, y = y, bias = bias }
     if plan.scratch then tensors.wp = K.empty({ plan.scratch }, dtype) end
     for _, l in ipairs(plan.launches) do
@@ -1161,6 +1178,54 @@ local function install(lib, K)
   end
 end
 
+-- the size-selected paths (kreach.ops' header), the GEMMs' from their compiled configurations
+-- (a configuration that M.TILES does not pick is reached only by experiments that change it)
+local function tile_variants(algo, what)
+  local out = {}
+  for _, c in ipairs(M.CONFIGS[algo]) do
+    local lo, hi
+    for i, row in ipairs(M.TILES[algo]) do
+      if row[2] == c or table.concat(row[2], "x") == table.concat(c, "x") then
+        lo = math.max(row[1], DIRECT_MAX_COUT + 1)
+        hi = i > 1 and M.TILES[algo][i - 1][1] - 1 or nil
+      end
+    end
+    local name = algo .. "." .. table.concat(c, "x")
+    if lo then
+      out[#out + 1] = { name = name, when = ("%s with %s output channels a group: tiles of %d x %d"):format(
+        what, hi and ("%d to %d"):format(lo, hi) or ("%d or more"):format(lo), c[1], c[2]) }
+    else
+      out[#out + 1] = { name = name, when = ("%s with tiles of %d x %d"):format(what, c[1], c[2]),
+                        unreachable = "no size selects it (conv.TILES does not list it): only experiments that change conv.TILES" }
+    end
+  end
+  return out
+end
+local VARIANTS = {
+  { name = "direct.co1", when = "the direct kernel (f64, the oracle, and at most 4 output channels a group) with 1 output channel a group" },
+  { name = "direct.co2", when = "the direct kernel with 2 or 3 output channels a group: 2 a thread" },
+  { name = "direct.co4", when = "the direct kernel with 4 or more output channels a group: 4 a thread" },
+  { name = "direct.co_partial", when = "the direct kernel with output channels a group not a multiple of its 2 or 4 a thread" },
+  { name = "direct.v1", when = "the direct kernel, one output a thread (short output rows)" },
+  { name = "direct.v2", when = "the direct kernel, two outputs a thread (as an output row of 64)" },
+  { name = "direct.v4", when = "the direct kernel, four outputs a thread (as an output row of 128)" },
+  { name = "direct.transposed.v1", when = "the transposed direct kernel (gathering), one output a thread" },
+  { name = "direct.transposed.v2", when = "the transposed direct kernel, two outputs a thread" },
+  { name = "direct.transposed.v4", when = "the transposed direct kernel, four outputs a thread" },
+  { name = "pack.loop", when = "more repacked weights than conv_pack's blocks cover (limit pack_grid_max): several a thread" },
+}
+for _, v in ipairs(tile_variants("gemm", "conv_gemm (f32)")) do VARIANTS[#VARIANTS + 1] = v end
+for _, v in ipairs(tile_variants("mma", "conv_mma (bf16, f16)")) do VARIANTS[#VARIANTS + 1] = v end
+for _, algo in ipairs({ "gemm", "mma" }) do
+  VARIANTS[#VARIANTS + 1] = { name = algo .. ".transposed", when = algo .. " over the phases of a transposed convolution" }
+  VARIANTS[#VARIANTS + 1] = { name = algo .. ".mtiles", when = algo .. " with more output positions than one tile's rows" }
+  VARIANTS[#VARIANTS + 1] = { name = algo .. ".ntiles", when = algo .. " with more output channels a group than one tile's columns" }
+  VARIANTS[#VARIANTS + 1] = { name = algo .. ".z_loop", when = algo .. " with more (group, phase) pairs than the grid's z (limit z_max)" }
+  VARIANTS[#VARIANTS + 1] = { name = algo .. ".wide", when = algo .. " with 2^32 GEMM rows or more: 64-bit row decoding",
+    unreachable = "decided inside the kernel (t.Mp > 0xffffffff), which no limit lowers, at sizes far beyond the host device" }
+end
+
+M.variants = VARIANTS
 M.install = install
 M.sources = { { name = "conv", source = SRC, instantiate = instantiate } }
 -- for the CPU emulation of the kernels (experiments/conv): the source without the

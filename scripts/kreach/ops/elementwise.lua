@@ -123,6 +123,11 @@ local function install(lib, K)
     local T = K.ctype[x.dtype]
     local vec = K.aligned(x, 16) and K.aligned(y, 16)
     local per = vec and 16 // tensor.dtype_size(x.dtype) or 1
+    if not vec then K.variant("elementwise", x.dtype, "unary.scalar")
+    else
+      if n >= per then K.variant("elementwise", x.dtype, "unary.packs") end
+      if n % per ~= 0 then K.variant("elementwise", x.dtype, "unary.tail") end
+    end
     local k = p[("unary<%s, %d, %s>"):format(T, UNARY[op], vec and "true" or "false")]
     k{ grid = K.blocks(n, THREADS, per), block = THREADS }(x, y, n, a or 0, b or 0)
     return y
@@ -161,6 +166,7 @@ local function install(lib, K)
     local per = 16 // tensor.dtype_size(B.dtype)
     local vec = cols % per == 0 and K.aligned(B, 16) and K.aligned(C, 16)
     if not vec then per = 1 end
+    K.variant("elementwise", B.dtype, vec and "row_scale.packs" or "row_scale.scalar")
     local p = prog(B.dtype)
     p[("row_scale<%s, %s>"):format(K.ctype[B.dtype], vec and "true" or "false")]{
       grid = K.blocks(rows * cols, THREADS, per), block = THREADS }(a, B, C, rows, cols)
@@ -198,4 +204,14 @@ local function install(lib, K)
   end
 end
 
-return { install = install, sources = { { name = "elementwise", source = SRC, instantiate = instantiate } } }
+-- the size-selected paths (kreach.ops' header); triu, tril and symmetrize have one each
+local VARIANTS = {
+  { name = "unary.packs", when = "a unary map over at least one 16-byte pack (the pointers aligned)" },
+  { name = "unary.tail", when = "a unary map over a count that is not a multiple of the pack: the last thread's elements one at a time" },
+  { name = "unary.scalar", when = "a unary map over an unaligned pointer: element by element", alignment = true },
+  { name = "row_scale.packs", when = "row_scale with a row length that is a multiple of the pack (16 bytes)" },
+  { name = "row_scale.scalar", when = "row_scale with a row length that is not a multiple of the pack" },
+}
+
+return { install = install, variants = VARIANTS,
+         sources = { { name = "elementwise", source = SRC, instantiate = instantiate } } }

@@ -238,6 +238,9 @@ unique_rows(i64 *__restrict__ out, i64 count, i64 n, i64 start) {
 
 local THREADS = 256
 local WARPS = THREADS // 32
+-- the caps a test may lower (kreach.ops.with_limits): blocks of a launch of the operators'
+-- grid-stride kernels (zipf_rows and unique_rows, which draw inputs, keep theirs)
+local LIMITS = { grid_max = 1 << 20 }
 
 local function b(v) return v and "true" or "false" end
 
@@ -277,14 +280,39 @@ local M = {}
 M.lanes = lanes
 M.PACK = PACK
 M.THREADS = THREADS
+M.limits = LIMITS
+-- the size-selected paths (kreach.ops' header)
+M.variants = {
+  { name = "bag.packs", when = "embedding_bag with D, the output's width and column multiples of the pack: 16-byte loads" },
+  { name = "bag.scalar", when = "embedding_bag with D (or the output's width or column) not a multiple of the pack: element by element" },
+  { name = "bag.groups", when = "embedding_bag with rows of at most 16 packs: several rows of a bag at once in a warp, their sums met by shuffles" },
+  { name = "bag.full_warp", when = "embedding_bag with rows of 17 packs or more: the warp's 32 lanes across one row" },
+  { name = "bag.wide", when = "embedding_bag with rows longer than 32 packs (or elements): several passes over a row" },
+  { name = "bag.grid_loop", when = "more bags than one launch's warps (limit grid_max): a warp takes several" },
+  { name = "adagrad", when = "rowwise_adagrad: a warp a touched row" },
+  { name = "adagrad.long", when = "rowwise_adagrad with rows longer than 32: several elements a lane" },
+  { name = "adagrad.grid_loop", when = "rowwise_adagrad over more rows than one launch's warps (limit grid_max)" },
+  { name = "backward", when = "embedding_bag_backward: a counting sort of the touched rows, then atomic sums" },
+  { name = "backward.scan_blocks", when = "embedding_bag_backward over a table of more than 2048 rows: the marks scanned in several blocks" },
+  { name = "backward.long", when = "embedding_bag_backward with rows longer than 32: several elements a lane in eb_accumulate" },
+  { name = "backward.grid_loop", when = "embedding_bag_backward with more work than one launch's blocks (limit grid_max)" },
+  { name = "sgd", when = "sparse_sgd: embedding_bag_backward, then the update of the touched rows" },
+  { name = "sgd.grid_loop", when = "sparse_sgd with more lookups or elements than one launch's blocks (limit grid_max)" },
+}
 
 -- plan{ dtype, D, ldo, col, aligned, mode, weighted, offsets, bags } -> the launch of one call:
 -- { kernel = name, grid, block, V, G }. aligned: weight and out are 16-byte aligned.
+-- variants: the paths it takes (M.variants).
 function M.plan(o)
   local V = PACK[o.dtype] or 1
   if o.D % V ~= 0 or o.ldo % V ~= 0 or o.col % V ~= 0 or not o.aligned then V = 1 end
-  return { kernel = kernel_name(o.ctype, V, o.mode == "mean", o.weighted, o.offsets), V = V, G = lanes(o.D // V),
-           grid = math.min((o.bags + WARPS - 1) // WARPS, 1 << 20), block = THREADS }
+  local G = lanes(o.D // V)
+  local grid = math.min((o.bags + WARPS - 1) // WARPS, LIMITS.grid_max)
+  local variants = { V > 1 and "bag.packs" or "bag.scalar", G < 32 and "bag.groups" or "bag.full_warp" }
+  if o.D // V > 32 then variants[#variants + 1] = "bag.wide" end
+  if grid * WARPS < o.bags then variants[#variants + 1] = "bag.grid_loop" end
+  return { kernel = kernel_name(o.ctype, V, o.mode == "mean", o.weighted, o.offsets), V = V, G = G,
+           grid = grid, block = THREADS, variants = variants }
 end
 
 local MODES = { sum = true, mean = true }
@@ -342,6 +370,7 @@ local function install(lib, K)
     local pl = M.plan{ dtype = weight.dtype, ctype = K.ctype[weight.dtype], D = D, ldo = ldo, col = col,
                        aligned = K.aligned(weight, 16) and K.aligned(out, 16), mode = mode, weighted = psw ~= nil,
                        offsets = offsets ~= nil, bags = bags }
+    K.variant("embedding", weight.dtype, table.unpack(pl.variants))
     local k = K.program("embedding", SRC, weight.dtype, instantiate)[pl.kernel]
     k{ grid = pl.grid, block = pl.block }(weight, indices, offsets or indices, psw or weight, out, bags, D, ldo, col, pl.G)
     return out
@@ -370,7 +399,11 @@ local function install(lib, K)
     if not K.writes(new_rows, new_state) then return new_rows end
     if touched == 0 then return new_rows end
     local k = K.program("embedding", SRC, table.dtype, instantiate)[("rowwise_adagrad<%s>"):format(K.ctype[table.dtype])]
-    k{ grid = math.min((touched + WARPS - 1) // WARPS, 1 << 20), block = THREADS }(table, state, ids, grad, new_rows, new_state,
+    local grid = math.min((touched + WARPS - 1) // WARPS, LIMITS.grid_max)
+    K.variant("embedding", table.dtype, "adagrad")
+    if D > 32 then K.variant("embedding", table.dtype, "adagrad.long") end
+    if grid * WARPS < touched then K.variant("embedding", table.dtype, "adagrad.grid_loop") end
+    k{ grid = grid, block = THREADS }(table, state, ids, grad, new_rows, new_state,
       touched, D, lr + 0.0, eps + 0.0)
     return new_rows
   end
@@ -404,10 +437,18 @@ local function install(lib, K)
     local p = K.program("embedding", SRC, dt, instantiate)
     local T = K.ctype[dt]
     local function k(name) return p[("%s<%s>"):format(name, T)] end
-    local function blocks(n) return math.min(K.blocks(math.max(n, 1), THREADS, 1), 1 << 20) end
+    local capped = false -- a grid-stride kernel's grid below its work: several items a thread
+    local function blocks(n)
+      local want = K.blocks(math.max(n, 1), THREADS, 1)
+      if want > LIMITS.grid_max then capped = true end
+      return math.min(want, LIMITS.grid_max)
+    end
     local acc_dt = dt == "f64" and "f64" or "f32"
     local per = THREADS * 8
     local nb = (rows + per - 1) // per
+    K.variant("embedding", dt, "backward")
+    if nb > 1 then K.variant("embedding", dt, "backward.scan_blocks") end
+    if L > 0 and D > 32 then K.variant("embedding", dt, "backward.long") end
     local mark = K.empty({ rows }, "i64")
     local sums = K.empty({ nb }, "i64")
     local acc = acc_dt == dt and grads or K.empty({ L, D }, acc_dt)
@@ -420,13 +461,16 @@ local function install(lib, K)
     k("eb_scan_add"){ grid = blocks(rows), block = THREADS }(mark, rows, sums)
     if L > 0 then
       k("eb_unique"){ grid = blocks(L), block = THREADS }(indices, L, mark, uniq)
-      k("eb_accumulate"){ grid = math.min((bags + WARPS - 1) // WARPS, 1 << 20), block = THREADS }(indices, offsets, grad_out,
+      local grid = math.min((bags + WARPS - 1) // WARPS, LIMITS.grid_max)
+      if grid * WARPS < bags then capped = true end
+      k("eb_accumulate"){ grid = grid, block = THREADS }(indices, offsets, grad_out,
         mark, acc, bags, D)
     end
     if acc ~= grads then
       k("eb_store"){ grid = blocks(L * D), block = THREADS }(acc, grads, L * D)
       acc:free()
     end
+    if capped then K.variant("embedding", dt, "backward.grid_loop") end
     mark:free()
     sums:free()
     return grads
@@ -463,10 +507,17 @@ local function install(lib, K)
     local p = K.program("embedding", SRC, table.dtype, instantiate)
     local T = K.ctype[table.dtype]
     local offs = K.empty({ L + 1 }, "i64")
-    p[("eb_iota<%s>"):format(T)]{ grid = math.min(K.blocks(L + 1, THREADS, 1), 1 << 20), block = THREADS }(offs, L + 1)
+    local g_iota, g_apply = K.blocks(L + 1, THREADS, 1), K.blocks(L * D, THREADS, 1)
+    K.variant("embedding", table.dtype, "sgd")
+    -- eb_sgd_apply covers the touched rows (their count is known on the device only: at most
+    -- L and the table's rows)
+    if g_iota > LIMITS.grid_max or (L > 0 and K.blocks(math.min(L, table:size(1)) * D, THREADS, 1) > LIMITS.grid_max) then
+      K.variant("embedding", table.dtype, "sgd.grid_loop")
+    end
+    p[("eb_iota<%s>"):format(T)]{ grid = math.min(g_iota, LIMITS.grid_max), block = THREADS }(offs, L + 1)
     lib.embedding_bag_backward(ids, offs, grad, table:size(1), uniq, new_rows, count)
     if L > 0 then
-      p[("eb_sgd_apply<%s>"):format(T)]{ grid = math.min(K.blocks(L * D, THREADS, 1), 1 << 20), block = THREADS }(table, uniq,
+      p[("eb_sgd_apply<%s>"):format(T)]{ grid = math.min(g_apply, LIMITS.grid_max), block = THREADS }(table, uniq,
         new_rows, count, lr + 0.0, L, D)
     end
     offs:free()

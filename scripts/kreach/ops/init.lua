@@ -16,6 +16,18 @@
 -- `sources` lists every CUDA source the family compiles and the template instantiations it
 -- needs at each dtype, so that tests compile them all without a GPU. Adding a family or an
 -- operator needs no rebuild of the binary when KREACH_LUA_DIR points at a source tree.
+--
+-- Variants. Where the sizes select among a family's code paths (a kernel or a template argument,
+-- a split reduction, a vectorised body and its scalar tail, a loop that only a large size runs
+-- more than once, a grid-stride loop past a grid's cap), the module declares them,
+--   variants = { { name =, when = [, alignment = true] [, unreachable = why] }, ... },
+-- and each call names the ones it takes through K.variant(family, dtype, name, ...): a name the
+-- family does not declare raises, so that no path is added without being declared.
+-- tests/lua/variants_values_spec.lua runs problems at sizes chosen to reach each declared variant
+-- against PyTorch on the CPU, and fails when one is never reached; `alignment` marks a path only
+-- an unaligned pointer selects (no size does), `unreachable` one that no test size nor limit
+-- reaches (with why). A family's `limits` are the caps a test may lower (M.with_limits) so that
+-- the path above a cap runs at small sizes; the defaults are the shipped behaviour.
 local tensor = require "kreach.core.tensor"
 local nvrtc = require "kreach.core.nvrtc"
 local meta = require "kreach.meta"
@@ -41,6 +53,22 @@ local FAMILY = { elementwise = elementwise, matmul = matmul, reduce = reduce, no
                  sparse = sparse }
 
 local M = {}
+
+-- the variants named by calls while a table is being recorded into (M.record)
+local recording
+
+-- declared[family][name] -> the variant's declaration (built on first use)
+local declared = {}
+local function declaration(family, name)
+  local d = declared[family]
+  if not d then
+    d = {}
+    local mod = FAMILY[family]
+    for _, v in ipairs(mod and mod.variants or {}) do d[v.name] = v end
+    declared[family] = d
+  end
+  return d[name]
+end
 
 -- the families, in the order they are installed (a family is a module kreach.ops.<name>,
 -- required above)
@@ -160,6 +188,24 @@ local function new_kit(lib)
     return t:data_ptr() % bytes == 0
   end
 
+  -- K.variant(family, dtype, name, ...): the call at dtype takes these declared variants of the
+  -- family (see the header); raises on a name the family does not declare.
+  function K.variant(family, dtype, ...)
+    for i = 1, select("#", ...) do
+      local name = select(i, ...)
+      if not declaration(family, name) then
+        error(("kreach.ops.%s: the selection chose the variant '%s', which the family's variants do not declare"):format(
+          family, tostring(name)), 2)
+      end
+      if recording then
+        local key = family .. "/" .. name
+        local r = recording[key]
+        if not r then r = {}; recording[key] = r end
+        r[dtype] = (r[dtype] or 0) + 1
+      end
+    end
+  end
+
   return K
 end
 
@@ -187,6 +233,50 @@ end
 -- The source and instantiations a family compiles at a dtype, for K.program.
 function M.compile_source(family, source)
   return cuda .. "\n" .. source
+end
+
+-- variants() -> every declared variant, in the families' order: { family =, name =, id =
+-- "family/name", when =, alignment =, unreachable = }
+function M.variants()
+  local out = {}
+  for _, fam in ipairs(M.families) do
+    for _, v in ipairs(FAMILY[fam].variants or {}) do
+      out[#out + 1] = { family = fam, name = v.name, id = fam .. "/" .. v.name, when = v.when,
+                        alignment = v.alignment or false, unreachable = v.unreachable }
+    end
+  end
+  return out
+end
+
+-- record(t) -> the previous table: from now on each variant a call takes is counted into t
+-- (t["family/name"][dtype] = calls); nil stops recording.
+function M.record(t)
+  local prev = recording
+  recording = t
+  return prev
+end
+
+-- with_limits({ [family] = { [limit] = value } }, fn, ...) -> fn(...)'s results, run with those
+-- limits of the families (their `limits`) in place of the shipped ones, which are put back
+-- afterwards (also when fn raises, which is raised again).
+function M.with_limits(limits, fn, ...)
+  local saved = {}
+  for fam, t in pairs(limits) do
+    local mod = FAMILY[fam]
+    if not (mod and mod.limits) then error(("kreach.ops: the family %s has no limits"):format(tostring(fam)), 2) end
+    saved[fam] = {}
+    for k, v in pairs(t) do
+      if mod.limits[k] == nil then error(("kreach.ops.%s: no limit '%s'"):format(fam, tostring(k)), 2) end
+      saved[fam][k] = mod.limits[k]
+      mod.limits[k] = v
+    end
+  end
+  local r = table.pack(pcall(fn, ...))
+  for fam, t in pairs(saved) do
+    for k, v in pairs(t) do FAMILY[fam].limits[k] = v end
+  end
+  if not r[1] then error(r[2], 0) end
+  return table.unpack(r, 2, r.n)
 end
 
 local libs = {}

@@ -90,6 +90,20 @@ M.SOURCE = SRC
 M.THREADS = THREADS
 -- the largest shared memory a block asks for without opting in
 M.MAX_SHARED = 48 * 1024
+-- the caps a test may lower (kreach.ops.with_limits): blocks of a launch (a block loops over
+-- the samples beyond them)
+M.limits = { grid_max = 1 << 20 }
+-- the size-selected paths (kreach.ops' header)
+M.variants = {
+  { name = "forward", when = "dot_interaction: a block a sample" },
+  { name = "forward.elems_loop", when = "dot_interaction with more than 256 elements a sample (F * D): several a thread when staging" },
+  { name = "forward.pairs_loop", when = "dot_interaction with more than 256 pairs (F >= 24): several dot products a thread" },
+  { name = "backward", when = "dot_interaction_backward: a block a sample" },
+  { name = "backward.elems_loop", when = "dot_interaction_backward with more than 256 elements a sample (F * D)" },
+  { name = "backward.square_loop", when = "dot_interaction_backward with F * F above 256 (F >= 17): several entries of S a thread" },
+  { name = "forward.samples_loop", when = "dot_interaction over more samples than one launch's blocks (limit grid_max): a block takes several" },
+  { name = "backward.samples_loop", when = "dot_interaction_backward over more samples than one launch's blocks (limit grid_max)" },
+}
 
 local ACC_BYTES = { f64 = 8, f32 = 4, f16 = 4, bf16 = 4 }
 
@@ -100,8 +114,15 @@ function M.plan(dtype, ctype, B, F, D, backward)
   if shared > M.MAX_SHARED then
     return nil, ("a sample of %d x %d is %d bytes of shared memory at %s (at most %d)"):format(F, D, shared, dtype, M.MAX_SHARED)
   end
-  return { kernel = ("dot_interaction%s<%s>"):format(backward and "_backward" or "", ctype), grid = math.max(1, math.min(B, 1 << 20)), block = THREADS,
-           shared = shared }
+  local grid = math.max(1, math.min(B, M.limits.grid_max))
+  local kind = backward and "backward" or "forward"
+  local variants = { kind }
+  if F * D > THREADS then variants[#variants + 1] = kind .. ".elems_loop" end
+  if not backward and F * (F - 1) // 2 > THREADS then variants[#variants + 1] = "forward.pairs_loop" end
+  if backward and F * F > THREADS then variants[#variants + 1] = "backward.square_loop" end
+  if grid < B then variants[#variants + 1] = kind .. ".samples_loop" end
+  return { kernel = ("dot_interaction%s<%s>"):format(backward and "_backward" or "", ctype), grid = grid, block = THREADS,
+           shared = shared, variants = variants }
 end
 
 local function install(lib, K)
@@ -125,6 +146,7 @@ local function install(lib, K)
     if not pl then K.fail(OP, "%s", why) end
     if not K.writes(out) then return out end
     if B == 0 then return out end
+    K.variant("interaction", x.dtype, table.unpack(pl.variants))
     local k = K.program("interaction", SRC, x.dtype, instantiate)[pl.kernel]
     k{ grid = pl.grid, block = pl.block, shared = pl.shared }(x, emb, out, B, F, D)
     return out
@@ -152,6 +174,7 @@ local function install(lib, K)
     if not pl then K.fail(op, "%s", why) end
     if not K.writes(dx, demb) then return dx end
     if B == 0 then return dx end
+    K.variant("interaction", x.dtype, table.unpack(pl.variants))
     local k = K.program("interaction", SRC, x.dtype, instantiate)[pl.kernel]
     k{ grid = pl.grid, block = pl.block, shared = pl.shared }(x, emb, gout, dx, demb, B, F, D)
     return dx

@@ -51,6 +51,8 @@ bce_head_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restr
 ]==]
 
 local THREADS = 256
+-- the caps a test may lower (kreach.ops.with_limits): blocks of a launch
+local LIMITS = { grid_max = 1 << 20 }
 
 local function instantiate(T)
   return { ("bias_rows<%s>"):format(T), ("mul_add<%s>"):format(T), ("bce_head_rows<%s>"):format(T) }
@@ -90,7 +92,10 @@ local function install(lib, K)
     if rows == 0 or n_out == 0 then return y end
     if b ~= nil then
       local k = K.program("linear", SRC, x.dtype, instantiate)[("bias_rows<%s>"):format(K.ctype[x.dtype])]
-      k{ grid = math.min(K.blocks(rows * n_out, THREADS, 1), 1 << 20), block = THREADS }(b, y, rows, n_out)
+      local want = K.blocks(rows * n_out, THREADS, 1)
+      K.variant("linear", x.dtype, "bias_rows")
+      if want > LIMITS.grid_max then K.variant("linear", x.dtype, "bias_rows.grid_loop") end
+      k{ grid = math.min(want, LIMITS.grid_max), block = THREADS }(b, y, rows, n_out)
       lib.matmul(x, w, y, { trans_b = true, beta = 1 })
     else
       lib.matmul(x, w, y, { trans_b = true })
@@ -120,7 +125,11 @@ local function install(lib, K)
     local gx = K.empty({ rows, Kd }, x.dtype)
     if K.writes(dx, l, g) and rows > 0 then
       local k = K.program("linear", SRC, x.dtype, instantiate)[("bce_head_rows<%s>"):format(K.ctype[x.dtype])]
-      k{ grid = math.min((rows + 7) // 8, 1 << 20), block = THREADS }(x, w, b, target, l, g, dx, rows, Kd)
+      local grid = math.min((rows + 7) // 8, LIMITS.grid_max)
+      K.variant("linear", x.dtype, "bce")
+      if Kd > 32 then K.variant("linear", x.dtype, "bce.long") end
+      if grid * 8 < rows then K.variant("linear", x.dtype, "bce.grid_loop") end
+      k{ grid = grid, block = THREADS }(x, w, b, target, l, g, dx, rows, Kd)
     end
     lib.mean(l, loss, 1)
     lib.sum(g, db, 1)
@@ -146,9 +155,24 @@ local function install(lib, K)
     local n = a:numel()
     if n == 0 then return y end
     local k = K.program("linear", SRC, a.dtype, instantiate)[("mul_add<%s>"):format(K.ctype[a.dtype])]
-    k{ grid = math.min(K.blocks(n, THREADS, 1), 1 << 20), block = THREADS }(a, b, c, y, n)
+    local want = K.blocks(n, THREADS, 1)
+    K.variant("linear", a.dtype, "mul_add")
+    if want > LIMITS.grid_max then K.variant("linear", a.dtype, "mul_add.grid_loop") end
+    k{ grid = math.min(want, LIMITS.grid_max), block = THREADS }(a, b, c, y, n)
     return y
   end
 end
 
-return { install = install, sources = { { name = "linear", source = SRC, instantiate = instantiate } } }
+-- the size-selected paths (kreach.ops' header)
+local VARIANTS = {
+  { name = "bias_rows", when = "linear with a bias: the bias broadcast into y before the GEMM adds to it" },
+  { name = "bias_rows.grid_loop", when = "bias_rows over more elements than one launch's blocks (limit grid_max)" },
+  { name = "mul_add", when = "mul_add: a thread an element" },
+  { name = "mul_add.grid_loop", when = "mul_add over more elements than one launch's blocks (limit grid_max)" },
+  { name = "bce", when = "bce_head: a warp a row" },
+  { name = "bce.long", when = "bce_head with rows longer than 32 features: several a lane" },
+  { name = "bce.grid_loop", when = "bce_head over more rows than one launch's warps (limit grid_max)" },
+}
+
+return { install = install, variants = VARIANTS, limits = LIMITS,
+         sources = { { name = "linear", source = SRC, instantiate = instantiate } } }

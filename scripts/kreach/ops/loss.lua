@@ -263,6 +263,8 @@ finish(const double *__restrict__ num, const double *__restrict__ den_v, i64 n, 
 local PAIR = { mse = 0, smooth_l1 = 1, kl_div = 2, hinge = 3 }
 local THREADS = 256
 local FINISH_THREADS = 1024
+-- the caps a test may lower (kreach.ops.with_limits): blocks of a row kernel's launch
+local LIMITS = { rows_grid_max = 0x7fffffff }
 
 local function instantiate(T)
   local inst = {}
@@ -309,6 +311,7 @@ local function install(lib, K)
 
   -- out = sum(partial) / den, partial an f64 vector of n values
   local function finish(p, T, partial, n, den, out)
+    if n > FINISH_THREADS then K.variant("loss", out.dtype, "finish.loop") end
     p[("finish<%s, false>"):format(T)]{ grid = 1, block = FINISH_THREADS }(partial, partial, n,
       den, out)
   end
@@ -326,6 +329,12 @@ local function install(lib, K)
     local T = K.ctype[dtype]
     local k = p[("pair_sum<%s, %d, %s, %s>"):format(T, code, tostring(vec), tostring(bcast))]
     local blocks = math.min(K.blocks(n, THREADS, per), resident_blocks(k, THREADS))
+    -- pair_sum's paths: two packs a step while the grid (capped at the resident blocks) does
+    -- not cover n, then one pack, then the tail of n % N elements (not with BCAST)
+    local kind = bcast and "pair.bcast" or "pair"
+    K.variant("loss", dtype, kind .. (vec and ".packs" or ".scalar"))
+    if blocks * THREADS * per + per <= n then K.variant("loss", dtype, kind .. ".loop") end
+    if vec and not bcast and n % per ~= 0 then K.variant("loss", dtype, "pair.tail") end
     local partial = K.empty({ blocks }, "f64")
     k{ grid = blocks, block = THREADS }(x, y, n, math.max(cols, 1), pa or 0, pb or 0, partial)
     finish(p, T, partial, blocks, den or n, out)
@@ -423,12 +432,19 @@ local function install(lib, K)
       local dev = core.device()
       local warp = cols <= 1024 or rows * 32 >= dev.sm_count * dev.max_threads_per_sm
       local rows_per_block = warp and THREADS // 32 or 1
+      local grid = math.min((rows + rows_per_block - 1) // rows_per_block, LIMITS.rows_grid_max)
+      local kind = warp and "ce.warp" or "ce.block"
+      K.variant("loss", dtype, kind .. (vec and ".packs" or ".scalar"))
+      -- a row's step covers 32 (a warp) or 256 (a block) packs, 4 steps a pass
+      if cols > 4 * (warp and 32 or THREADS) * per then K.variant("loss", dtype, kind .. ".long") end
+      if grid * rows_per_block < rows then K.variant("loss", dtype, "ce.grid_loop") end
       p[("cross_entropy_rows<%s, %s, %s>"):format(T, tostring(vec), tostring(warp))]{
-        grid = math.min((rows + rows_per_block - 1) // rows_per_block, 0x7fffffff),
+        grid = grid,
         block = THREADS }(logits, targets, rows, cols, ignore_index or -100, loss_r, count_r)
     end
     -- no rows (or every row ignored) gives 0 / 0 = NaN, like PyTorch
     if rows == 0 then loss_r:fill(0); count_r:fill(0) end
+    if rows > FINISH_THREADS then K.variant("loss", dtype, "finish.loop") end
     p[("finish<%s, true>"):format(T)]{ grid = 1, block = FINISH_THREADS }(loss_r, count_r,
       math.max(rows, 1), 1, out)
     loss_r:free()
@@ -464,8 +480,12 @@ local function install(lib, K)
     local pr = prog(dtype)
     local loss_r = K.empty({ math.max(rows, 1) }, "f64")
     if rows > 0 then
+      local grid = math.min(rows, LIMITS.rows_grid_max)
+      K.variant("loss", dtype, vec and "triplet.packs" or "triplet.scalar")
+      if cols > THREADS * (vec and per or 1) then K.variant("loss", dtype, "triplet.long") end
+      if grid < rows then K.variant("loss", dtype, "triplet.grid_loop") end
       pr[("triplet_rows<%s, %d, %s>"):format(T, pcode, tostring(vec))]{
-        grid = math.min(rows, 0x7fffffff), block = THREADS }(anchor, positive, negative,
+        grid = grid, block = THREADS }(anchor, positive, negative,
         rows, cols, margin, p, eps, loss_r)
     else
       loss_r:fill(0) -- the mean of no rows is 0 / 0 = NaN, like PyTorch
@@ -476,4 +496,28 @@ local function install(lib, K)
   end
 end
 
-return { install = install, sources = { { name = "loss", source = SRC, instantiate = instantiate } } }
+-- the size-selected paths (kreach.ops' header)
+local VARIANTS = {
+  { name = "pair.packs", when = "mse, smooth L1 and KL divergence (aligned): pair_sum over 16-byte packs" },
+  { name = "pair.tail", when = "pair.packs over a count that is not a multiple of the pack: the last n % N elements" },
+  { name = "pair.scalar", when = "mse, smooth L1, KL divergence over unaligned pointers: element by element", alignment = true },
+  { name = "pair.loop", when = "pair_sum over more elements than the resident blocks cover (about 8 * SMs * 256 packs): two packs a step" },
+  { name = "pair.bcast.packs", when = "the hinge loss (its target broadcast along rows) with rows that are whole packs" },
+  { name = "pair.bcast.scalar", when = "the hinge loss with rows that are not a multiple of the pack: element by element" },
+  { name = "pair.bcast.loop", when = "the hinge loss over more elements than the resident blocks cover: the column advanced by the stride" },
+  { name = "ce.warp.packs", when = "cross entropy, rows of at most 1024 or rows enough for every warp, whole packs: a warp a row" },
+  { name = "ce.warp.scalar", when = "cross entropy a warp a row, rows that are not a multiple of the pack" },
+  { name = "ce.warp.long", when = "cross entropy a warp a row, rows longer than 4 steps of the warp (4 * 32 packs or elements)" },
+  { name = "ce.block.packs", when = "cross entropy with few rows longer than 1024, whole packs: a block a row" },
+  { name = "ce.block.scalar", when = "cross entropy a block a row, rows that are not a multiple of the pack" },
+  { name = "ce.block.long", when = "cross entropy a block a row, rows longer than 4 steps of the block (4 * 256 packs or elements)" },
+  { name = "ce.grid_loop", when = "cross entropy over more rows than one launch's blocks hold (limit rows_grid_max)" },
+  { name = "triplet.packs", when = "the triplet margin loss with rows that are whole packs" },
+  { name = "triplet.scalar", when = "the triplet margin loss with rows that are not a multiple of the pack" },
+  { name = "triplet.long", when = "the triplet margin loss with rows longer than 256 packs (or elements): several steps a thread" },
+  { name = "triplet.grid_loop", when = "the triplet margin loss over more rows than one launch's blocks (limit rows_grid_max)" },
+  { name = "finish.loop", when = "more than 1024 partial sums (rows of cross entropy or triplet loss): several a thread in finish" },
+}
+
+return { install = install, variants = VARIANTS, limits = LIMITS,
+         sources = { { name = "loss", source = SRC, instantiate = instantiate } } }

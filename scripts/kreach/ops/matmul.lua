@@ -92,14 +92,27 @@ local function install(lib, K)
     if n == 1 and A:dim() == 2 and not ta and not opts.alpha and not opts.beta then
       local es = tensor.dtype_size(a.dtype)
       local vec = ka % (16 // es) == 0 and K.aligned(A, 16) and K.aligned(B, 16)
+      K.variant("matmul", a.dtype, vec and "gemv.packs" or "gemv.scalar")
+      -- the block's 256 threads stride over the row's packs (or elements) more than once
+      if (vec and ka // (16 // es) or ka) > 256 then K.variant("matmul", a.dtype, "gemv.long") end
       local p = K.program("gemv", GEMV, a.dtype, gemv_instantiate)
       p[("gemv<%s, %s>"):format(K.ctype[a.dtype], vec and "true" or "false")]{ grid = m, block = 256 }(A, B, C, ka)
       return c
     end
+    K.variant("matmul", a.dtype, "gemm")
     cublas.gemm(C, A, B, { trans_a = ta, trans_b = tb, alpha = opts.alpha,
                                             beta = opts.beta })
     return c
   end
 end
 
-return { install = install, sources = { { name = "gemv", source = GEMV, instantiate = gemv_instantiate } } }
+-- the size-selected paths (kreach.ops' header)
+local VARIANTS = {
+  { name = "gemm", when = "every product but a matrix-vector one: cuBLAS" },
+  { name = "gemv.packs", when = "a matrix-vector product (N = 1) whose K is a multiple of the pack: 16-byte loads" },
+  { name = "gemv.scalar", when = "a matrix-vector product whose K is not a multiple of the pack: element by element" },
+  { name = "gemv.long", when = "a matrix-vector product whose row is more than 256 packs (or elements): each thread takes several" },
+}
+
+return { install = install, variants = VARIANTS,
+         sources = { { name = "gemv", source = GEMV, instantiate = gemv_instantiate } } }

@@ -407,11 +407,33 @@ local function install(lib, K)
     return nil
   end
 
+  -- The paths thread_stats and map_range take, with VEC = vec, over the blocks' ranges of a
+  -- row or plane of `len` elements (the first range n long): the unrolled loop (more than
+  -- 3 * threads packs, or elements without VEC, in the first range), and elements outside the
+  -- 16-byte packs (x off the grid, or rows or planes that are not whole packs; chunks are).
+  local function range_variants(x, aff, vec, threads, n, len)
+    local N = pack_n(x.dtype)
+    local off0 = (x:data_ptr() // tensor.dtype_size(x.dtype)) % N
+    if vec then
+      local head = math.min((N - off0) % N, n)
+      if (n - head) // N > 3 * threads then
+        K.variant("norm", x.dtype, "packs.unrolled")
+        if aff == 2 then K.variant("norm", x.dtype, "affine.unrolled") end
+      end
+      if off0 ~= 0 or len % N ~= 0 then K.variant("norm", x.dtype, "packs.unaligned") end
+    else
+      K.variant("norm", x.dtype, "scalar")
+      if n > 3 * threads then K.variant("norm", x.dtype, "scalar.unrolled") end
+    end
+  end
+
   -- The fused scheme: norm_rows over rows x R.
   local function run_rows(f, aff, threads, x, y, w, bias, rows, R, eps)
     local N = pack_n(x.dtype)
     local vec = K.aligned(x, 16) and K.aligned(y, 16)
     if aff == 2 then vec = vec and R % N == 0 and K.aligned(w, 16) and K.aligned(bias, 16) end
+    K.variant("norm", x.dtype, aff == 2 and "rows.affine" or "rows")
+    range_variants(x, aff, vec, threads, R, R)
     prog(x.dtype)[("norm_rows<%s, %d, %d, %s>"):format(K.ctype[x.dtype], f, aff, b(vec))]{
       grid = rows, block = threads }(x, y, w or x, bias or x, R, eps or 0)
   end
@@ -437,6 +459,10 @@ local function install(lib, K)
     local threads = clamp(pow2_at_least(ceil_div(chunk, N * 4)), 32, most)
     local vec = K.aligned(x, 16) and K.aligned(y, 16)
     if aff == 2 then vec = vec and P % N == 0 and K.aligned(w, 16) and K.aligned(bias, 16) end
+    local scheme = ({ plane = aff == 2 and "split.affine" or "split", run = "split.run",
+                      channel = "split.channel" })[grouping.kind]
+    K.variant("norm", x.dtype, splits > 1 and scheme .. ".chunks" or scheme)
+    range_variants(x, aff, vec, threads, math.min(chunk, P), P)
     local n_part = planes * splits
     local G, g_stride, n_o, o_stride, n_s, g_div, g_mod
     if grouping.kind == "plane" then
@@ -575,6 +601,11 @@ local function install(lib, K)
     local inner = x:numel() // (outer * C)
     local cap = 0
     for _, c in ipairs(CAPS) do if C <= c then cap = c; break end end
+    if cap > 0 then K.variant("norm", x.dtype, "rms.cap" .. cap)
+    else
+      K.variant("norm", x.dtype, "rms.loop")
+      if C % 4 ~= 0 then K.variant("norm", x.dtype, "rms.loop_rest") end
+    end
     local n_cols = outer * inner
     prog(x.dtype)[("rms_cols<%s, %d>"):format(K.ctype[x.dtype], cap)]{
       grid = K.blocks(n_cols, 128, 1), block = 128 }(x, y, n_cols, C, inner, eps)
@@ -635,4 +666,30 @@ local function install(lib, K)
   end
 end
 
-return { install = install, sources = { { name = "norm", source = SRC, instantiate = instantiate } } }
+-- the size-selected paths (kreach.ops' header)
+local VARIANTS = {
+  { name = "rows", when = "rows enough for two waves of blocks (softmax, log_softmax, instance, L1 and L2 norm): norm_rows, a block a row" },
+  { name = "rows.affine", when = "layer_norm with rows enough for two waves: norm_rows with the elementwise weight and bias" },
+  { name = "split", when = "too few rows (softmax, log_softmax, instance, L1, L2 norm) and the Frobenius norm: norm_stats, norm_finalize, norm_apply, one chunk a plane" },
+  { name = "split.chunks", when = "split with planes too few and long enough (P >= 2 * 256 * 8 packs): several chunks a plane" },
+  { name = "split.affine", when = "layer_norm with too few rows: the split scheme with the elementwise weight and bias" },
+  { name = "split.affine.chunks", when = "split.affine with several chunks a row: norm_apply's blocks take the same chunk of neighbouring rows" },
+  { name = "split.channel", when = "batch_norm_train: statistics over every (n, c) plane of a channel" },
+  { name = "split.channel.chunks", when = "batch_norm_train with planes long enough for several chunks" },
+  { name = "split.run", when = "group_norm: statistics over a run of channels" },
+  { name = "split.run.chunks", when = "group_norm with planes long enough for several chunks" },
+  { name = "packs.unrolled", when = "a block's range longer than 3 * threads packs: 4 packs a thread a step in thread_stats and map_range" },
+  { name = "affine.unrolled", when = "packs.unrolled for layer_norm: the weight and bias packs in map_range's unrolled loop" },
+  { name = "packs.unaligned", when = "a row or plane that is not a multiple of the pack: its elements before and after the 16-byte packs" },
+  { name = "scalar", when = "layer_norm whose normalised size is not a multiple of the pack (any op with unaligned pointers): element by element" },
+  { name = "scalar.unrolled", when = "scalar with a block's range longer than 3 * threads elements: 4 elements a thread a step" },
+  { name = "rms.cap8", when = "rms_norm over at most 8 channels: the column kept in 8 registers" },
+  { name = "rms.cap16", when = "rms_norm over 9 to 16 channels" },
+  { name = "rms.cap32", when = "rms_norm over 17 to 32 channels" },
+  { name = "rms.cap64", when = "rms_norm over 33 to 64 channels" },
+  { name = "rms.loop", when = "rms_norm over more than 64 channels: the column read twice, 4 channels a step" },
+  { name = "rms.loop_rest", when = "rms.loop with a channel count that is not a multiple of 4: the channels after the steps of 4" },
+}
+
+return { install = install, variants = VARIANTS,
+         sources = { { name = "norm", source = SRC, instantiate = instantiate } } }

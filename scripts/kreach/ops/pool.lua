@@ -185,6 +185,9 @@ __global__ void pool_rows(const T *__restrict__ x, T *__restrict__ y, i64 rows, 
 ]==]
 
 local THREADS = 256
+-- the caps a test may lower (kreach.ops.with_limits): the direct kernel decodes its row index in
+-- 64 bits above wide_rows rows
+local LIMITS = { wide_rows = 0xffffffff }
 local VS = { 1, 2, 4 }   -- the direct kernel's outputs per thread
 local QS = { 1, 2, 4 }   -- pool_rows' packs per thread at a time
 
@@ -324,7 +327,7 @@ local function install(lib, K)
     local k3, s3, p3, d3 = pad3(k, 1), pad3(s, 1), pad3(p, 0), pad3(d, 1)
     local OW = O[3]
     local rows = y:numel() // OW
-    local wide = rows > 0xffffffff and "true" or "false"
+    local wide = rows > LIMITS.wide_rows and "true" or "false"
     local T, mx = K.ctype[x.dtype], is_max and "true" or "false"
     local prog = K.program("pool", SRC, x.dtype, instantiate)
     local dsize = tensor.dtype_size(x.dtype)
@@ -346,6 +349,8 @@ local function install(lib, K)
     end
     if tile_w then
       local w_tiles = (OW + tile_w - 1) // tile_w
+      K.variant("pool", x.dtype, vec and "rows" or "rows.scalar", "rows.q" .. q)
+      if w_tiles > 1 then K.variant("pool", x.dtype, "rows.tiles") end
       prog[("pool_rows<%s, %s, %s, %d>"):format(T, mx, vec and "true" or "false", q)]{
         grid = grid_for(w_tiles, ty), block = { tx, ty, 1 }, shared = ty * span * acc_bytes }(
         x, y, rows, w_tiles, tile_w, span, I[1], I[2], I[3], O[1], O[2], O[3],
@@ -354,6 +359,8 @@ local function install(lib, K)
       local dtx, v = direct_tile(OW)
       local dty = THREADS // dtx
       local w_tiles = (OW + dtx * v - 1) // (dtx * v)
+      K.variant("pool", x.dtype, "direct.v" .. v)
+      if wide == "true" then K.variant("pool", x.dtype, "direct.wide") end
       prog[("pool<%s, %s, %d, %s>"):format(T, mx, v, wide)]{ grid = grid_for(w_tiles, dty),
         block = { dtx, dty, 1 } }(
         x, y, rows, w_tiles, I[1], I[2], I[3], O[1], O[2], O[3],
@@ -375,5 +382,19 @@ local function install(lib, K)
   function lib.avg_pool3d(x, y, k, s, p) return pool("avg_pool3d", 3, false, x, y, k, s, p, 1) end
 end
 
-return { install = install, direct_tile = direct_tile,
+-- the size-selected paths (kreach.ops' header)
+local VARIANTS = {
+  { name = "rows", when = "overlapping windows along W, the input width a multiple of the pack: pool_rows staging 16-byte packs" },
+  { name = "rows.scalar", when = "pool_rows with an input width that is not a multiple of the pack: element by element" },
+  { name = "rows.q1", when = "pool_rows with one pack a thread at a time (a row of few packs)" },
+  { name = "rows.q2", when = "pool_rows with two packs a thread at a time (the fewest idle slots, as a row of 64 packs)" },
+  { name = "rows.q4", when = "pool_rows with four packs a thread at a time (as a row of 128 packs)" },
+  { name = "rows.tiles", when = "pool_rows with an output row wider than a tile (about 4096 input columns): several column tiles" },
+  { name = "direct.v1", when = "windows that do not overlap along W (or are wider than a tile): the direct kernel, one output a thread" },
+  { name = "direct.v2", when = "the direct kernel with two outputs a thread (as an output row of 64)" },
+  { name = "direct.v4", when = "the direct kernel with four outputs a thread (as an output row of 128)" },
+  { name = "direct.wide", when = "the direct kernel over 2^32 output rows or more: the row index decoded in 64 bits (limit wide_rows)" },
+}
+
+return { install = install, direct_tile = direct_tile, variants = VARIANTS, limits = LIMITS,
          sources = { { name = "pool", source = SRC, instantiate = instantiate } } }

@@ -280,6 +280,12 @@ local function install(lib, K)
       end
       local chunk = math.max(1, ceil_div(R, splits))
       splits = math.max(1, ceil_div(R, chunk))
+      -- reduce_mid's U loads in flight (see its source) run when a chunk has more than
+      -- (U - 1) * by rows
+      local dsize = tensor.dtype_size(x.dtype)
+      local U = dsize >= 8 and 4 or 32 // dsize
+      K.variant("reduce", x.dtype, splits > 1 and (arg and "mid.split.arg" or "mid.split") or "mid")
+      if math.min(chunk, R) > (U - 1) * by then K.variant("reduce", x.dtype, "mid.unrolled") end
       launch = function(pv, pi)
         p[("reduce_mid<%s, %d>"):format(T, code)]{ grid = { blocks, splits }, block = { bx, by } }(
           x, y, pv, pi, R, inner, tiles, chunk, n_out)
@@ -294,6 +300,18 @@ local function install(lib, K)
       local chunk = ceil_div(ceil_div(math.max(R, 1), splits), N) * N
       splits = math.max(1, ceil_div(R, chunk))
       grid_blocks = outer * splits
+      -- reduce_row's paths: the unrolled loop over U = 4 packs a thread when the first block's
+      -- chunk holds more than 3 * threads packs; a head before the aligned packs where a row
+      -- starts off the 16-byte grid, a tail after them (chunks are whole packs, so only rows
+      -- move the alignment)
+      local off0 = (x:data_ptr() // tensor.dtype_size(x.dtype)) % N
+      local head0 = (N - off0) % N
+      K.variant("reduce", x.dtype, splits > 1 and (arg and "row.split.arg" or "row.split") or "row")
+      if (math.min(R, chunk) - math.min(head0, R)) // N > 3 * threads then K.variant("reduce", x.dtype, "row.unrolled") end
+      if R % N ~= 0 or off0 ~= 0 then
+        K.variant("reduce", x.dtype, "row.tail")
+        if off0 ~= 0 or outer > 1 then K.variant("reduce", x.dtype, "row.head") end
+      end
       launch = function(pv, pi)
         p[("reduce_row<%s, %d>"):format(T, code)]{ grid = grid_blocks, block = threads }(
           x, y, pv, pi, R, chunk, splits, outer)
@@ -324,4 +342,19 @@ local function install(lib, K)
   function lib.argmin(x, y, dim) return reduce("argmin", x, y, dim) end
 end
 
-return { install = install, sources = { { name = "reduce", source = SRC, instantiate = instantiate } } }
+-- the size-selected paths (kreach.ops' header)
+local VARIANTS = {
+  { name = "mid", when = "a reduced dimension with others after it (inner > 1): reduce_mid, one block a tile of columns" },
+  { name = "mid.split", when = "inner > 1 with too few tiles to fill the device and R long enough: R split over blocks, merged by reduce_finish" },
+  { name = "mid.split.arg", when = "mid.split for argmax or argmin: the partial states keep their indices" },
+  { name = "mid.unrolled", when = "inner > 1 with a block's chunk longer than (U - 1) row strides: U loads in flight a thread" },
+  { name = "row", when = "the last dimension reduced (inner = 1): reduce_row, a block a row" },
+  { name = "row.split", when = "inner = 1 with too few rows to fill the device and R longer than 2 * 4 * threads packs: each row split over blocks" },
+  { name = "row.split.arg", when = "row.split for argmax or argmin" },
+  { name = "row.unrolled", when = "inner = 1 with a block's chunk longer than 3 * threads packs: 4 packs a thread a step" },
+  { name = "row.tail", when = "inner = 1 with R not a multiple of the pack: the elements after a row's packs" },
+  { name = "row.head", when = "inner = 1 with R not a multiple of the pack and more than one row: a row starting off the 16-byte grid" },
+}
+
+return { install = install, variants = VARIANTS,
+         sources = { { name = "reduce", source = SRC, instantiate = instantiate } } }

@@ -146,9 +146,11 @@ scan_rows(const T *__restrict__ x, const void *__restrict__ mask_v, T *__restric
 
 local THREADS = 256
 local SUM, PROD = 0, 1
+-- the caps a test may lower (kreach.ops.with_limits): blocks of one launch
+local LIMITS = { grid_max = 0x7fffffff }
 
--- the variants: op code, reverse, exclusive, masked
-local VARIANTS = {
+-- the operators' kernels: op code, reverse, exclusive, masked
+local KINDS = {
   cumsum = { SUM, false, false, false },
   cumprod = { PROD, false, false, false },
   cumsum_reverse = { SUM, true, false, false },
@@ -167,7 +169,7 @@ end
 local function instantiate(T)
   local inst = {}
   for _, name in ipairs(ORDER) do
-    for _, vec in ipairs({ true, false }) do inst[#inst + 1] = kernel_name(T, VARIANTS[name], vec) end
+    for _, vec in ipairs({ true, false }) do inst[#inst + 1] = kernel_name(T, KINDS[name], vec) end
   end
   return inst
 end
@@ -190,9 +192,14 @@ local function install(lib, K)
     local vec = cols % per == 0 and K.aligned(x, 16) and K.aligned(y, 16)
       and (mask == nil or K.aligned(mask, 16))
     local T = K.ctype[x.dtype]
-    local k = K.program("scan", SRC, x.dtype, instantiate)[kernel_name(T, VARIANTS[op], vec)]
+    local k = K.program("scan", SRC, x.dtype, instantiate)[kernel_name(T, KINDS[op], vec)]
     -- one block a row; rows beyond the grid are looped over
-    k{ grid = math.min(rows, 0x7fffffff), block = THREADS }(x, mask or x, y, rows, cols)
+    local grid = math.min(rows, LIMITS.grid_max)
+    K.variant("scan", x.dtype, op .. (vec and ".packs" or ".scalar"))
+    -- a tile is SCAN_PACKS packs (elements without VEC) of each of the THREADS threads
+    if cols // (vec and per or 1) > 4 * THREADS then K.variant("scan", x.dtype, op .. ".tiles") end
+    if grid < rows then K.variant("scan", x.dtype, "rows_loop") end
+    k{ grid = grid, block = THREADS }(x, mask or x, y, rows, cols)
     return y
   end
 
@@ -211,4 +218,15 @@ local function install(lib, K)
   end
 end
 
-return { install = install, sources = { { name = "scan", source = SRC, instantiate = instantiate } } }
+-- the size-selected paths (kreach.ops' header): each operator's kernel (a template of its own)
+-- with 16-byte packs, element by element, and over more than one tile of a row
+local VARIANTS = {}
+for _, name in ipairs(ORDER) do
+  VARIANTS[#VARIANTS + 1] = { name = name .. ".packs", when = name .. " with rows that are whole packs (16 bytes)" }
+  VARIANTS[#VARIANTS + 1] = { name = name .. ".scalar", when = name .. " with rows that are not a multiple of the pack: element by element" }
+  VARIANTS[#VARIANTS + 1] = { name = name .. ".tiles", when = name .. " with a row longer than a tile (4 * 256 packs or elements): a carry across tiles" }
+end
+VARIANTS[#VARIANTS + 1] = { name = "rows_loop", when = "more rows than one launch's blocks (limit grid_max): a block scans several rows" }
+
+return { install = install, variants = VARIANTS, limits = LIMITS,
+         sources = { { name = "scan", source = SRC, instantiate = instantiate } } }

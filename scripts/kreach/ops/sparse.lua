@@ -82,6 +82,15 @@ SRC = SRC:gsub("SP_ARGS", table.concat(args, ", ")):gsub("SP_FILL", table.concat
 local M = {}
 M.SOURCE = SRC
 M.MAXF = MAXF
+-- the caps a test may lower (kreach.ops.with_limits): blocks of linearize_ids' launch
+M.limits = { grid_max = 1 << 20 }
+-- the size-selected paths (kreach.ops' header)
+M.variants = {
+  { name = "offsets", when = "lengths_to_offsets over at most 1024 lengths: one a thread" },
+  { name = "offsets.chunks", when = "lengths_to_offsets over more than 1024 lengths: a chunk of several a thread" },
+  { name = "linearize", when = "linearize_ids: a thread an id" },
+  { name = "linearize.grid_loop", when = "linearize_ids over more ids than one launch's blocks (limit grid_max)" },
+}
 
 local function instantiate(T)
   return { ("lengths_to_offsets<%s>"):format(T), ("linearize_ids<%s>"):format(T) }
@@ -100,6 +109,7 @@ local function install(lib, K)
     K.check_shape(op, offsets, { n + 1 }, "offsets")
     if not K.writes(offsets) then return offsets end
     local k = K.program("sparse", SRC, "f64", instantiate)["lengths_to_offsets<double>"]
+    K.variant("sparse", "i64", n > 1024 and "offsets.chunks" or "offsets")
     k{ grid = 1, block = 1024 }(lengths, offsets, n)
     return offsets
   end
@@ -132,7 +142,10 @@ local function install(lib, K)
     for t = 1, MAXF do a[#a + 1] = rows[t] or 1 end
     for t = 1, MAXF do a[#a + 1] = first[t] or 0 end
     local k = K.program("sparse", SRC, "f64", instantiate)["linearize_ids<double>"]
-    k{ grid = math.min(K.blocks(n, 256, 1), 1 << 20), block = 256 }(table.unpack(a))
+    local want = K.blocks(n, 256, 1)
+    K.variant("sparse", "i64", "linearize")
+    if want > M.limits.grid_max then K.variant("sparse", "i64", "linearize.grid_loop") end
+    k{ grid = math.min(want, M.limits.grid_max), block = 256 }(table.unpack(a))
     return out
   end
 end
