@@ -3,7 +3,15 @@
 -- A benchmark, not a CI test (a few minutes on 2 cores: the operator mutants run their problems
 -- on the host device, KREACH_DEVICE=host):
 --
---   build/kreach tools/mutate.lua [--json] [--keep] [ID ...]
+--   build/kreach tools/mutate.lua [--json] [--keep] [--whole-suite [--build DIR] [-j N]] [ID ...]
+--
+-- --whole-suite judges each Lua mutant by the whole CPU suite (ctest in the build tree, the
+-- tests labelled gpu left out), not only by the specs named for it: the named specs run first
+-- (the quick way to a catch), and the rest of the suite only when they pass. A mutant survives
+-- only when every CPU test passes. Before any mutant the unmutated suite must pass. C mutants are
+-- still judged by their own test program, compiled against the mutated file (the binary is not
+-- rebuilt per mutant). --build names the build tree (default build/), -j ctest's jobs (default
+-- the CPUs).
 --
 -- Nothing in the source tree is changed. A Lua mutant is planted in a copy of scripts/ in a
 -- temporary directory, and the tests run with KREACH_LUA_DIR pointing at that copy (the
@@ -152,7 +160,173 @@ local MUTANTS = {
     old = [[else if (is(k, "(")) fn = 1;]],
     new = [[else if (is(k, "(")) { free(kx); return fail(s->err, s->errlen, "line %d: a function pointer", k->line); }]],
     ctest = { name = "sig", srcs = { "tests/c/test_sig.c", "runtime/kr_sig.c" } } },
+  -- issue 34, items 1 and 2: known answers for the figures a user reads, and the timed protocol
+  -- on the host device (tests/lua/known_*_spec.lua, protocol_*_spec.lua)
+  { id = "poison_baseline_not_candidate", file = "scripts/kreach/measure.lua",
+    what = "measure poisons the baseline's outputs before a candidate call, not the candidate's",
+    old = [[if who == "candidate" then return mode == "cold" and { "candidate", "baseline" } or { "candidate" } end]],
+    new = [[if who == "candidate" then return { "baseline" } end]],
+    specs = { "protocol_measure" }, env = { KREACH_DEVICE = "host" } },
+  { id = "cold_baseline_not_poisoned", file = "scripts/kreach/measure.lua",
+    what = "in cold mode the baseline's outputs are not poisoned before a candidate call",
+    old = [[mode == "cold" and { "candidate", "baseline" } or { "candidate" }]],
+    new = [[{ "candidate" }]],
+    specs = { "protocol_measure" }, env = { KREACH_DEVICE = "host" } },
+  { id = "timing_mismatch_verdict_lost", file = "scripts/kreach/measure.lua",
+    what = "a wrong value found while timing loses its verdict",
+    old = [[if type(m) == "table" and m.verdict then return fail(m.verdict) end]],
+    new = "if false then return fail(m.verdict) end",
+    specs = { "protocol_measure" }, env = { KREACH_DEVICE = "host" } },
+  { id = "first_call_not_judged", file = "scripts/kreach/measure.lua",
+    what = "the oracle does not judge the first call on each input set",
+    old = "if not state.judged[k] then",
+    new = "if false then",
+    specs = { "protocol_measure" }, env = { KREACH_DEVICE = "host" } },
+  { id = "no_redraw_between_rounds", file = "scripts/kreach/measure.lua",
+    what = "the input sets are not redrawn between rounds",
+    old = [[        inst:redraw(sets[k].vals, next_seed(), redraw_cache)
+        sets[k].hashes]],
+    new = "        sets[k].hashes",
+    specs = { "protocol_measure" }, env = { KREACH_DEVICE = "host" } },
+  { id = "speedup_inverted", file = "scripts/kreach/timing.lua",
+    what = "the speedup computed as the candidate's time over the baseline's",
+    old = "local r = M.ratio(baseline.samples, candidate.samples, o)",
+    new = "local r = M.ratio(candidate.samples, baseline.samples, o)",
+    specs = { "protocol_timing", "protocol_measure" }, env = { KREACH_DEVICE = "host" } },
+  { id = "timing_default_level_90", file = "scripts/kreach/timing.lua",
+    what = "timing's default interval level 90%, still labelled 95%",
+    old = [[  level = 0.95,
+]],
+    new = [[  level = 0.90,
+]],
+    specs = { "protocol_timing" }, env = { KREACH_DEVICE = "host" } },
+  { id = "sets_not_rotated", file = "scripts/kreach/timing.lua",
+    what = "timing.measure does not rotate the input sets",
+    old = "return { (round - 1) % sets + 1 }",
+    new = "return { 1 }",
+    specs = { "protocol_timing", "protocol_measure" }, env = { KREACH_DEVICE = "host" } },
+  { id = "flush_in_hot_mode", file = "scripts/kreach/timing.lua",
+    what = "the L2 flush runs in hot mode too",
+    old = [[  if o.mode == "cold" then self.flush_bytes = dev.flush(o.flush_factor) end]],
+    new = "  self.flush_bytes = dev.flush(o.flush_factor)",
+    specs = { "protocol_timing" }, env = { KREACH_DEVICE = "host" } },
+  { id = "median_ci_hi_end_off_by_one", file = "scripts/kreach/stats.lua",
+    what = "the median's interval takes the wrong upper order statistic",
+    old = "return s[j], s[n - j + 1]",
+    new = "return s[j], s[n - j]",
+    specs = { "known_stats" } },
+  { id = "should_stop_ignores_level", file = "scripts/kreach/stats.lua",
+    what = "the stopping rule ignores the level option",
+    old = "local lo, hi = M.median_ci(xs, o.level)",
+    new = "local lo, hi = M.median_ci(xs)",
+    specs = { "known_stats", "protocol_timing" }, env = { KREACH_DEVICE = "host" } },
+  { id = "ratio_ci_ends_swapped", file = "scripts/kreach/stats.lua",
+    what = "the speedup interval's ends swapped",
+    old = "return ratio, quantile_sorted(rs, alpha), quantile_sorted(rs, 1 - alpha)",
+    new = "return ratio, quantile_sorted(rs, 1 - alpha), quantile_sorted(rs, alpha)",
+    specs = { "known_stats" } },
+  { id = "record_speedup_lo_from_hi", file = "scripts/kreach/evaluation.lua",
+    what = "the stored speedup_lo is the interval's upper end",
+    old = "from = function(t) return t.speedup and t.speedup.lo end",
+    new = "from = function(t) return t.speedup and t.speedup.hi end",
+    specs = { "known_evaluation" } },
+  { id = "record_pytorch_lo_from_hi", file = "scripts/kreach/evaluation.lua",
+    what = "the stored speedup_pytorch_lo is the upper end",
+    old = "return t.ratios and t.ratios.speedup_pytorch and t.ratios.speedup_pytorch.lo end",
+    new = "return t.ratios and t.ratios.speedup_pytorch and t.ratios.speedup_pytorch.hi end",
+    specs = { "known_evaluation" } },
+  { id = "kernelbench_verdict_last_trial", file = "scripts/kreach/evaluation.lua",
+    what = "the record's KernelBench verdict from the last trial only",
+    old = "pass = pass and t.kernelbench.pass == true",
+    new = "pass = t.kernelbench.pass == true",
+    specs = { "known_evaluation" } },
+  { id = "wins_on_ratio", file = "scripts/kreach/evaluation.lua",
+    what = "a win counted on the ratio, not on speedup_lo > 1",
+    old = "if r[ref.lo] and r[ref.lo] > 1 then wins = wins + 1 end",
+    new = "if r[ref.field] > 1 then wins = wins + 1 end",
+    specs = { "known_evaluation" } },
+  { id = "kb_export_speedup_vs_baseline", file = "scripts/kreach/results.lua",
+    what = "the KernelBench export's speedup against kreach's baseline, not PyTorch",
+    old = "candidate_hash = r.candidate_hash, speedup = r.speedup_pytorch, ref_runtime = r.pytorch_ms,",
+    new = "candidate_hash = r.candidate_hash, speedup = r.speedup, ref_runtime = r.pytorch_ms,",
+    specs = { "known_evaluation" } },
+  { id = "scan_kb_last_trial_only", file = "scripts/kreach/scan.lua",
+    what = "scan-trivial's KernelBench verdict from the last trial only",
+    old = "if trial.kernelbench ~= nil then st.kb = st.kb and trial.kernelbench end",
+    new = "if trial.kernelbench ~= nil then st.kb = trial.kernelbench end",
+    specs = { "protocol_scan" }, env = { KREACH_DEVICE = "host" } },
+  { id = "speedup_pytorch_inverted", file = "scripts/kreach/measure.lua",
+    what = "the speedup over PyTorch inverted",
+    old = [[speedup_pytorch = ratio("pytorch", "candidate"),]],
+    new = [[speedup_pytorch = ratio("candidate", "pytorch"),]],
+    specs = { "protocol_measure" }, env = { KREACH_DEVICE = "host" } },
+  { id = "graph_sample_sum_not_mean", file = "scripts/kreach/timing.lua",
+    what = "a graph-mode sample the sum of its calls, not their mean",
+    old = [[    return sum / self.sets
+]],
+    new = [[    return sum
+]],
+    specs = { "protocol_timing" }, env = { KREACH_DEVICE = "host" } },
+  -- issue 34, item 3: the input hash covers every byte (tests/lua/hash_inputs_spec.lua on the
+  -- host device, where the hash's CUDA source runs; tests/c/test_hash.c for the store's hash)
+  { id = "hash_elements_not_bytes", file = "scripts/kreach/ops/compare.lua",
+    what = "the input hash covers numel() bytes, not nbytes()",
+    old = "local nb = t:nbytes()",
+    new = "local nb = t:numel()",
+    specs = { "hash_inputs" }, env = { KREACH_DEVICE = "host" } },
+  { id = "hash_last_word", file = "scripts/kreach/ops/compare.lua",
+    what = "the input hash's kernel leaves out the last whole word",
+    old = "i64 words = n / 4;",
+    new = "i64 words = (n - 1) / 4;",
+    specs = { "hash_inputs" }, env = { KREACH_DEVICE = "host" } },
+  { id = "hash_last_byte", file = "scripts/kreach/ops/compare.lua",
+    what = "the input hash leaves out the last byte",
+    old = "(t, nb, h)",
+    new = "(t, nb - 1, h)",
+    specs = { "hash_inputs" }, env = { KREACH_DEVICE = "host" } },
+  { id = "hash_no_params", file = "scripts/kreach/check.lua",
+    what = "the inputs' hashes leave out the parameters",
+    old = [[if a.kind == "input" or a.kind == "param" then]],
+    new = [[if a.kind == "input" then]],
+    specs = { "hash_inputs" }, env = { KREACH_DEVICE = "host" } },
+  { id = "store_hash_last_byte", file = "runtime/kr_hash.c",
+    what = "the store's content hash leaves out the last byte",
+    old = "XXH3_128bits(data, n)",
+    new = "XXH3_128bits(data, n ? n - 1 : 0)",
+    ctest = { name = "hash", srcs = { "tests/c/test_hash.c", "runtime/kr_hash.c" } } },
+  -- issue 34, item 5: the lint's rules in every import form (tests/lua/kbcandidate_spec.lua)
+  { id = "kb_from_import_unchecked", file = "scripts/kreach/kbcandidate.lua",
+    what = "the lint does not check the names of `from x import y`",
+    old = "                    rule = imported_rule(n, a.name, mod)",
+    new = "                    rule = None",
+    specs = { "kbcandidate" } },
+  { id = "kb_star_import", file = "scripts/kreach/kbcandidate.lua",
+    what = "the lint lets `from x import *` through",
+    old = [[if a.name == "*":]],
+    new = [[if False:]],
+    specs = { "kbcandidate" } },
+  { id = "kb_stream_attribute_only", file = "scripts/kreach/kbcandidate.lua",
+    what = "the stream rule refuses only the attribute form (`from torch.cuda import Stream` passes)",
+    old = [[if w in C["stream"]: return "stream"]],
+    new = [[if w in C["stream"] and mod is None: return "stream"]],
+    specs = { "kbcandidate" } },
+  { id = "kb_path_last_part", file = "scripts/kreach/kbcandidate.lua",
+    what = "the lint skips the last part of a module path (`import torch.cuda.Stream`)",
+    old = "for i in range(1, len(parts)):",
+    new = "for i in range(1, len(parts) - 1):",
+    specs = { "kbcandidate" } },
+  { id = "kb_enum_bltns", file = "scripts/kreach/kbcandidate.lua",
+    what = "the lint lets enum.bltns (the builtins) through",
+    old = [["fx", "bltns" }]],
+    new = [["fx" }]],
+    specs = { "kbcandidate" } },
 }
+-- issue 34, item 4: one mutant in each size-selected operator variant that the host values
+-- checks reach (tests/lua/variants_mutants.lua, tests/lua/variants_values_spec.lua)
+do
+  local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/tools/[^/]*$") or "."
+  for _, m in ipairs(dofile(here .. "/tests/lua/variants_mutants.lua")) do MUTANTS[#MUTANTS + 1] = m end
+end
 
 local quote = require("kreach.text").shell_quote
 local function sh(cmd)
@@ -175,17 +349,30 @@ local function spit(path, s)
 end
 
 -- ---- arguments ----
-local as_json, keep, only = false, false, {}
-for _, a in ipairs(arg) do
+local as_json, keep, only, whole, build_dir, jobs = false, false, {}, false, nil, nil
+local i = 1
+while i <= #arg do
+  local a = arg[i]
   if a == "--json" then as_json = true
   elseif a == "--keep" then keep = true
+  elseif a == "--whole-suite" then whole = true
+  elseif a == "--build" or a == "-j" then
+    local v = arg[i + 1]
+    if not v then io.stderr:write("mutate: ", a, " needs a value\n"); os.exit(2) end
+    if a == "-j" then
+      jobs = math.tointeger(tonumber(v))
+      if not jobs or jobs < 1 then io.stderr:write("mutate: -j needs a positive whole number, not ", v, "\n"); os.exit(2) end
+    else build_dir = v end
+    i = i + 1
   elseif a == "-h" or a == "--help" then
-    io.write("usage: build/kreach tools/mutate.lua [--json] [--keep] [ID ...]\nmutants:\n")
+    io.write("usage: build/kreach tools/mutate.lua [--json] [--keep] [--whole-suite [--build DIR] [-j N]] [ID ...]\nmutants:\n")
     for _, m in ipairs(MUTANTS) do io.write(("  %-26s %s\n"):format(m.id, m.what)) end
     os.exit(0)
   elseif a:sub(1, 1) == "-" then io.stderr:write("mutate: unknown option ", a, "\n"); os.exit(2)
   else only[a] = true end
+  i = i + 1
 end
+if (build_dir or jobs) and not whole then io.stderr:write("mutate: --build and -j go with --whole-suite\n"); os.exit(2) end
 local list = {}
 local selecting = next(only) ~= nil
 for _, m in ipairs(MUTANTS) do if not selecting or only[m.id] then list[#list + 1] = m; only[m.id] = nil end end
@@ -196,6 +383,7 @@ local root = (debug.getinfo(1, "S").source:sub(2):match("^(.*)/tools/[^/]*$")) o
 local _, absroot = sh("cd " .. quote(root) .. " && pwd")
 root = absroot:gsub("%s+$", "")
 local bin = kreach.executable()
+local started = os.time()
 local tmp = assert(output.tmpdir())
 local function say(fmt, ...) if not as_json then io.stderr:write(fmt:format(...)) end end
 -- stops with status 2 and a message, leaving no temporary directory behind
@@ -231,6 +419,41 @@ local function run_tests(m, luadir, csrcs)
   return failed, tail, os.time() - t0
 end
 
+-- the whole CPU suite (ctest, label gpu left out) against the Lua directory `luadir` -> caught
+-- (true when some test failed), the names of the tests that failed, the output's tail. Stops at
+-- the first failure: one is enough to catch a mutant.
+local function run_suite(luadir)
+  local ok, out = sh(("cd %s && KREACH_LUA_DIR=%s ctest -LE gpu -j %d --stop-on-failure"):format(
+    quote(build_dir), quote(luadir), jobs))
+  local failed = {}
+  for name in out:gmatch("\n%s*%d+ %- (%S+) %(") do failed[#failed + 1] = name end
+  if not ok and #failed == 0 then return nil, {}, "ctest did not run the suite:\n" .. out:sub(-600) end
+  if ok and not out:find("100%% tests passed") then return nil, {}, "ctest ran no test:\n" .. out:sub(-600) end
+  return not ok, failed, out:sub(-600)
+end
+
+if whole then
+  build_dir = build_dir or (root .. "/build")
+  if not build_dir:find("^/") then
+    local _, cwd = sh("pwd")
+    build_dir = cwd:gsub("%s+$", "") .. "/" .. build_dir
+  end
+  local f = io.open(build_dir .. "/CTestTestfile.cmake", "rb")
+  if not f then stop("--whole-suite: %s is not a configured build tree (no CTestTestfile.cmake)", build_dir) end
+  f:close()
+  if not jobs then
+    local _, n = sh("nproc")
+    jobs = math.tointeger(tonumber((n:gsub("%s+$", "")))) or 2
+  end
+  say("the whole CPU suite, unmutated (%s, -j %d) ...\n", build_dir, jobs)
+  local t0 = os.time()
+  local failed, names, tail = run_suite(root .. "/scripts")
+  if failed ~= false then
+    stop("the whole suite fails on the unmutated code (%s); fix it first:\n%s", table.concat(names, ", "), tail)
+  end
+  say("  passes (%d s)\n", os.time() - t0)
+end
+
 -- the unmutated code must pass every test used
 local baseline_dir = root .. "/scripts"
 local seen = {}
@@ -263,7 +486,7 @@ for _, m in ipairs(list) do
   end
   local mutated = src:sub(1, s - 1) .. m.new .. src:sub(e + 1)
   local dir = tmp .. "/" .. m.id
-  local caught, tail, secs
+  local caught, tail, secs, caught_by
   if m.ctest then
     sh("mkdir -p " .. quote(dir))
     local srcs = {}
@@ -280,21 +503,36 @@ for _, m in ipairs(list) do
     sh(("mkdir -p %s && cp -r %s %s"):format(quote(dir), quote(root .. "/scripts/kreach"), quote(dir .. "/")))
     spit(dir .. "/" .. m.file:gsub("^scripts/", ""), mutated)
     caught, tail, secs = run_tests(m, dir, nil)
+    if whole and caught then
+      caught_by = {}
+      for _, spec in ipairs(m.specs) do caught_by[#caught_by + 1] = "kreach.lua." .. spec end
+    elseif whole and caught == false then
+      -- the named specs passed: the rest of the suite decides
+      local t0 = os.time()
+      local names
+      caught, names, tail = run_suite(dir)
+      secs = secs + (os.time() - t0)
+      caught_by = names
+    end
   end
   if caught == nil then
     stop("%s: %s", m.id, tail)
   end
   if not caught then survived = survived + 1 end
   results[#results + 1] = { id = m.id, what = m.what, file = m.file, caught = caught, seconds = secs,
-                            tests = m.ctest and { "kreach.c." .. m.ctest.name } or m.specs }
-  say("%-26s %-8s %3d s  %s\n", m.id, caught and "caught" or "SURVIVED", secs, m.what)
+                            tests = m.ctest and { "kreach.c." .. m.ctest.name } or m.specs,
+                            caught_by = caught_by }
+  say("%-26s %-8s %3d s  %s%s\n", m.id, caught and "caught" or "SURVIVED", secs, m.what,
+    (caught_by and #caught_by > 0) and (" [" .. table.concat(caught_by, ", ") .. "]") or "")
 end
 if not keep then output.remove_tree(tmp) else say("mutants kept in %s\n", tmp) end
 
 if as_json then
-  io.write(json.encode({ mutants = results, caught = #results - survived, survived = survived }), "\n")
+  io.write(json.encode({ mutants = results, caught = #results - survived, survived = survived,
+                         mode = whole and "whole-suite" or "named-specs", seconds = os.time() - started }), "\n")
 else
-  io.write(("%d of %d mutants caught%s\n"):format(#results - survived, #results,
-    survived > 0 and ", the others survive" or ""))
+  io.write(("%d of %d mutants caught%s (%s, %d s)\n"):format(#results - survived, #results,
+    survived > 0 and ", the others survive" or "", whole and "the whole CPU suite" or "the named specs",
+    os.time() - started))
 end
 os.exit(survived == 0 and 0 or 1)
