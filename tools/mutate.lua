@@ -385,7 +385,8 @@ root = absroot:gsub("%s+$", "")
 local bin = kreach.executable()
 local started = os.time()
 local tmp = assert(output.tmpdir())
-local function say(fmt, ...) if not as_json then io.stderr:write(fmt:format(...)) end end
+-- progress, on stderr (with --json too: the JSON is on stdout)
+local function say(fmt, ...) io.stderr:write(fmt:format(...)) end
 -- stops with status 2 and a message, leaving no temporary directory behind
 local function stop(fmt, ...)
   io.stderr:write("mutate: ", fmt:format(...), "\n")
