@@ -157,4 +157,31 @@ function M.change_in_place(lib, dtype)
   return fails
 end
 
+-- its(it, assert, lib, threads, rand, dtypes): the per-dtype cases as tests, added with the
+-- spec's busted `it` and `assert` inside its `describe` (the host spec and the GPU spec share
+-- them): every dtype known, and for each a change of any element, byte or bit seen, and the last
+-- element changed in place and put back. `dtypes` is kreach.dtypes; `threads` the most threads
+-- lib.hash launches.
+function M.its(it, assert, lib, threads, rand, dtypes)
+  it("knows every dtype", function()
+    assert.same(M.DTYPES, dtypes)
+  end)
+
+  for _, dt in ipairs(M.DTYPES) do
+    it(("sees a change of any element, byte or bit of a %s tensor"):format(dt), function()
+      local total = 0
+      for _, shape in ipairs(M.shapes(dt, threads)) do
+        local fails, n = M.check(lib, dt, shape, rand, threads)
+        assert.same({}, fails)
+        total = total + n
+      end
+      assert.is_true(total > 100)
+    end)
+
+    it(("sees the last element of a %s tensor changed in place, and put back"):format(dt), function()
+      assert.same({}, M.change_in_place(lib, dt))
+    end)
+  end
+end
+
 return M

@@ -25,25 +25,7 @@ describe("the input hash on the host device", function()
   local threads = core.device().sm_count * 8 * 256
   local rand = support.rng(support.seed("hash_inputs_spec"))
 
-  it("knows every dtype", function()
-    assert.same(cases.DTYPES, kreach.dtypes)
-  end)
-
-  for _, dt in ipairs(cases.DTYPES) do
-    it(("sees a change of any element, byte or bit of a %s tensor"):format(dt), function()
-      local total = 0
-      for _, shape in ipairs(cases.shapes(dt, threads)) do
-        local fails, n = cases.check(lib, dt, shape, rand, threads)
-        assert.same({}, fails)
-        total = total + n
-      end
-      assert.is_true(total > 100)
-    end)
-
-    it(("sees the last element of a %s tensor changed in place, and put back"):format(dt), function()
-      assert.same({}, cases.change_in_place(lib, dt))
-    end)
-  end
+  cases.its(it, assert, lib, threads, rand, kreach.dtypes)
 
   it("hashes every input and parameter of a call, and no output (kreach.check.hash_inputs)", function()
     local inst = { args = { { name = "x", kind = "input" }, { name = "w", kind = "param" },
