@@ -4,6 +4,7 @@
  * drops the state's reference. */
 #define _POSIX_C_SOURCE 200809L
 #include "kr_lua.h"
+#include "kr_cublas.h"
 #include "kr_embedded.h"
 
 #include <string.h>
@@ -272,8 +273,9 @@ static int l_core_versions(lua_State *L) {
     lua_setfield(L, -2, "runtime");
     lua_pushfstring(L, "%d.%d", v.nvrtc_major, v.nvrtc_minor);
     lua_setfield(L, -2, "nvrtc");
-    if (v.cublas)
-        lua_pushfstring(L, "%d.%d.%d", v.cublas / 10000, (v.cublas / 100) % 100, v.cublas % 100);
+    int cublas = kr_cublas_version(); /* kr_cublas's, not the context's: no cycle */
+    if (cublas)
+        lua_pushfstring(L, "%d.%d.%d", cublas / 10000, (cublas / 100) % 100, cublas % 100);
     else lua_pushboolean(L, 0);
     lua_setfield(L, -2, "cublas");
     return 1;

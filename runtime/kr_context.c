@@ -5,7 +5,6 @@
 #include "kr_context.h"
 
 #include <cuda_runtime.h>
-#include "kr_cublas.h"
 #include <nvrtc.h>
 #include "kr_nvrtc_api.h"
 #include <dlfcn.h>
@@ -330,7 +329,6 @@ void kr_context_versions(kr_context *ctx, kr_versions *out) {
     if (cudaRuntimeGetVersion(&out->runtime) != cudaSuccess) out->runtime = 0;
     if (kr_nvrtc_load() || nvrtcVersion(&out->nvrtc_major, &out->nvrtc_minor) != NVRTC_SUCCESS)
         out->nvrtc_major = out->nvrtc_minor = 0;
-    out->cublas = kr_cublas_version();
 }
 
 void kr_context_note_launch(kr_context *ctx, const char *kernel) {

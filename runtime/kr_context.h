@@ -41,8 +41,7 @@ typedef struct {
     int driver;    /* cudaDriverGetVersion, e.g. 13000; 0 when there is no driver */
     int runtime;   /* cudaRuntimeGetVersion */
     int nvrtc_major, nvrtc_minor;
-    int cublas;    /* cublasGetProperty as major*10000 + minor*100 + patch; 0 if unavailable */
-} kr_versions;
+} kr_versions; /* cuBLAS's version is kr_cublas_version (kr_cublas.h): the context does not own it */
 
 /* The ordinal of the host device: kreach's CUDA emulation on the CPU, chosen with
  * KREACH_DEVICE=host (or by passing it to kr_context_new). Opening it touches no CUDA: there is
