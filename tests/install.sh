@@ -18,7 +18,9 @@ for f in bin/kreach lib/kreach/libkreach_inject.so share/kreach/problems/kernelb
   [ -f "$prefix/$f" ] || fail "not installed: $f"
 done
 cd "$work" || exit 1
-# nothing of the source tree: no KREACH_PROBLEMS, no ./problems, a binary outside the tree
+# nothing of the source tree: no KREACH_PROBLEMS, no ./problems, a binary outside the tree, and
+# no source tree to fall back to (KREACH_SOURCE_DIR empty: kreach.home)
+export KREACH_SOURCE_DIR=
 out=$(env -u KREACH_PROBLEMS -u KREACH_LUA_DIR "$prefix/bin/kreach" list --json) || fail "kreach list: status $?"
 echo "$out"
 echo "$out" | grep -q '"name":"kernelbench-l1","pending":0,"problems":100' || fail "kreach list does not see the installed suites"
