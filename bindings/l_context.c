@@ -348,6 +348,12 @@ int luaopen_kreach_core(lua_State *L) {
     luaL_newlib(L, fns);
     lua_pushstring(L, KREACH_VERSION_STRING);
     lua_setfield(L, -2, "version");
+    /* the source tree the build was configured from: a last place to find problems/ and the
+     * model configurations in (kreach.home), for a build directory outside the tree */
+#ifdef KREACH_SOURCE_DIR
+    lua_pushstring(L, KREACH_SOURCE_DIR);
+    lua_setfield(L, -2, "source_dir");
+#endif
     return 1;
 }
 

@@ -14,17 +14,21 @@ trap 'rm -rf "$prefix" "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 || { cat "$work/install.log"; fail "cmake --install"; }
 for f in bin/kreach lib/kreach/libkreach_inject.so share/kreach/problems/kernelbench/level1/019_ReLU.lua \
-         share/doc/kreach/README.md share/doc/kreach/cli.md; do
+         share/kreach/models/frontier.lua share/doc/kreach/README.md share/doc/kreach/cli.md; do
   [ -f "$prefix/$f" ] || fail "not installed: $f"
 done
 cd "$work" || exit 1
-# nothing of the source tree: no KREACH_PROBLEMS, no ./problems, a binary outside the tree
+# nothing of the source tree: no KREACH_PROBLEMS, no ./problems, a binary outside the tree, and
+# no source tree to fall back to (KREACH_SOURCE_DIR empty: kreach.home)
+export KREACH_SOURCE_DIR=
 out=$(env -u KREACH_PROBLEMS -u KREACH_LUA_DIR "$prefix/bin/kreach" list --json) || fail "kreach list: status $?"
 echo "$out"
 echo "$out" | grep -q '"name":"kernelbench-l1","pending":0,"problems":100' || fail "kreach list does not see the installed suites"
 out=$(env -u KREACH_PROBLEMS "$prefix/bin/kreach" show 19) || fail "kreach show 19: status $?"
 echo "$out" | head -3
 echo "$out" | grep -q '^19_ReLU' || fail "kreach show 19 does not find the installed problem"
+out=$(env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY "$prefix/bin/kreach" generate 19 --model frontier --out "$work/gen" 2>&1)
+echo "$out" | grep -q 'ANTHROPIC_API_KEY is not set' || fail "kreach generate --model frontier does not read the installed configuration: $out"
 # a binary with no problems anywhere in reach says so and exits 1 (not an empty listing, 0)
 mkdir "$work/alone" && cp "$prefix/bin/kreach" "$work/alone/kreach" && cd "$work/alone" || exit 1
 env -u KREACH_PROBLEMS ./kreach list >"$work/alone.out" 2>&1

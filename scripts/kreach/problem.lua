@@ -6,6 +6,7 @@
 local lfs = require "lfs"
 local core = require "kreach.core"
 local errors = require "kreach.errors"
+local home = require "kreach.home"
 local meta = require "kreach.meta"
 local ops = require "kreach.ops"
 local tensor = require "kreach.core.tensor"
@@ -915,8 +916,10 @@ local function dir_exists(p)
 end
 
 -- Where problem files are looked for: $KREACH_PROBLEMS (a colon-separated list), ./problems,
--- problems/ beside or above the binary's directory (a build tree inside the repository), and
--- share/kreach/problems beside the binary's bin/ (an installed kreach: cmake --install).
+-- and kreach.home's places: problems/ beside or above the binary's directory (a build tree
+-- inside the repository), share/kreach/problems beside the binary's bin/ (an installed kreach:
+-- cmake --install), else the source tree's (a build directory outside it). The second result:
+-- every place looked at.
 function M.roots()
   local roots = {}
   local env = os.getenv("KREACH_PROBLEMS")
@@ -932,14 +935,10 @@ function M.roots()
     end
   end
   if dir_exists("problems") then roots[#roots + 1] = "problems" end
-  local ok, exe = pcall(core.executable)
-  if ok then
-    local dir = exe:match("^(.*)/[^/]*$") or "."
-    for _, up in ipairs({ "/problems", "/../problems", "/../../problems", "/../share/kreach/problems" }) do
-      if dir_exists(dir .. up) then roots[#roots + 1] = dir .. up end
-    end
-  end
-  return roots
+  local found, looked = home.dirs("problems", "problems")
+  for _, d in ipairs(found) do roots[#roots + 1] = d end
+  table.insert(looked, 1, "./problems")
+  return roots, looked
 end
 
 -- How long running a problem or suite file may take, in seconds of wall time (kreach.core.now),

@@ -46,7 +46,7 @@ return {
   summary = "Ask a language model for candidates: prompts built from the problems, replies stored, candidates written for kreach eval.",
   parser = function(p)
     p:argument("targets", "A suite (kreach list), or problems (files, ids or names)."):args("+")
-    p:option("--model", "A model configuration (experiments/models/NAME.lua, or a .lua file) or a bare model id.")
+    p:option("--model", "A model configuration (NAME: experiments/models/NAME.lua of kreach's tree, or a .lua file), or a model id with --provider.")
     p:option("--provider", "openai (Chat Completions, and vLLM, SGLang, llama.cpp, Ollama) or anthropic (Messages).")
       :choices({ "openai", "anthropic" })
     p:option("--base-url", "The API's base URL (default: the provider's).")
@@ -69,13 +69,13 @@ return {
     p:flag("--json", "Print one JSON object.")
   end,
   run = function(args)
-    if not args.model then errors.usage("--model is required: a configuration (experiments/models/NAME.lua) or a model id") end
+    if not args.model then errors.usage("--model is required: a configuration (experiments/models/NAME.lua) or a model id with --provider") end
     if not (args.timeout and args.timeout > 0 and args.timeout < math.huge) then errors.usage("--timeout: a positive number of seconds") end
     if args.temperature and not (args.temperature >= 0 and args.temperature < math.huge) then
       errors.usage("--temperature: a finite number >= 0")
     end
     if args.no_torch and not args.eval then errors.usage("--no-torch goes with --eval (it changes how the candidates are evaluated here)") end
-    local cfg = models.load(args.model)
+    local cfg = models.load(args.model, args.provider)
     local provider = args.provider or cfg.provider or "openai"
     if args.base_url then
       local ok, why = providers.check_base_url(args.base_url)

@@ -25,8 +25,9 @@ return {
       local names = problem.suites()
       if #names == 0 then
         -- nothing found is said, not listed as an empty success
+        local roots, looked = problem.roots()
         io.stderr:write(("kreach list: no suites found (looked in: %s); problems of your own go in a directory named by KREACH_PROBLEMS\n"):format(
-          #problem.roots() > 0 and table.concat(problem.roots(), ", ") or "no problems directory beside the binary or here"))
+          table.concat(#roots > 0 and roots or looked, ", ")))
         if args.json then io.write('{"errors":[],"suites":[]}\n') end
         return 1
       end

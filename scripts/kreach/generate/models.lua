@@ -1,7 +1,10 @@
 -- kreach.generate.models: a model configuration for `kreach generate` (issue 19). `--model NAME`
--- names a configuration file (NAME itself when it ends in .lua, else experiments/models/NAME.lua
--- from the working directory) or, when there is none, a bare model id. A configuration file
--- returns a table:
+-- names a configuration file (NAME itself when it ends in .lua, else NAME.lua in the first of
+-- kreach.home's places for experiments/models/ that has it: beside or above the binary, the
+-- install prefix's share/kreach/models, else the source tree's; never the working directory's)
+-- or, when there is none, a bare model id, which needs a provider named (the caller's
+-- `provider`): a misspelt configuration is a usage error, not a request for a model of that
+-- name. A configuration file returns a table:
 --   { provider = "openai" | "anthropic", model = "id", base_url = "...", api_key_env = "VAR",
 --     temperature =, max_tokens =, top_p =, format = "lua" | "python" (the prompt variant),
 --     price_in = USD per million input tokens, price_out = USD per million output tokens,
@@ -11,6 +14,8 @@
 -- configuration that loops, or gives a temperature of 0/0, fails at once naming the file.
 local errors = require "kreach.errors"
 local candidate = require "kreach.candidate"
+local home = require "kreach.home"
+local text = require "kreach.text"
 local providers = require "kreach.generate.providers"
 local util = require "kreach.core.util"
 local cjson = require "cjson"
@@ -96,15 +101,34 @@ local function file_exists(p)
   return false
 end
 
--- load(name) -> config table, and the file it came from (nil for a bare model id)
-function M.load(name)
+-- The directories searched for NAME.lua, in order, and every place looked at.
+function M.dirs()
+  return home.dirs("experiments/models", "models")
+end
+
+-- load(name, provider) -> config table, and the file it came from (nil for a bare model id,
+-- which is taken only with a provider given: without one, a usage error naming where the
+-- configurations were looked for)
+function M.load(name, provider)
   if type(name) ~= "string" or name == "" then errors.usage("--model: a configuration or a model id is required") end
   local path
   if name:match("%.lua$") then
     path = name
     if not file_exists(path) then errors.file(path, "no such model configuration") end
-  elseif name:match("^[%w_.%-]+$") and file_exists("experiments/models/" .. name .. ".lua") then
-    path = "experiments/models/" .. name .. ".lua"
+  else
+    local dirs, looked = M.dirs()
+    if name:match("^[%w_.%-]+$") then
+      for _, d in ipairs(dirs) do
+        if file_exists(d .. "/" .. name .. ".lua") then path = d .. "/" .. name .. ".lua" break end
+      end
+    end
+    if not path and not provider and not name:match("^[%w_.%-]+$") then
+      errors.usage("--model '%s': not a configuration's name (letters, digits, '_', '.', '-') nor a .lua file; for a model id, name its --provider (openai or anthropic)",
+        text.clean(name, 200))
+    elseif not path and not provider then
+      errors.usage("--model '%s': no model configuration %s.lua (looked in: %s); for a model id, name its --provider (openai or anthropic)",
+        text.clean(name, 200), text.clean(name, 200), #looked > 0 and table.concat(looked, ", ") or "nowhere: kreach's own path is unknown")
+    end
   end
   if not path then return { model = name, name = name:gsub("[^%w_.%-]", "-") } end
   local chunk, err = loadfile(path, "t", candidate.environment())
