@@ -159,7 +159,7 @@ local MUTANTS = {
     what = "a function-pointer kernel parameter made a hard parse error",
     old = [[else if (is(k, "(")) fn = 1;]],
     new = [[else if (is(k, "(")) { free(kx); return fail(s->err, s->errlen, "line %d: a function pointer", k->line); }]],
-    ctest = { name = "sig", srcs = { "tests/c/test_sig.c", "runtime/kr_sig.c" } } },
+    ctest = { name = "sig", srcs = { "tests/c/test_sig.c", "runtime/kr_sig.c", "runtime/kr_sig_demangle.c" } } },
   -- issue 34, items 1 and 2: known answers for the figures a user reads, and the timed protocol
   -- on the host device (tests/lua/known_*_spec.lua, protocol_*_spec.lua)
   { id = "poison_baseline_not_candidate", file = "scripts/kreach/measure.lua",

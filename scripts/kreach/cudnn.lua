@@ -224,7 +224,7 @@ function M.library_files()
   return out
 end
 
--- How cuDNN's engine is chosen (runtime/kr_cudnn.c, docs/scripting.md "cuDNN"):
+-- How cuDNN's engine is chosen (runtime/kr_cudnn_conv.c, docs/scripting.md "cuDNN"):
 --   pytorch: the engine PyTorch eager runs with torch.backends.cudnn.benchmark off (its default
 --            and KernelBench's): the first, in cuDNN's heuristics' order, that PyTorch's
 --            filters keep and that runs. kreach's baseline is then PyTorch's own convolution;
