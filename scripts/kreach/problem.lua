@@ -1118,9 +1118,65 @@ function M.load_suite(name)
            ids = s.ids, pending = s.pending or {}, bare_ids = s.bare_ids ~= false }
 end
 
+-- A name that is not exact (issue 35), tried once the exact ones fail: in any case, the whole
+-- name ("19_relu") or the part after its id ("relu"); then a unique prefix ("3_batched") or
+-- suffix ("_reverse") of either. Several files at one stage is a usage error that names them;
+-- none, a "did you mean" from the edit distance. A number is an id, never part of a name.
+-- entries: { file =, plain = "19_ReLU", suite = } from the suites searched; `where` ends the
+-- "no problem" message. Returns the file, or nil plus the message's " did you mean" tail.
+local function loose_match(what, entries, where)
+  if what:match("^%d+$") then return nil, "" end
+  local q = what:lower()
+  local function pick(test)
+    local found, seen = {}, {}
+    for _, e in ipairs(entries) do
+      local plain = e.plain:lower()
+      local part = plain:match("^%d+_(.+)$") or plain
+      if not seen[e.file] and (test(plain) or test(part)) then
+        seen[e.file] = true
+        found[#found + 1] = e
+      end
+    end
+    return found
+  end
+  local found = pick(function(n) return n == q end)
+  if #found == 0 then
+    found = pick(function(n) return n:sub(1, #q) == q or (#n > #q and n:sub(-#q) == q) end)
+  end
+  if #found == 1 then return found[1].file end
+  if #found > 1 then
+    local count, names = {}, {}
+    for _, e in ipairs(found) do count[e.plain] = (count[e.plain] or 0) + 1 end
+    for i, e in ipairs(found) do
+      if i > 8 then names[#names + 1] = ("and %d more"):format(#found - 8); break end
+      names[i] = count[e.plain] > 1 and (e.suite .. "/" .. e.plain) or e.plain
+    end
+    errors.usage("'%s' could be %d problems%s: %s (type more of the name)", what, #found, where,
+      table.concat(names, ", "))
+  end
+  local lower, by_lower = {}, {}
+  for _, e in ipairs(entries) do
+    local plain = e.plain:lower()
+    for _, n in ipairs{ plain, plain:match("^%d+_(.+)$") } do
+      if not by_lower[n] then by_lower[n] = e.plain; lower[#lower + 1] = n end
+    end
+  end
+  local near = text.suggest(q, lower)
+  return nil, near and (": did you mean '%s'?"):format(by_lower[near]) or ""
+end
+
+local function entries_of(s, into)
+  for _, f in ipairs(s.files) do
+    local base = f:match("([^/]+)%.lua$")
+    into[#into + 1] = { file = f, plain = (base:gsub("^0+(%d)", "%1")), suite = s.name }
+  end
+  return into
+end
+
 -- Resolves what a user typed: a path, a suite's problem by id ("19", "019"), by suite and id
--- ("dlrm-bench/3", "kernelbench-l1/19") or by name ("19_ReLU"). Searches the suite `suite`
--- (default: every suite; a bare id only the suites whose ids are bare, not dlrm-bench's).
+-- ("dlrm-bench/3", "kernelbench-l1/19") or by name ("19_ReLU", and loosely "relu": see
+-- loose_match). Searches the suite `suite` (default: every suite; a bare id only the suites
+-- whose ids are bare, not dlrm-bench's).
 function M.resolve(what, suite)
   local mode = lfs.attributes(what, "mode")
   if mode == "file" then return what end
@@ -1136,7 +1192,9 @@ function M.resolve(what, suite)
     for _, pid in ipairs(s.pending) do
       if id == pid then errors.usage("problem %s of %s is not ported yet (kreach list %s)", rest, sname, sname) end
     end
-    errors.usage("no problem '%s' in the suite %s (kreach list %s)", rest, sname, sname)
+    local f, hint = loose_match(rest, entries_of(s, {}), " of " .. sname)
+    if f then return f end
+    errors.usage("no problem '%s' in the suite %s (kreach list %s)%s", rest, sname, sname, hint)
   end
   -- what looks like a path (ids and names have no '/' and no '.lua') is a file that cannot be
   -- loaded (status 3), not a name to search the suites for
@@ -1148,13 +1206,14 @@ function M.resolve(what, suite)
   local id = tonumber(what)
   -- a suite that does not load does not hide the problems of the others; it is said when
   -- nothing matched, since the problem may be one of its own (status 3 then)
-  local broken
+  local broken, entries = nil, {}
   for _, sn in ipairs(names) do
     local ok, s = pcall(M.load_suite, sn)
     if not ok then
       if not errors.is(s) or suite then error(s, 0) end
       broken = broken or s
     else
+      entries_of(s, entries)
       for i, f in ipairs(s.files) do
         local base = f:match("([^/]+)%.lua$")
         local plain = base:gsub("^0+(%d)", "%1")
@@ -1162,10 +1221,13 @@ function M.resolve(what, suite)
       end
     end
   end
+  -- a loose match could be wrong while a suite that does not load might hold the exact name
   if broken then
     errors.load("no problem '%s' in the suites that load (and one does not: %s)", what, errors.message(broken))
   end
-  errors.usage("no problem '%s' (a path, an id or a name from a suite)", what)
+  local f, hint = loose_match(what, entries, suite and (" of " .. suite) or "")
+  if f then return f end
+  errors.usage("no problem '%s' (a path, an id or a name from a suite)%s", what, hint)
 end
 
 return M
