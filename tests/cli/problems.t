@@ -6,7 +6,7 @@ $ kreach list
 ! ^kernelbench.*to come
 $ kreach list kernelbench-l1
 ~ ^  19  19_ReLU +activation +12%.885  4096x393216$
-~ ^  73  73_conv_transposed_3D_asymmetric_input_square_kernel__strided_padded__grouped +convolution
+~ ^  73  73_conv_transposed_3D_asymmetric_input%.%.%. +convolution
 ~ ^ 100  100_HingeLoss
 ! ^to come
 $ kreach list kernelbench-l1 --json

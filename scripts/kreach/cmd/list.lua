@@ -11,6 +11,37 @@ local text = require "kreach.text"
 
 local function basename(p) return p:match("([^/]+)$") or p end
 
+-- The listing fits a terminal of WIDTH columns (issue 35): a problem's name or inputs too long
+-- for its column is cut with "...", a suite's description wraps; --json keeps them whole, and a
+-- file that does not load is said in full.
+local WIDTH = 100
+-- the problem columns: "%4s  " id, name, " %-13s" category, " %8s" GB, "  " inputs
+local FIXED = 4 + 2 + 1 + 13 + 1 + 8 + 2
+-- what inputs keep before a long name is cut (most problems' inputs fit in it)
+local INPUTS_MIN = 28
+
+-- cut(s, w) -> s, or its first w - 3 bytes (no half UTF-8 character) and "..."
+local function cut(s, w)
+  if #s <= w then return s end
+  return (s:sub(1, w - 3):gsub("[\xC0-\xFF][\x80-\xBF]*$", "")) .. "..."
+end
+
+-- wrap(s, w, indent) -> s broken at spaces into lines of at most w bytes, the later ones after
+-- `indent` (a word longer than w is cut)
+local function wrap(s, w, indent)
+  local lines, cur = {}, nil
+  for word in s:gmatch("%S+") do
+    word = cut(word, w)
+    if cur and #cur + 1 + #word <= w then cur = cur .. " " .. word
+    else
+      if cur then lines[#lines + 1] = cur end
+      cur = word
+    end
+  end
+  lines[#lines + 1] = cur or ""
+  return table.concat(lines, "\n" .. indent)
+end
+
 return {
   summary = "List the problem suites, or the problems of a suite.",
   parser = function(p)
@@ -44,15 +75,17 @@ return {
       if args.json then
         io.write(json.encode({ suites = suites, errors = errors }), "\n")
       else
-        local i, e = 1, 1
+        local i, e, nw = 1, 1, 10
+        for _, n in ipairs(names) do nw = math.max(nw, #n) end
         for _, n in ipairs(names) do
           local s = suites[i]
           if s and s.name == n then
-            io.write(("%-24s %3d problems%s  %s\n"):format(n, s.problems,
-              s.pending > 0 and (" (+%d to come)"):format(s.pending) or "", s.description or ""))
+            local head = ("%-" .. nw .. "s %3d problems%s  "):format(n, s.problems,
+              s.pending > 0 and (" (+%d to come)"):format(s.pending) or "")
+            io.write(head, wrap(s.description or "", math.max(WIDTH - #head, 20), (" "):rep(#head)), "\n")
             i = i + 1
           else
-            io.write(("%-24s does not load: %s\n"):format(n, errors[e].why))
+            io.write(("%-" .. nw .. "s does not load: %s\n"):format(n, errors[e].why))
             e = e + 1
           end
         end
@@ -74,22 +107,30 @@ return {
       io.write(json.encode({ suite = s.name, problems = rows, pending = s.pending, errors = errors }), "\n")
       return #errors > 0 and 3 or 0
     end
-    io.write(("%s: %s\n"):format(s.name, s.description or ""))
-    -- the name column is as wide as the longest name (the convolutions' reach 80 characters)
-    local nw = 44
-    for _, r in ipairs(rows) do nw = math.max(nw, #r.name) end
-    local head_fmt = "%4s  %-" .. nw .. "s %-13s %12s  %s\n"
+    io.write(wrap(("%s: %s"):format(s.name, s.description or ""), WIDTH, "  "), "\n")
+    -- the name column is as wide as the longest name (the convolutions' reach 96 characters)
+    -- while the inputs keep INPUTS_MIN columns; the inputs have the rest
+    local longest_name, longest_inputs = 4, 6
+    for _, r in ipairs(rows) do
+      longest_name = math.max(longest_name, #r.name)
+      longest_inputs = math.max(longest_inputs, #r.inputs)
+    end
+    local nw = math.min(longest_name, WIDTH - FIXED - math.min(longest_inputs, INPUTS_MIN))
+    local iw = WIDTH - FIXED - nw
+    local head_fmt = "%4s  %-" .. nw .. "s %-13s %8s  %s\n"
     io.write(head_fmt:format("id", "name", "category", "GB", "inputs"))
     local ri, ei = 1, 1
     for i = 1, #res do
       if res[i].value then
         local r = rows[ri]
         ri = ri + 1
-        io.write(("%4d  %-" .. nw .. "s %-13s %12.3f  %s\n"):format(r.id, r.name, r.category, r.bytes / 1e9, r.inputs))
+        io.write(("%4d  %-" .. nw .. "s %-13s %8.3f  %s\n"):format(r.id, cut(r.name, nw), r.category,
+          r.bytes / 1e9, cut(r.inputs, iw)))
       else
         local e = errors[ei]
         ei = ei + 1
-        io.write(("%4s  %-" .. nw .. "s does not load: %s\n"):format(tostring(e.id), text.clean(basename(e.path), 256), e.why))
+        io.write(("%4s  %-" .. nw .. "s does not load: %s\n"):format(tostring(e.id),
+          text.clean(basename(e.path), 256), e.why))
       end
     end
     if #s.pending > 0 then
