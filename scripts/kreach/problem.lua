@@ -1086,7 +1086,8 @@ function M.load_suite(name)
     errors.load("%s: a suite returns { name =, description =, dir =, ids = {...} }", path)
   end
   if s.bare_ids ~= nil and type(s.bare_ids) ~= "boolean" then
-    errors.load("%s: bare_ids is a boolean (false: its problems are named <suite>/<id> or by name), not %s", path, type(s.bare_ids))
+    errors.load("%s: bare_ids is a boolean (false: its problems are named %s/<id>, as %s/1, or by name), not %s",
+      path, name, name, type(s.bare_ids))
   end
   local dir = root .. "/" .. s.dir
   if not dir_exists(dir) then
