@@ -29,10 +29,11 @@ local function status_of(kind) return kind and errors.STATUS[kind] or FAILED end
 -- file's own "<file>:<line>:" is kept: it says where the user's mistake is).
 local clean = errors.message
 
--- and a kernel's or a file's name in it is written with its terminal controls visible
-local function fail(msg, status)
-  io.stderr:write("kreach profile: ", text.clean(clean(msg)), "\n")
-  return status or FAILED
+-- and a kernel's or a file's name in it is written with its terminal controls visible. A
+-- failure is raised as a user error (kreach.errors), which kreach.cli prints and, under --json,
+-- writes as the one JSON object on standard output.
+local function fail(msg, status, kind)
+  errors.raise(status or FAILED, text.clean(clean(msg)), kind)
 end
 
 -- ---- options shared by the three forms ----
@@ -129,7 +130,7 @@ local function import(args, o)
   local stored
   if o.store then
     local id, serr, kind = run.store(sel, o.db)
-    if not id then return fail(serr, status_of(kind)) end
+    if not id then return fail(serr, status_of(kind), kind) end
     stored = { id = id, db = o.db }
   end
   return emit(rep, args, stored)
@@ -142,7 +143,7 @@ local function report_cmd(args, o)
   if what:match("^%d+$") and not lfs.attributes(what) then
     local err, kind
     t, err, kind = run.load(math.tointeger(tonumber(what)), o.db)
-    if not t then return fail(err, status_of(kind)) end
+    if not t then return fail(err, status_of(kind), kind) end
   else
     t, status = read_trace(what, args)
     if not t then return status end
@@ -186,9 +187,14 @@ local function run_program(args, o)
   local res, err, partial = run.profile(args.words, opts)
   local ran = res or partial
   for _, w in ipairs(ran and ran.warnings or {}) do io.stderr:write("kreach profile: warning: ", text.clean(w), "\n") end
-  if not res then return fail(err, status_of(partial and partial.error_kind)) end
+  if not res then return fail(err, status_of(partial and partial.error_kind), partial and partial.error_kind) end
   emit(res.report, args, res.stored)
-  if not res.ok then return fail("the program " .. run.exit_text(res.exit)) end
+  -- the report is the output (under --json its one object): the program's failure is said on
+  -- standard error only
+  if not res.ok then
+    io.stderr:write("kreach profile: ", text.clean("the program " .. run.exit_text(res.exit)), "\n")
+    return FAILED
+  end
   return 0
 end
 
