@@ -26,3 +26,9 @@ $ { kreach profile --json 2>/dev/null; echo "status $?" >&2; } | kreach -e 'loca
 $ kreach results runs --db "$TMPDIR/missing.db" 2>/dev/null
 ? 3
 ! .
+# kreach oracle: one problem is its object; a suite is one object, its problems under results
+# (on the host device, at small sizes)
+$ kreach --device host oracle 19 --small --json | kreach -e 'local s = io.read("a"); local v = require("cjson").decode(s); print(v.problem, v.outputs[1].name, select(2, s:gsub("\n", "")))'
+= 19_ReLU	y	1
+$ kreach --device host oracle dlrm-bench-variants --small --json | kreach -e 'local s = io.read("a"); local v = require("cjson").decode(s); print(v.suite, math.tointeger(v.within), math.tointeger(v.problems), #v.outside, #v.results, v.results[1].problem, v.results[1].within, select(2, s:gsub("\n", "")))'
+= dlrm-bench-variants	1	1	0	1	6_SparseSGD_index_add	true	1
