@@ -3,6 +3,7 @@
 --   kreach profile [options] -- <command...>      run it under the injection library, report
 --   kreach profile import <trace> [options]        read a trace (kreach, PyTorch profiler, nsys)
 --   kreach profile report <id|file> [options]      report a stored profile or a trace file
+--   kreach profile list [--db PATH] [--json]       the stored profiles
 -- A recorded or imported trace (its selected steps) is stored in the results database (--db,
 -- $KREACH_DB, else results.db) unless --no-store. Running the program, selecting the steps,
 -- storing and building the report are kreach.profile.run's; this file parses, calls and prints.
@@ -10,6 +11,7 @@ local kreach = require "kreach"
 local cli = require "kreach.cli"
 local cjson_safe = require "cjson.safe"
 local errors = require "kreach.errors"
+local json = require "kreach.json"
 local lfs = require "lfs"
 local classify = require "kreach.profile.classify"
 local families = require "kreach.profile.families"
@@ -198,16 +200,46 @@ local function run_program(args, o)
   return 0
 end
 
+-- kreach profile list: the stored profiles of the results database, one line each (or one
+-- JSON object: { "profiles": [...] }). A database that cannot be used is status 3, as for report.
+local function list(args)
+  if args.words[2] then return fail("usage: kreach profile list [--db PATH] [--json]", USAGE) end
+  local rows, err, kind = run.list(args.db)
+  if not rows then return fail(err, status_of(kind), kind) end
+  if args.json then
+    io.write(json.encode({ db = args.db, profiles = json.array(rows) }), "\n")
+  elseif args.csv then
+    return fail("--csv applies to a report; kreach profile list prints text or --json", USAGE)
+  elseif #rows == 0 then
+    io.write(("no profiles stored in %s (kreach profile -- <command...> or kreach profile import <trace> stores one)\n"):format(args.db))
+  else
+    io.write(("%4s  %-20s %-7s %8s %9s  %-20s %s\n"):format("id", "created_at", "source", "kernels", "wall_s", "workload", "command"))
+    for _, r in ipairs(rows) do
+      local cmd = tostring(r.command or "-")
+      if type(r.command) == "table" then
+        local words = {}
+        for i, w in ipairs(r.command) do words[i] = tostring(w) end
+        cmd = table.concat(words, " ")
+      end
+      io.write(("%4d  %-20s %-7s %8d %9s  %-20s %s\n"):format(r.id, text.clean(tostring(r.created_at or "-"), 20),
+        text.clean(tostring(r.source), 7), r.n_kernels or 0, r.wall_s and ("%.4g"):format(r.wall_s) or "-",
+        text.clean(tostring(r.workload or "-"), 20), text.clean(cmd, 80)))
+    end
+  end
+  return 0
+end
+
 return {
   summary = "Measure the share of a program's GPU time custom kernels could replace (needs a GPU to run one).",
   parser = function(p)
     p:usage([==[usage: kreach profile [options] -- <command...>
        kreach profile import <trace> [options]
-       kreach profile report <id|file> [options]]==])
+       kreach profile report <id|file> [options]
+       kreach profile list [--db PATH] [--json]]==])
     p:epilog([[Runs the command with the CUPTI injection library, or reads a trace (kreach JSON Lines, a
 PyTorch profiler Chrome trace, an Nsight Systems SQLite export), classifies every kernel into a
 family and reports the addressable fraction of GPU and wall time (docs/profiling.md).]])
-    p:argument("words", "The command to run after --, or import <trace>, or report <id|file>."):args("*")
+    p:argument("words", "The command to run after --, or import <trace>, report <id|file> or list."):args("*")
     p:option("-o --output", "Keep the recorded trace (JSON Lines) in this file.")
     cli.db_option(p)
     p:flag("--no-store", "Do not store the profile.")
@@ -227,12 +259,13 @@ family and reports the addressable fraction of GPU and wall time (docs/profiling
     local o, err, status = common(args)
     if not o then return fail(err, status) end
     local first = args.words[1]
-    if first == nil then return fail("nothing to run: kreach profile [options] -- <command...> (or import, report)", 2) end
-    if (first == "import" or first == "report") and args.alternate then
+    if first == nil then return fail("nothing to run: kreach profile [options] -- <command...> (or import, report, list)", 2) end
+    if (first == "import" or first == "report" or first == "list") and args.alternate then
       return fail("--alternate applies when kreach profile runs a program (a trace says itself whether it alternated)", 2)
     end
     if first == "import" then return import(args, o) end
     if first == "report" then return report_cmd(args, o) end
+    if first == "list" then return list(args) end
     if args.format ~= "auto" then return fail("--format applies to import and report", 2) end
     return run_program(args, o)
   end,
