@@ -229,6 +229,27 @@ local function list(args)
   return 0
 end
 
+-- The words that name a form rather than a program to run.
+local FORMS = { "import", "list", "report" }
+
+-- Whether `word` is a program kreach profile could run: a file (a path with a slash, or one in
+-- the working directory), or a file in a directory of PATH, as the program is looked up.
+local function runnable(word)
+  if lfs.attributes(word, "mode") == "file" then return true end
+  if word:find("/", 1, true) then return false end
+  for dir in (os.getenv("PATH") or ""):gmatch("[^:]+") do
+    if lfs.attributes(dir .. "/" .. word, "mode") == "file" then return true end
+  end
+  return false
+end
+
+-- Whether the words came after "--" (kreach profile -- prog): then they are a program, whatever
+-- they are called. `arg` holds the command line as given (arg[1..] after the command's name).
+local function after_dashdash()
+  for _, a in ipairs(arg or {}) do if a == "--" then return true end end
+  return false
+end
+
 return {
   summary = "Measure the share of a program's GPU time custom kernels could replace (needs a GPU to run one).",
   parser = function(p)
@@ -266,6 +287,13 @@ family and reports the addressable fraction of GPU and wall time (docs/profiling
     if first == "import" then return import(args, o) end
     if first == "report" then return report_cmd(args, o) end
     if first == "list" then return list(args) end
+    -- a mistyped form (kreach profile imprt) is a usage error, not a program to run: a first word
+    -- not after "--", that is no file and no command on PATH, and is within 2 edits of a form
+    local near = not after_dashdash() and not runnable(first) and text.suggest(first, FORMS)
+    if near then
+      return fail(("'%s' is not a form of kreach profile nor a program on PATH: did you mean '%s'? (run a program as kreach profile -- <command...>)")
+        :format(first, near), USAGE)
+    end
     if args.format ~= "auto" then return fail("--format applies to import and report", 2) end
     return run_program(args, o)
   end,
