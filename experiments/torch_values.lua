@@ -1,5 +1,6 @@
 -- The values check's table (issue 20): each problem's baseline and oracle against its PyTorch
--- model in float64, from the JSON lines `kreach oracle <suite> --torch --json` prints.
+-- model in float64, from what `kreach oracle <suite> --torch --json` prints (one JSON document, its
+-- problems under results; the JSON Lines of earlier versions, a line a problem, are read too).
 --   kreach oracle kernelbench-l1 --torch --json > kb_f32.jsonl
 --   kreach experiments/torch_values.lua kb_f32.jsonl [more.jsonl ...] [--json]
 -- Per problem and dtype (and input variant where not the default): the worst relative L2 and the
@@ -69,7 +70,7 @@ for _, path in ipairs(files) do
           :format(path, n, line:sub(1, 120)))
         os.exit(1)
       end
-      if v.problem then
+      local function row(v)
         local r = { file = path, problem = v.problem, dtype = v.dtype, variant = v.variant or "default",
                     within = v.within, why = v.why, oracle_tolerance = v.oracle_tolerance,
                     baseline = worst(v.outputs, "baseline"), oracle = worst(v.outputs, "oracle") }
@@ -82,7 +83,13 @@ for _, path in ipairs(files) do
             if x and (not s[who][k] or x > s[who][k].value) then s[who][k] = { value = x, problem = v.problem } end
           end
         end
-      elseif v.suite ~= nil or v.within ~= nil then
+      end
+      -- a suite's one document (its problems under results), or a line of the JSON Lines
+      -- earlier kreach printed (a problem's object, then the suite's summary)
+      local problems = v.results == nil and { v } or v.results
+      if type(problems) ~= "table" then problems = {} end
+      for _, p in ipairs(problems) do if type(p) == "table" and p.problem then row(p) end end
+      if v.problem == nil and (v.suite ~= nil or v.within ~= nil) then
         s.suite, s.reported = v.suite, v.within
       end
     end

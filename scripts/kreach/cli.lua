@@ -6,6 +6,7 @@
 -- is a bug: a traceback and exit 99.
 local argparse = require "argparse"
 local errors = require "kreach.errors"
+local json = require "kreach.json"
 local nvrtc = require "kreach.core.nvrtc"
 local seal = require "kreach.seal"
 local text = require "kreach.text"
@@ -211,10 +212,28 @@ function cli.timing_overrides(args)
 end
 
 -- Prints a user error: `kreach <command>: <message>`; no GPU is `kreach: no CUDA device: ...`,
--- as the binary says it for every command and script (docs/cli.md).
-function cli.report(name, e)
+-- as the binary says it for every command and script (docs/cli.md). With `as_json` (the
+-- command's --json) the error is also the one JSON document on standard output:
+-- {"command":..., "error": <the message>, "kind": ..., "status": <the exit status>}, so that a
+-- caller parsing the output gets an object, not nothing (docs/cli.md, "JSON output").
+function cli.report(name, e, as_json)
   local prefix = errors.status(e) == errors.STATUS.no_device and "kreach" or ("kreach " .. name)
   io.stderr:write(prefix, ": ", errors.message(e), "\n")
+  if as_json then
+    io.stdout:write(json.encode({ command = name, error = errors.message(e), kind = errors.is(e) and e.kind or "usage",
+                                  status = errors.status(e) }), "\n")
+  end
+end
+
+-- Whether the words ask for JSON: a --json before any "--" (after it, the words are a program's
+-- own, as in kreach profile -- prog --json). For a usage error argparse raises before it has
+-- parsed anything.
+local function asks_json(argv)
+  for _, a in ipairs(argv) do
+    if a == "--" then return false end
+    if a == "--json" then return true end
+  end
+  return false
 end
 
 function cli.main(name, ...)
@@ -227,9 +246,11 @@ function cli.main(name, ...)
   end
   local parser = argparse("kreach " .. name, cmd.summary)
   if cmd.parser then cmd.parser(parser) end
-  local ok, args = parser:pparse(cli.join_negative({...}))
+  local argv = cli.join_negative({...})
+  local ok, args = parser:pparse(argv)
   if not ok then
-    io.stderr:write(parser:get_usage(), "\n\nkreach ", name, ": ", args, "\n")
+    io.stderr:write(parser:get_usage(), "\n\n")
+    cli.report(name, errors.new(errors.STATUS.usage, args), asks_json(argv))
     return 2
   end
   -- a user error (kreach.errors: a file that does not load, a bad value, a database that
@@ -241,7 +262,7 @@ function cli.main(name, ...)
   end, args)
   if not ok then
     if errors.is(status) then
-      cli.report(name, status)
+      cli.report(name, status, args.json)
       return errors.status(status)
     end
     error(status, 0)

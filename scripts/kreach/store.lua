@@ -781,6 +781,17 @@ function Store:find_generation(key)
   return r
 end
 
+-- generation_list() -> what `kreach results generations` lists: each stored generation's
+-- columns without the texts (no prompt, request, response or reply), in id order; {} for a
+-- database of a version before the generations table (2). Read-only.
+local GEN_LIST_COLUMNS = { "id", "key", "created_at", "model", "provider", "suite", "problem_id", "problem_name",
+                           "sample", "turn", "format", "status", "error", "finish", "input_tokens", "output_tokens",
+                           "cost_usd", "latency_s", "retries", "attempts", "candidate_file", "candidate_hash" }
+function Store:generation_list()
+  if not query(self, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'generations'")[1] then return {} end
+  return query(self, ("SELECT %s FROM generations ORDER BY id"):format(table.concat(GEN_LIST_COLUMNS, ", ")))
+end
+
 -- generations{model =} -> the stored generations, in id order (request decoded)
 function Store:generations(q)
   q = q or {}

@@ -69,6 +69,18 @@ local function print_torch(inst, args, r)
   end
 end
 
+-- --json writes one JSON document (docs/cli.md, "JSON output"): for one problem its object; for
+-- a suite the summary with every problem's object under "results", in the suite's order (the
+-- text output is the one that shows each problem as it is done).
+local function write_json(suite_name, items, summary)
+  if not suite_name and #items == 1 then
+    io.write(json.encode(items[1]), "\n")
+    return
+  end
+  summary.results = json.array(items)
+  io.write(json.encode(summary), "\n")
+end
+
 -- --torch: each instance against PyTorch's f64 model, one Python worker for them all
 local function run_torch(args, insts, suite_name)
   -- on the host device (KREACH_DEVICE=host) PyTorch runs on the CPU (kreach.oracle's runner)
@@ -79,7 +91,7 @@ local function run_torch(args, insts, suite_name)
     session, serr = pytorch.start{ python = py.python }
     if not session then errors.raise(errors.STATUS.load, "cannot start PyTorch: " .. serr, "python") end
   end
-  local ok_n, bad = 0, {}
+  local ok_n, bad, items = 0, {}, {}
   for _, inst in ipairs(insts) do
     local name = inst.problem.name
     local okc, r = pcall(oracle.torch_check, inst, session, { seed = args.seed, variant = args.variant })
@@ -88,10 +100,10 @@ local function run_torch(args, insts, suite_name)
     else good, why2 = false, "the check failed: " .. errors.message(r) end
     if good then ok_n = ok_n + 1 else bad[#bad + 1] = ("%s (%s)"):format(name, why2) end
     if args.json then
-      io.write(json.encode({ problem = name, dtype = inst.dtype, seed = args.seed, variant = args.variant, against = "pytorch_f64",
-                             sizes = inst.sizes,
-                             outputs = okc and r.outputs or nil, oracle_tolerance = okc and r.oracle_tolerance or nil,
-                             within = good, why = why2 }), "\n")
+      items[#items + 1] = { problem = name, dtype = inst.dtype, seed = args.seed, variant = args.variant, against = "pytorch_f64",
+                            sizes = inst.sizes,
+                            outputs = okc and r.outputs or nil, oracle_tolerance = okc and r.oracle_tolerance or nil,
+                            within = good, why = why2 }
     else
       if okc then print_torch(inst, args, r) else io.write(("%s at %s: %s\n"):format(name, inst.dtype, why2)) end
       if okc and not good then io.write("  outside the thresholds: ", why2, "\n") end
@@ -108,7 +120,7 @@ local function run_torch(args, insts, suite_name)
     ok_n, #insts, suite_name and (" of " .. suite_name) or "", insts[1] and insts[1].dtype or args.dtype,
     oracle.TORCH_F64_TOL.rel_l2, oracle.TORCH_F64_TOL.max_scaled, #bad > 0 and ("; not: " .. table.concat(bad, "; ")) or "")
   if args.json then
-    io.write(json.encode({ suite = suite_name, against = "pytorch_f64", within = ok_n, problems = #insts, outside = bad }), "\n")
+    write_json(suite_name, items, { suite = suite_name, against = "pytorch_f64", within = ok_n, problems = #insts, outside = json.array(bad) })
   else
     io.write(summary, "\n")
   end
@@ -125,7 +137,7 @@ return {
     cli.problem_options(p)
     p:flag("--torch", "Compare the baseline and the oracle with the problem's PyTorch model in float64 instead (CUDA PyTorch; on the host device, PyTorch on the CPU).")
     p:flag("--small", "At small sizes: every size cut to 8 (up to 64 where the problem needs more), the batch to 2; for the host device (--device host), or a quick check.")
-    p:flag("--json", "Print one JSON object (a suite: one per problem, a line each, then the summary).")
+    p:flag("--json", "Print one JSON object (a suite: the summary, with each problem's object under results).")
   end,
   run = function(args)
     local sizes, err = cli.sizes(args.size)
@@ -180,7 +192,7 @@ return {
     kreach.require_device()
     host_fits(insts)
     if args.torch then return run_torch(args, insts, suite.name) end
-    local ok_n, bad = 0, {}
+    local ok_n, bad, items = 0, {}, {}
     for _, inst in ipairs(insts) do
       local name = inst.problem.name
         local okc, r = pcall(oracle.check, inst, { seed = args.seed, variant = args.variant })
@@ -192,8 +204,8 @@ return {
       end
       if good then ok_n = ok_n + 1 else bad[#bad + 1] = ("%s (%s)"):format(name, why) end
       if args.json then
-        io.write(json.encode({ problem = name, dtype = inst.dtype, seed = args.seed, outputs = okc and r.outputs or nil, sizes = inst.sizes,
-                               backend = okc and r.backend or nil, within = good, why = why }), "\n")
+        items[#items + 1] = { problem = name, dtype = inst.dtype, seed = args.seed, outputs = okc and r.outputs or nil, sizes = inst.sizes,
+                              backend = okc and r.backend or nil, within = good, why = why }
       else
         if okc then print_one(inst, args, r) else io.write(("%s at %s: %s\n"):format(name, inst.dtype, why)) end
         if okc and not good then io.write("  outside the thresholds: ", why, "\n") end
@@ -203,7 +215,7 @@ return {
     local summary = ("%d of %d baselines of %s at %s within their thresholds of the fp64 oracle%s"):format(ok_n, #insts,
       suite.name, insts[1] and insts[1].dtype or args.dtype, #bad > 0 and ("; not: " .. table.concat(bad, "; ")) or "")
     if args.json then
-      io.write(json.encode({ suite = suite.name, within = ok_n, problems = #insts, outside = bad }), "\n")
+      write_json(suite.name, items, { suite = suite.name, within = ok_n, problems = #insts, outside = json.array(bad) })
     else
       io.write(summary, "\n")
     end

@@ -3,6 +3,7 @@
 --   kreach profile [options] -- <command...>      run it under the injection library, report
 --   kreach profile import <trace> [options]        read a trace (kreach, PyTorch profiler, nsys)
 --   kreach profile report <id|file> [options]      report a stored profile or a trace file
+--   kreach profile list [--db PATH] [--json]       the stored profiles
 -- A recorded or imported trace (its selected steps) is stored in the results database (--db,
 -- $KREACH_DB, else results.db) unless --no-store. Running the program, selecting the steps,
 -- storing and building the report are kreach.profile.run's; this file parses, calls and prints.
@@ -10,6 +11,7 @@ local kreach = require "kreach"
 local cli = require "kreach.cli"
 local cjson_safe = require "cjson.safe"
 local errors = require "kreach.errors"
+local json = require "kreach.json"
 local lfs = require "lfs"
 local classify = require "kreach.profile.classify"
 local families = require "kreach.profile.families"
@@ -29,10 +31,11 @@ local function status_of(kind) return kind and errors.STATUS[kind] or FAILED end
 -- file's own "<file>:<line>:" is kept: it says where the user's mistake is).
 local clean = errors.message
 
--- and a kernel's or a file's name in it is written with its terminal controls visible
-local function fail(msg, status)
-  io.stderr:write("kreach profile: ", text.clean(clean(msg)), "\n")
-  return status or FAILED
+-- and a kernel's or a file's name in it is written with its terminal controls visible. A
+-- failure is raised as a user error (kreach.errors), which kreach.cli prints and, under --json,
+-- writes as the one JSON object on standard output.
+local function fail(msg, status, kind)
+  errors.raise(status or FAILED, text.clean(clean(msg)), kind)
 end
 
 -- ---- options shared by the three forms ----
@@ -129,7 +132,7 @@ local function import(args, o)
   local stored
   if o.store then
     local id, serr, kind = run.store(sel, o.db)
-    if not id then return fail(serr, status_of(kind)) end
+    if not id then return fail(serr, status_of(kind), kind) end
     stored = { id = id, db = o.db }
   end
   return emit(rep, args, stored)
@@ -142,7 +145,7 @@ local function report_cmd(args, o)
   if what:match("^%d+$") and not lfs.attributes(what) then
     local err, kind
     t, err, kind = run.load(math.tointeger(tonumber(what)), o.db)
-    if not t then return fail(err, status_of(kind)) end
+    if not t then return fail(err, status_of(kind), kind) end
   else
     t, status = read_trace(what, args)
     if not t then return status end
@@ -186,10 +189,65 @@ local function run_program(args, o)
   local res, err, partial = run.profile(args.words, opts)
   local ran = res or partial
   for _, w in ipairs(ran and ran.warnings or {}) do io.stderr:write("kreach profile: warning: ", text.clean(w), "\n") end
-  if not res then return fail(err, status_of(partial and partial.error_kind)) end
+  if not res then return fail(err, status_of(partial and partial.error_kind), partial and partial.error_kind) end
   emit(res.report, args, res.stored)
-  if not res.ok then return fail("the program " .. run.exit_text(res.exit)) end
+  -- the report is the output (under --json its one object): the program's failure is said on
+  -- standard error only
+  if not res.ok then
+    io.stderr:write("kreach profile: ", text.clean("the program " .. run.exit_text(res.exit)), "\n")
+    return FAILED
+  end
   return 0
+end
+
+-- kreach profile list: the stored profiles of the results database, one line each (or one
+-- JSON object: { "profiles": [...] }). A database that cannot be used is status 3, as for report.
+local function list(args)
+  if args.words[2] then return fail("usage: kreach profile list [--db PATH] [--json]", USAGE) end
+  local rows, err, kind = run.list(args.db)
+  if not rows then return fail(err, status_of(kind), kind) end
+  if args.json then
+    io.write(json.encode({ db = args.db, profiles = json.array(rows) }), "\n")
+  elseif args.csv then
+    return fail("--csv applies to a report; kreach profile list prints text or --json", USAGE)
+  elseif #rows == 0 then
+    io.write(("no profiles stored in %s (kreach profile -- <command...> or kreach profile import <trace> stores one)\n"):format(args.db))
+  else
+    io.write(("%4s  %-20s %-7s %8s %9s  %-20s %s\n"):format("id", "created_at", "source", "kernels", "wall_s", "workload", "command"))
+    for _, r in ipairs(rows) do
+      local cmd = tostring(r.command or "-")
+      if type(r.command) == "table" then
+        local words = {}
+        for i, w in ipairs(r.command) do words[i] = tostring(w) end
+        cmd = table.concat(words, " ")
+      end
+      io.write(("%4d  %-20s %-7s %8d %9s  %-20s %s\n"):format(r.id, text.clean(tostring(r.created_at or "-"), 20),
+        text.clean(tostring(r.source), 7), r.n_kernels or 0, r.wall_s and ("%.4g"):format(r.wall_s) or "-",
+        text.clean(tostring(r.workload or "-"), 20), text.clean(cmd, 80)))
+    end
+  end
+  return 0
+end
+
+-- The words that name a form rather than a program to run.
+local FORMS = { "import", "list", "report" }
+
+-- Whether `word` is a program kreach profile could run: a file (a path with a slash, or one in
+-- the working directory), or a file in a directory of PATH, as the program is looked up.
+local function runnable(word)
+  if lfs.attributes(word, "mode") == "file" then return true end
+  if word:find("/", 1, true) then return false end
+  for dir in (os.getenv("PATH") or ""):gmatch("[^:]+") do
+    if lfs.attributes(dir .. "/" .. word, "mode") == "file" then return true end
+  end
+  return false
+end
+
+-- Whether the words came after "--" (kreach profile -- prog): then they are a program, whatever
+-- they are called. `arg` holds the command line as given (arg[1..] after the command's name).
+local function after_dashdash()
+  for _, a in ipairs(arg or {}) do if a == "--" then return true end end
+  return false
 end
 
 return {
@@ -197,11 +255,12 @@ return {
   parser = function(p)
     p:usage([==[usage: kreach profile [options] -- <command...>
        kreach profile import <trace> [options]
-       kreach profile report <id|file> [options]]==])
+       kreach profile report <id|file> [options]
+       kreach profile list [--db PATH] [--json]]==])
     p:epilog([[Runs the command with the CUPTI injection library, or reads a trace (kreach JSON Lines, a
 PyTorch profiler Chrome trace, an Nsight Systems SQLite export), classifies every kernel into a
 family and reports the addressable fraction of GPU and wall time (docs/profiling.md).]])
-    p:argument("words", "The command to run after --, or import <trace>, or report <id|file>."):args("*")
+    p:argument("words", "The command to run after --, or import <trace>, report <id|file> or list."):args("*")
     p:option("-o --output", "Keep the recorded trace (JSON Lines) in this file.")
     cli.db_option(p)
     p:flag("--no-store", "Do not store the profile.")
@@ -221,12 +280,20 @@ family and reports the addressable fraction of GPU and wall time (docs/profiling
     local o, err, status = common(args)
     if not o then return fail(err, status) end
     local first = args.words[1]
-    if first == nil then return fail("nothing to run: kreach profile [options] -- <command...> (or import, report)", 2) end
-    if (first == "import" or first == "report") and args.alternate then
+    if first == nil then return fail("nothing to run: kreach profile [options] -- <command...> (or import, report, list)", 2) end
+    if (first == "import" or first == "report" or first == "list") and args.alternate then
       return fail("--alternate applies when kreach profile runs a program (a trace says itself whether it alternated)", 2)
     end
     if first == "import" then return import(args, o) end
     if first == "report" then return report_cmd(args, o) end
+    if first == "list" then return list(args) end
+    -- a mistyped form (kreach profile imprt) is a usage error, not a program to run: a first word
+    -- not after "--", that is no file and no command on PATH, and is within 2 edits of a form
+    local near = not after_dashdash() and not runnable(first) and text.suggest(first, FORMS)
+    if near then
+      return fail(("'%s' is not a form of kreach profile nor a program on PATH: did you mean '%s'? (run a program as kreach profile -- <command...>)")
+        :format(first, near), USAGE)
+    end
     if args.format ~= "auto" then return fail("--format applies to import and report", 2) end
     return run_program(args, o)
   end,

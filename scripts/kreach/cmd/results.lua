@@ -1,10 +1,12 @@
--- kreach results export|list|runs: reads a results database (docs/results.md). A database that
+-- kreach results export|list|runs|generations: reads a results database (docs/results.md). A database that
 -- does not open (missing, not ours, corrupt, another schema version) is status 3.
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
+local json = require "kreach.json"
 local output = require "kreach.output"
 local results = require "kreach.results"
 local store = require "kreach.store"
+local text = require "kreach.text"
 
 local function run_id(s)
   local n = math.tointeger(tonumber(s))
@@ -12,8 +14,31 @@ local function run_id(s)
   return n
 end
 
+local function cut(s, n)
+  s = text.clean(tostring(s == nil and "-" or s))
+  if #s > n then s = s:sub(1, n - 1) .. "~" end
+  return s
+end
+
+-- The generations as a table, one line each; an empty table says so and how one is filled.
+local function generations_text(rows, db)
+  if #rows == 0 then
+    io.write(("no generations stored in %s (kreach generate stores each request it makes there)\n"):format(db))
+    return
+  end
+  io.write(("%5s  %-20s %-24s %-28s %6s %4s  %-9s %8s %8s %9s  %s\n"):format("id", "created_at", "model", "problem",
+    "sample", "turn", "status", "in_tok", "out_tok", "cost_usd", "candidate"))
+  for _, r in ipairs(rows) do
+    local prob = r.problem_name or (r.suite and r.problem_id and ("%s/%s"):format(r.suite, r.problem_id)) or "-"
+    io.write(("%5d  %-20s %-24s %-28s %6s %4s  %-9s %8s %8s %9s  %s\n"):format(r.id, cut(r.created_at, 20),
+      cut(r.model, 24), cut(prob, 28), cut(r.sample, 6), cut(r.turn, 4), cut(r.status, 9), cut(r.input_tokens, 8),
+      cut(r.output_tokens, 8), r.cost_usd and ("%.4f"):format(r.cost_usd) or "-",
+      cut(r.candidate_file or (r.error and ("error: " .. r.error)), 60)))
+  end
+end
+
 return {
-  summary = "Export or list what a results database holds.",
+  summary = "Export or list what a results database holds (evaluations, runs, generations).",
   parser = function(p)
     p:command_target("command")
     p:require_command(true)
@@ -32,6 +57,9 @@ return {
     local r = p:command("runs", "A table of the runs.")
     cli.db_option(r)
     r:flag("--json", "Print one JSON object: { runs = [...] }.")
+    local g = p:command("generations", "A table of the requests kreach generate made and their outcomes.")
+    cli.db_option(g)
+    g:flag("--json", "Print one JSON object: { generations = [...] }.")
   end,
   run = function(args)
     -- the output is checked before the database opens: naming the database (or its -wal or
@@ -58,7 +86,8 @@ return {
         errors.usage("--run %d: there is no run %d in %s (kreach results runs lists them)", args.run, args.run, args.db)
       end
       if args.command == "export" then return results.fetch(db, { run_id = args.run })
-      elseif args.command == "list" then return db:evaluations{ run_id = args.run } end
+      elseif args.command == "list" then return db:evaluations{ run_id = args.run }
+      elseif args.command == "generations" then return db:generation_list() end
       local counts = {}
       for _, r in ipairs(db.sql:query("SELECT run_id, count(*) AS n FROM evaluations GROUP BY run_id")) do
         counts[r.run_id] = r.n
@@ -82,6 +111,9 @@ return {
       if not cok then errors.file(args.output, tostring(cerr), errors.STATUS.failed) end
     elseif args.command == "list" then
       if args.json then results.list_json(data, io.write) else results.list(data, io.write) end
+    elseif args.command == "generations" then
+      if args.json then io.write(json.encode({ db = args.db, generations = json.array(data) }), "\n")
+      else generations_text(data, args.db) end
     else
       if args.json then results.runs_json(data.runs, data.counts, io.write)
       else results.runs(data.runs, data.counts, io.write) end

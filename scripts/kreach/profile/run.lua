@@ -364,6 +364,22 @@ function M.load(id, db)
   return t
 end
 
+-- list(db) -> the stored profiles of the results database at `db`, in id order: { id,
+-- created_at, source, command, workload, knobs, device, wall_s, dropped, n_kernels } each (no
+-- kernels: kreach profile report <id> reads one), or nil, why and "database" when the database
+-- cannot be used. Read-only, as load is.
+function M.list(db)
+  local ok, opened, rows = pcall(store.read, db, function(s) return s:profiles() end)
+  if not ok then return nil, clean(opened), kind_of(opened) end
+  if not opened then return nil, clean(rows), "database" end
+  local out = {}
+  for i, r in ipairs(rows) do
+    out[i] = { id = r.id, created_at = r.created_at, source = r.source, command = r.command, workload = r.workload,
+               knobs = r.knobs, device = r.device, wall_s = r.wall_s, dropped = r.dropped, n_kernels = r.n_kernels }
+  end
+  return out
+end
+
 -- build(trace, {rules =, speedups =, top =, addressable =}) -> report.build's report, or nil and
 -- why (an unknown family in the speedups, say).
 function M.build(t, opts)
