@@ -13,6 +13,7 @@ local errors = require "kreach.errors"
 local evaluation = require "kreach.evaluation"
 local fs = require "kreach.core.fs"
 local json = require "kreach.json"
+local kinds = require "kreach.kinds"
 local kbcandidate = require "kreach.kbcandidate"
 local lfs = require "lfs"
 local measure = require "kreach.measure"
@@ -146,7 +147,7 @@ function M.candidate_files(args)
       else
         local names = {}
         for f in lfs.dir(dir) do
-          if f:match("^%d+_.*%.lua$") or f:match("^%d+_.*%.py$") then names[#names + 1] = f end
+          if f:match("^%d+_") and kinds.kind_of_file(f) then names[#names + 1] = f end
         end
         table.sort(names)
         for _, f in ipairs(names) do out[#out + 1] = { path = dir .. "/" .. f } end

@@ -10,6 +10,7 @@
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
+local kinds = require "kreach.kinds"
 local problem = require "kreach.problem"
 local store = require "kreach.store"
 local util = require "kreach.core.util"
@@ -63,8 +64,8 @@ return {
     p:option("--max-tokens", "The reply's token limit."):convert(cli.positive_integer)
     p:option("--timeout", "Seconds one request may take.", "300"):convert(tonumber)
     p:option("--retries", "Retries of a request that failed in a way a retry can fix.", "5"):convert(cli.nonnegative_integer)
-    p:option("--format", "The prompt's variant: lua (kreach's candidates) or python (KernelBench's ModelNew)."):choices({ "lua", "python" })
-    p:option("--dtype", "The problems' dtype.", "f32"):choices({ "f32", "bf16", "f16" })
+    p:option("--format", "The prompt's variant: lua (kreach's candidates) or python (KernelBench's ModelNew)."):choices(kinds.CANDIDATE_KINDS)
+    p:option("--dtype", "The problems' dtype.", kinds.DTYPES[1]):choices(kinds.DTYPES)
     p:flag("--refresh", "Ask again, even where the database holds the reply.")
     p:flag("--json", "Print one JSON object.")
   end,
