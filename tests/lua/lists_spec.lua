@@ -1,9 +1,15 @@
 -- The lists kreach.kinds owns (issue 35): the dtypes, the timing modes and the kinds of
--- candidate file, each written once in scripts/ and taken from there everywhere else.
+-- candidate file, each written once in scripts/ and taken from there everywhere else; and
+-- kreach eval's plan for one problem, which takes from a directory only the candidates that
+-- name that problem.
 local kinds = require "kreach.kinds"
 local cli = require "kreach.cli"
+local ev = require "kreach.eval"
 local timing = require "kreach.timing"
 local lfs = require "lfs"
+
+local support = require "support"
+local tmpdir, write = support.tmpdir, support.spit
 
 -- the tree to check: the working directory's (ctest runs specs at the source root), or
 -- KREACH_SOURCE_DIR's (to run the check on another checkout)
@@ -119,5 +125,49 @@ describe("no file in scripts/ spells out a list kreach.kinds owns", function()
     assert.equals(1, #spelled("local D = { f16 = true, f32 = true,\n bf16 = true }", kinds.DTYPES))
     assert.equals(0, #spelled('x = { "f32", "bf16", "f16", "f64" }', kinds.DTYPES))
     assert.equals(1, #spelled(':choices({ "cold", "hot", "graph" })', kinds.MODES))
+  end)
+end)
+
+describe("kreach eval's plan for one problem", function()
+  it("takes from a directory only the candidates that name the problem, and says why it skips the others", function()
+    local d = tmpdir()
+    write(d .. "/001_mm.lua", "return {}")
+    write(d .. "/019_relu.lua", "return {}")
+    write(d .. "/019_relu_torch.py", "x = 1\n")
+    write(d .. "/023_softmax.lua", "return {}")
+    local items, skipped = ev.plan("19", { d })
+    local got = {}
+    for i, it in ipairs(items) do got[i] = it.label .. "@" .. it.problem_id end
+    assert.same({ "019_relu.lua@19", "019_relu_torch.py@19" }, got)
+    assert.equals(2, #skipped)
+    assert.equals(d .. "/001_mm.lua: names problem 1, not 19_ReLU (19)", skipped[1].why)
+    assert.equals(d .. "/023_softmax.lua", skipped[2].candidate_path)
+  end)
+
+  it("skips every example when none names the problem (examples/ against ReLU)", function()
+    local items, skipped = ev.plan("19", { "examples" })
+    assert.same({}, items)
+    assert.truthy(#skipped >= 5)
+  end)
+
+  it("goes by a manifest's \"problem\", and takes an entry that names none", function()
+    local d = tmpdir()
+    write(d .. "/a.lua", "return {}")
+    write(d .. "/b.lua", "return {}")
+    write(d .. "/c.lua", "return {}")
+    write(d .. "/manifest.json", '[{"file": "a.lua", "problem": 19}, {"file": "b.lua", "problem": 23}, {"file": "c.lua"}]')
+    local items, skipped = ev.plan("19", { d })
+    local got = {}
+    for i, it in ipairs(items) do got[i] = it.label end
+    assert.same({ "a.lua", "c.lua" }, got)
+    assert.equals(1, #skipped)
+    assert.equals(d .. "/b.lua: names problem 23, not 19_ReLU (19)", skipped[1].why)
+  end)
+
+  it("takes a file given by name whatever its name", function()
+    local items, skipped = ev.plan("19", { "examples/001_matmul_tiled.lua" })
+    assert.equals(1, #items)
+    assert.equals(19, items[1].problem_id)
+    assert.same({}, skipped)
   end)
 end)
