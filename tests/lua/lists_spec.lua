@@ -171,3 +171,12 @@ describe("kreach eval's plan for one problem", function()
     assert.same({}, skipped)
   end)
 end)
+
+describe("kreach.store's generations table", function()
+  it("is defined once (the schema's definition is the migration's)", function()
+    local src = slurp(SCRIPTS .. "/kreach/store.lua")
+    local n = 0
+    for _ in src:gmatch("CREATE TABLE[%w ]-generations%(") do n = n + 1 end
+    assert.equals(1, n)
+  end)
+end)
