@@ -101,12 +101,12 @@ end
 -- The candidate files of the arguments: files as given, directories expanded. A directory with
 -- a manifest.json lists its candidates there: [{ "file": "x.lua", "problem": 19,
 -- "origin": { "model": "...", "sample": 0 } }, ...]; otherwise its files named
--- <problem id>_<anything>.lua (or .py) are taken, in name order. Each found in a directory has
--- from_dir set (kreach.eval's plan then keeps, for one problem, only those that name it). A
--- file that cannot be a candidate
--- (check_candidate_file: not a regular file, too large, or a manifest's entry that resolves
--- outside the manifest's directory, such as "../../etc/passwd" or a link out) comes back
--- with `invalid` set to the reason: it is recorded as invalid_candidate, never read.
+-- <problem id>_<anything>.lua (or .py) are taken, in name order; each found in a directory
+-- has from_dir set (plan then keeps, for one problem, only those that name it). A file that
+-- cannot be a candidate (check_candidate_file: not a regular file, too large, or a manifest's
+-- entry that resolves outside the manifest's directory, such as "../../etc/passwd" or a link
+-- out) comes back with `invalid` set to the reason: it is recorded as invalid_candidate,
+-- never read.
 function M.candidate_files(args)
   local out, errors = {}, {}
   for _, a in ipairs(args) do
@@ -165,9 +165,9 @@ end
 -- plan(target, candidate_args) -> items, skipped. target is a suite name or a problem (path,
 -- id or name). For one problem, a candidate found in a directory is taken only when it names
 -- that problem (its manifest entry's "problem", else its file name's leading id) or names
--- none; the others are skipped (a file given by name is always taken). Each item: { problem_path, problem_id, problem_name, suite, candidate_path,
--- origin, invalid (why the file cannot be a candidate, or nil) }; each skipped:
--- { candidate_path, why }.
+-- none; the others are skipped (a file given by name is always taken). Each item:
+-- { problem_path, problem_id, problem_name, suite, candidate_path, origin, invalid (why the
+-- file cannot be a candidate, or nil) }; each skipped: { candidate_path, why }.
 function M.plan(target, cand_args)
   local files, errors = M.candidate_files(cand_args)
   local skipped = {}
