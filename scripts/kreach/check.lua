@@ -9,6 +9,7 @@ local core = require "kreach.core"
 local tensor = require "kreach.core.tensor"
 local nvrtc = require "kreach.core.nvrtc"
 local candidate = require "kreach.candidate"
+local kinds = require "kreach.kinds"
 local ops = require "kreach.ops"
 local pycandidate = require "kreach.pycandidate"
 local verdict = require "kreach.verdict"
@@ -359,7 +360,7 @@ function M.run(inst, path, opts)
   local policy = M.policy(opts.policy)
   local result = { problem = inst.problem.name, dtype = inst.dtype, sizes = inst.sizes, candidate = path,
                    trials = {}, warnings = {}, policy = policy }
-  if path:match("%.py$") then
+  if kinds.kind(path) == "python" then
     if not opts.python then error("check.run: a KernelBench-format candidate needs the Python worker (opts.python)", 2) end
     phase("load")
     local t0 = core.now()

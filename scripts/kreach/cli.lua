@@ -7,6 +7,7 @@
 local argparse = require "argparse"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
+local kinds = require "kreach.kinds"
 local nvrtc = require "kreach.core.nvrtc"
 local seal = require "kreach.seal"
 local text = require "kreach.text"
@@ -74,11 +75,11 @@ function cli.size_override(s)
   return s
 end
 
-cli.DTYPES = { "f32", "bf16", "f16" }
+cli.DTYPES = kinds.DTYPES
 
 -- The options every problem command shares: --dtype and repeated --size name=value.
 function cli.problem_options(p)
-  p:option("--dtype", "The problem's dtype: f32, bf16 or f16.", "f32"):choices(cli.DTYPES)
+  p:option("--dtype", "The problem's dtype: " .. kinds.words(kinds.DTYPES) .. ".", kinds.DTYPES[1]):choices(cli.DTYPES)
   p:option("--size", "Override a size: name=value (a positive integer).", nil):count("*"):convert(cli.size_override)
 end
 
@@ -172,7 +173,7 @@ end
 -- evaluation's (kreach.measure) and the results database.
 function cli.timing_options(p)
   p:option("--mode", "Timing mode: cold (L2 flushed before each sample), hot (back to back) or graph (CUDA-graph replay).", nil)
-    :choices({ "cold", "hot", "graph" })
+    :choices(kinds.MODES)
   p:option("--budget", "Seconds of sampling per measurement (default 2).", nil):convert(cli.positive_number)
   p:option("--rel-ci", "Stop once the 95% interval of each median is narrower than this fraction of it (default 0.01).", nil):convert(cli.positive_number)
   p:option("--min-samples", "At least this many samples (default 10).", nil):convert(cli.positive_integer)

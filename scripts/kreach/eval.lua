@@ -13,6 +13,7 @@ local errors = require "kreach.errors"
 local evaluation = require "kreach.evaluation"
 local fs = require "kreach.core.fs"
 local json = require "kreach.json"
+local kinds = require "kreach.kinds"
 local kbcandidate = require "kreach.kbcandidate"
 local lfs = require "lfs"
 local measure = require "kreach.measure"
@@ -100,10 +101,12 @@ end
 -- The candidate files of the arguments: files as given, directories expanded. A directory with
 -- a manifest.json lists its candidates there: [{ "file": "x.lua", "problem": 19,
 -- "origin": { "model": "...", "sample": 0 } }, ...]; otherwise its files named
--- <problem id>_<anything>.lua are taken, in name order. A file that cannot be a candidate
--- (check_candidate_file: not a regular file, too large, or a manifest's entry that resolves
--- outside the manifest's directory, such as "../../etc/passwd" or a link out) comes back
--- with `invalid` set to the reason: it is recorded as invalid_candidate, never read.
+-- <problem id>_<anything>.lua (or .py) are taken, in name order; each found in a directory
+-- has from_dir set (plan then keeps, for one problem, only those that name it). A file that
+-- cannot be a candidate (check_candidate_file: not a regular file, too large, or a manifest's
+-- entry that resolves outside the manifest's directory, such as "../../etc/passwd" or a link
+-- out) comes back with `invalid` set to the reason: it is recorded as invalid_candidate,
+-- never read.
 function M.candidate_files(args)
   local out, errors = {}, {}
   for _, a in ipairs(args) do
@@ -139,17 +142,17 @@ function M.candidate_files(args)
               -- the name comes from the manifest: shown and stored only cleaned and bounded
               if invalid then path = text.clean(path, 1024) end
               out[#out + 1] = { path = path, problem = problem_id, origin = type(e.origin) == "table" and e.origin or nil,
-                                invalid = invalid and text.clean(invalid, 2048) or nil }
+                                invalid = invalid and text.clean(invalid, 2048) or nil, from_dir = true }
             end
           end
         end
       else
         local names = {}
         for f in lfs.dir(dir) do
-          if f:match("^%d+_.*%.lua$") or f:match("^%d+_.*%.py$") then names[#names + 1] = f end
+          if f:match("^%d+_") and kinds.kind_of_file(f) then names[#names + 1] = f end
         end
         table.sort(names)
-        for _, f in ipairs(names) do out[#out + 1] = { path = dir .. "/" .. f } end
+        for _, f in ipairs(names) do out[#out + 1] = { path = dir .. "/" .. f, from_dir = true } end
         if #names == 0 then errors[#errors + 1] = ("%s: no candidate files (<id>_<name>.lua or .py) and no manifest.json"):format(dir) end
       end
     else
@@ -160,9 +163,11 @@ function M.candidate_files(args)
 end
 
 -- plan(target, candidate_args) -> items, skipped. target is a suite name or a problem (path,
--- id or name). Each item: { problem_path, problem_id, problem_name, suite, candidate_path,
--- origin, invalid (why the file cannot be a candidate, or nil) }; each skipped:
--- { candidate_path, why }.
+-- id or name). For one problem, a candidate found in a directory is taken only when it names
+-- that problem (its manifest entry's "problem", else its file name's leading id) or names
+-- none; the others are skipped (a file given by name is always taken). Each item:
+-- { problem_path, problem_id, problem_name, suite, candidate_path, origin, invalid (why the
+-- file cannot be a candidate, or nil) }; each skipped: { candidate_path, why }.
 function M.plan(target, cand_args)
   local files, errors = M.candidate_files(cand_args)
   local skipped = {}
@@ -177,11 +182,18 @@ function M.plan(target, cand_args)
   else
     single = problem.resolve(target)
   end
+  local single_p = single and problem.load(single)
   local items = {}
   for _, c in ipairs(files) do
     local path
     if single then
-      path = single
+      local id = c.from_dir and (c.problem or math.tointeger(tonumber((c.path:match("([^/]+)$") or ""):match("^(%d+)_"))))
+      if id and id ~= single_p.id then
+        skipped[#skipped + 1] = { candidate_path = c.path, why = ("%s: names problem %d, not %s (%d)"):format(
+          text.clean(c.path, 1024), id, single_p.name, single_p.id) }
+      else
+        path = single
+      end
     else
       local id = c.problem or math.tointeger(tonumber((c.path:match("([^/]+)$") or ""):match("^(%d+)_")))
       if not id then

@@ -13,6 +13,7 @@
 local core = require "kreach.core"
 local fs = require "kreach.core.fs"
 local json = require "kreach.json"
+local kinds = require "kreach.kinds"
 local proc = require "kreach.core.proc"
 local pytorch = require "kreach.pytorch"
 local text = require "kreach.text"
@@ -484,7 +485,7 @@ local function config()
 end
 
 -- is_python(path) -> whether a candidate path is a KernelBench-format (Python) one
-function M.is_python(path) return path:match("%.py$") ~= nil end
+function M.is_python(path) return kinds.kind(path) == "python" end
 
 -- The number of constructor arguments of a problem (its torch.init, a Python list literal:
 -- "[kernel_size, stride, padding]" or "[]"), or nil when it has none declared.

@@ -20,6 +20,7 @@ local tensor = require "kreach.core.tensor"
 local nvrtc = require "kreach.core.nvrtc"
 local candidate = require "kreach.candidate"
 local check = require "kreach.check"
+local kinds = require "kreach.kinds"
 local ops = require "kreach.ops"
 local pycandidate = require "kreach.pycandidate"
 local timing = require "kreach.timing"
@@ -272,7 +273,7 @@ function M.time(inst, opts)
   local function fail(v) res.verdict = v; return res end
 
   local cand, prog, pyc
-  local is_py = opts.candidate and opts.candidate:match("%.py$") ~= nil
+  local is_py = opts.candidate and kinds.kind(opts.candidate) == "python"
   if is_py then
     -- a KernelBench-format candidate, in the Python worker (kreach.pycandidate)
     if not opts.python then error("measure.time: a KernelBench-format candidate needs the Python worker (opts.python)", 2) end

@@ -7,6 +7,7 @@ local lfs = require "lfs"
 local core = require "kreach.core"
 local errors = require "kreach.errors"
 local home = require "kreach.home"
+local kinds = require "kreach.kinds"
 local meta = require "kreach.meta"
 local ops = require "kreach.ops"
 local tensor = require "kreach.core.tensor"
@@ -29,7 +30,7 @@ local CATEGORIES = { matmul = true, activation = true, elementwise = true, norma
 M.DOMAINS = { real = true, positive = true, nonnegative = true, unit = true,
   probabilities = true, indices = true, mask = true, sign = true, symmetric = true,
   upper_triangular = true, lower_triangular = true, rows = true }
-local DTYPES = { f32 = true, bf16 = true, f16 = true }
+local DTYPES = kinds.set(kinds.DTYPES)
 -- the number of numbers each generator takes (-1: one or more)
 local GENERATORS = { uniform = 2, normal = 2, randint = 2, sign = 0, bool = 0, zipf = 2, bags = 2, unique = 1,
   jagged = -1 }

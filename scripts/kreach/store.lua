@@ -99,6 +99,19 @@ end
 
 -- ---- the schema ----
 
+-- The requests `kreach generate` made and their replies (issue 19): part of a new database's
+-- schema, and MIGRATIONS[3]'s for an older one (hence IF NOT EXISTS, which SQLite leaves out of
+-- the definition it keeps).
+local GENERATIONS_SQL = [[
+CREATE TABLE IF NOT EXISTS generations(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, created_at TEXT,
+  model TEXT, provider TEXT, config_hash TEXT, suite TEXT, problem_id INTEGER, problem_name TEXT,
+  sample INTEGER, turn INTEGER, format TEXT, prompt TEXT NOT NULL, request TEXT, response TEXT,
+  status TEXT NOT NULL, error TEXT, reply TEXT, finish TEXT, request_id TEXT, input_tokens INTEGER,
+  output_tokens INTEGER, cost_usd REAL, latency_s REAL, retries INTEGER, attempts INTEGER,
+  candidate_file TEXT, candidate_hash TEXT);
+CREATE INDEX IF NOT EXISTS generations_problem ON generations(suite, problem_id);
+]]
+
 local SCHEMA = [[
 CREATE TABLE kreach_meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE runs(id INTEGER PRIMARY KEY, started_at TEXT, finished_at TEXT, status TEXT NOT NULL,
@@ -127,30 +140,15 @@ CREATE TABLE profile_ranges(profile_id INTEGER NOT NULL REFERENCES profiles(id),
 CREATE INDEX profile_kernels_profile ON profile_kernels(profile_id);
 CREATE INDEX profile_memops_profile ON profile_memops(profile_id);
 CREATE INDEX profile_ranges_profile ON profile_ranges(profile_id);
-CREATE TABLE generations(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, created_at TEXT,
-  model TEXT, provider TEXT, config_hash TEXT, suite TEXT, problem_id INTEGER, problem_name TEXT,
-  sample INTEGER, turn INTEGER, format TEXT, prompt TEXT NOT NULL, request TEXT, response TEXT,
-  status TEXT NOT NULL, error TEXT, reply TEXT, finish TEXT, request_id TEXT, input_tokens INTEGER,
-  output_tokens INTEGER, cost_usd REAL, latency_s REAL, retries INTEGER, attempts INTEGER,
-  candidate_file TEXT, candidate_hash TEXT);
-CREATE INDEX generations_problem ON generations(suite, problem_id);
-]]
+]] .. GENERATIONS_SQL
 
 -- Migrations: MIGRATIONS[v] takes a database of version v - 1 to version v, inside the write
 -- transaction of the first writer that opens it (a reader reads an older database as it is:
 -- the columns it lacks read as absent).
 --   2: PyTorch's times and the speedups against them (issue 17): the evaluations columns that
 --      kreach.evaluation lists and version 1 had not.
---   3: the requests `kreach generate` made and their replies (issue 19): the generations table.
-local GENERATIONS_SQL = [[
-CREATE TABLE IF NOT EXISTS generations(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, created_at TEXT,
-  model TEXT, provider TEXT, config_hash TEXT, suite TEXT, problem_id INTEGER, problem_name TEXT,
-  sample INTEGER, turn INTEGER, format TEXT, prompt TEXT NOT NULL, request TEXT, response TEXT,
-  status TEXT NOT NULL, error TEXT, reply TEXT, finish TEXT, request_id TEXT, input_tokens INTEGER,
-  output_tokens INTEGER, cost_usd REAL, latency_s REAL, retries INTEGER, attempts INTEGER,
-  candidate_file TEXT, candidate_hash TEXT);
-CREATE INDEX IF NOT EXISTS generations_problem ON generations(suite, problem_id);
-]]
+--   3: the requests `kreach generate` made and their replies (issue 19): the generations table
+--      (GENERATIONS_SQL, the schema's own definition).
 M.MIGRATIONS = {
   [3] = function(exec_sql)
     for stmt in GENERATIONS_SQL:gmatch("[^;]+") do

@@ -21,12 +21,13 @@ local core = require "kreach.core"
 local ctiming = require "kreach.core.timing"
 local tensor = require "kreach.core.tensor"
 local event = require "kreach.core.event"
+local kinds = require "kreach.kinds"
 local stats = require "kreach.stats"
 
 local M = {}
 
 M.DEFAULTS = {
-  mode = "cold",
+  mode = kinds.MODES[1],
   flush_factor = 2,      -- cold mode writes this many times the L2 size before each sample
   warmup_min = 3,        -- warm-up: at least this many calls,
   warmup_max = 200,      -- at most this many,
@@ -44,7 +45,7 @@ M.DEFAULTS = {
   gate = true,           -- cold and hot: hold the stream while a sample's work is queued
   gate_ms = 100,         -- the longest a gate holds (a call that synchronises waits this long)
 }
-M.MODES = { cold = true, hot = true, graph = true }
+M.MODES = kinds.set(kinds.MODES)
 
 -- The device operations the engine uses, each the GPU's by default. A plan's `device` table
 -- (measure's plan) replaces any of them, so that the engine's protocol (the order of
@@ -85,7 +86,7 @@ function M.options(over)
     end
     o[k] = v
   end
-  if not M.MODES[o.mode] then error(("timing: unknown mode '%s' (cold, hot, graph)"):format(tostring(o.mode)), 2) end
+  if not M.MODES[o.mode] then error(("timing: unknown mode '%s' (%s)"):format(tostring(o.mode), table.concat(kinds.MODES, ", ")), 2) end
   for _, k in ipairs({ "warmup_min", "warmup_max", "settle_window", "min_samples", "max_samples",
                        "clock_every", "resamples", "seed" }) do
     local v = math.tointeger(o[k])

@@ -10,6 +10,7 @@
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
+local kinds = require "kreach.kinds"
 local problem = require "kreach.problem"
 local store = require "kreach.store"
 local util = require "kreach.core.util"
@@ -63,8 +64,8 @@ return {
     p:option("--max-tokens", "The reply's token limit."):convert(cli.positive_integer)
     p:option("--timeout", "Seconds one request may take.", "300"):convert(tonumber)
     p:option("--retries", "Retries of a request that failed in a way a retry can fix.", "5"):convert(cli.nonnegative_integer)
-    p:option("--format", "The prompt's variant: lua (kreach's candidates) or python (KernelBench's ModelNew)."):choices({ "lua", "python" })
-    p:option("--dtype", "The problems' dtype.", "f32"):choices({ "f32", "bf16", "f16" })
+    p:option("--format", "The prompt's variant: lua (kreach's candidates) or python (KernelBench's ModelNew)."):choices(kinds.CANDIDATE_KINDS)
+    p:option("--dtype", "The problems' dtype.", kinds.DTYPES[1]):choices(kinds.DTYPES)
     p:flag("--refresh", "Ask again, even where the database holds the reply.")
     p:flag("--json", "Print one JSON object.")
   end,
@@ -414,9 +415,10 @@ return {
       end
       io.write(json.encode({ db = db_path, out = args.out, summary = sum, generations = json.array(rows), stopped = stopped }), "\n")
     else
-      io.write(("%s (%s): %d requests made, %d answered from %s; %d input and %d output tokens%s; %d retries%s\n"):format(
-        model_name, provider, sum.requests, sum.cached, db_path, sum.input_tokens, sum.output_tokens,
+      io.write(("%s (%s): %d request%s made, %d answered from %s; %d input and %d output tokens%s; %d retr%s%s\n"):format(
+        model_name, provider, sum.requests, sum.requests == 1 and "" or "s", sum.cached, db_path, sum.input_tokens, sum.output_tokens,
         (cfg.price_in and cfg.price_out) and (", $%.4f"):format(sum.cost_usd) or " (no prices configured)", sum.retries,
+        sum.retries == 1 and "y" or "ies",
         sum.latency_median_s and (", median latency %.2f s"):format(sum.latency_median_s) or ""))
       io.write(("candidates: %d of %d replies (no code %d, no loadable candidate %d, failed requests %d, truncated %d), in %s with manifest.json\n"):format(
         sum.candidates, sum.jobs, sum.no_code, sum.no_candidate, sum.errors, sum.truncated, args.out))
@@ -433,7 +435,8 @@ return {
         io.write(("correct: not given: %d of %d samples have a request that failed (the same command again asks only those)\n"):format(
           sum.failed_samples, sum.samples))
       else
-        io.write(("correct: not yet judged (%d of %d samples); kreach eval <suite> %s --db %s, then this command again (no request is repeated)\n"):format(
+        -- some samples are judged (those without a candidate count as incorrect), not all
+        io.write(("correct: not given: %d of %d samples judged; kreach eval <suite> %s --db %s judges the others, then run this command again (no request is repeated)\n"):format(
           sum.judged, sum.samples, args.out, db_path))
       end
     end

@@ -12,6 +12,7 @@ local calibrate = require "kreach.calibrate"
 local candidate = require "kreach.candidate"
 local check = require "kreach.check"
 local cudnn = require "kreach.cudnn"
+local kinds = require "kreach.kinds"
 local measure = require "kreach.measure"
 local problem = require "kreach.problem"
 local pycandidate = require "kreach.pycandidate"
@@ -71,7 +72,7 @@ return {
     -- KernelBench-format candidate runs in it: then it gets the Landlock ruleset it applies to
     -- itself before the candidate's module runs, and the candidate's build directories
     local torch_session, torch_note, py
-    local is_py = spec.candidate and spec.candidate:match("%.py$") and (args.job == "check" or args.job == "time")
+    local is_py = spec.candidate and kinds.kind(spec.candidate) == "python" and (args.job == "check" or args.job == "time")
     if is_py then
       local function refuse(why)
         worker.result({ problem = inst.problem.name, dtype = inst.dtype, candidate = spec.candidate, trials = {},

@@ -15,6 +15,7 @@
 local errors = require "kreach.errors"
 local candidate = require "kreach.candidate"
 local home = require "kreach.home"
+local kinds = require "kreach.kinds"
 local text = require "kreach.text"
 local providers = require "kreach.generate.providers"
 local util = require "kreach.core.util"
@@ -160,7 +161,7 @@ function M.load(name, provider)
   if c.provider and c.provider ~= "openai" and c.provider ~= "anthropic" then
     errors.file(path, ("provider '%s': openai or anthropic"):format(c.provider))
   end
-  if c.format and c.format ~= "lua" and c.format ~= "python" then errors.file(path, ("format '%s': lua or python"):format(c.format)) end
+  if c.format and not kinds.set(kinds.CANDIDATE_KINDS)[c.format] then errors.file(path, ("format '%s': %s"):format(c.format, kinds.words(kinds.CANDIDATE_KINDS))) end
   check_values(c, path)
   c.name = (path:match("([^/]+)%.lua$") or c.model):gsub("[^%w_.%-]", "-")
   return c, path

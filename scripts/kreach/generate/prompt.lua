@@ -7,6 +7,7 @@
 -- distributions, then the outputs; the contract, condensed; one worked example from another
 -- problem; the device's facts; the answer's form.
 local export = require "kreach.export"
+local kinds = require "kreach.kinds"
 local problem = require "kreach.problem"
 
 local M = {}
@@ -166,7 +167,9 @@ end
 function M.build(inst, o)
   o = o or {}
   local format = o.format or "lua"
-  if format ~= "lua" and format ~= "python" then error(("prompt: unknown format '%s' (lua, python)"):format(tostring(format)), 2) end
+  if not kinds.set(kinds.CANDIDATE_KINDS)[format] then
+    error(("prompt: unknown format '%s' (%s)"):format(tostring(format), table.concat(kinds.CANDIDATE_KINDS, ", ")), 2)
+  end
   local p = inst.problem
   local parts = {}
   local function add(s) parts[#parts + 1] = s end

@@ -21,6 +21,7 @@
 -- kreach.cudnn finds it (the baseline PyTorch itself runs), else the kernels here, planned by
 -- plan() below it; lib.conv_last says which ran.
 local cudnn = require "kreach.cudnn"
+local kinds = require "kreach.kinds"
 local pool = require "kreach.ops.pool"
 
 -- tensor-core products, in their own string so that a CPU emulation (experiments/conv) can
@@ -845,7 +846,7 @@ end
 -- kreach.cudnn finds it (f32 with TF32 off, bf16 and f16 with fp32 accumulation; the fastest
 -- algorithm by cuDNN's heuristics), else the NVRTC kernels here. f64 is the oracle, always these
 -- kernels. KREACH_CONV_BACKEND=nvrtc keeps the NVRTC kernels where cuDNN is there.
-local CUDNN_DTYPES = { f32 = true, bf16 = true, f16 = true }
+local CUDNN_DTYPES = kinds.set(kinds.DTYPES) -- every dtype a problem runs at
 function M.choose_backend(dtype)
   if not CUDNN_DTYPES[dtype] or os.getenv("KREACH_CONV_BACKEND") == "nvrtc" then return "nvrtc" end
   return cudnn.available() and "cudnn" or "nvrtc"
