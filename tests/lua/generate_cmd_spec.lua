@@ -72,7 +72,7 @@ describe("kreach generate", function()
     assert.matches("4 requests made, 0 answered from .*; 460 input and 4526 output tokens, %$0%.0462; 1 retry", out)
     assert.matches("candidates: 2 of 4 replies %(no code 1, no loadable candidate 1, failed requests 0, truncated 1%)", out)
     -- the two samples without a candidate are judged (incorrect), the two with one are not yet
-    assert.matches("correct: not given: 2 of 4 samples judged; kreach eval <suite> ", out)
+    assert.matches("correct: not given: 2 of 4 samples judged; kreach eval '19' '", out, 1, true)
     -- the candidates and the manifest
     assert.equals(GOOD, support.slurp(dir .. "/out/019_cfg_s1_t1.lua"))
     assert.equals(GOOD, support.slurp(dir .. "/out/019_cfg_s2_t1.lua"))
@@ -239,7 +239,7 @@ describe("kreach generate", function()
     end
     local out, rc = run()
     assert.equals(0, rc, out)
-    assert.matches("correct: not given: 0 of 2 samples judged; kreach eval <suite> ", out)
+    assert.matches("correct: not given: 0 of 2 samples judged; kreach eval '19' '", out, 1, true)
     -- judged as kreach eval stores it: sample 1 correct (1.5x [1.2, 1.8] over the baseline, 2x
     -- over PyTorch), sample 2 incorrect
     local store = require "kreach.store"

@@ -35,6 +35,18 @@ local function write(path, text, db_path)
   if not ok then errors.failed("cannot write %s: %s", path, tostring(cerr)) end
 end
 
+-- eval_hint(args, db_path) -> the kreach eval command(s) that judge generate's output: eval takes
+-- one suite or problem, so with several targets, one command for each
+local function eval_hint(args, db_path)
+  local q = text.shell_quote
+  local t = args.targets
+  local first = ("kreach eval %s %s --db %s"):format(q(t[1]), q(args.out), q(db_path))
+  if #t == 1 then return first end
+  local rest = {}
+  for i = 2, #t do rest[#rest + 1] = q(t[i]) end
+  return ("%s (then the same for %s)"):format(first, table.concat(rest, ", "))
+end
+
 -- unbiased pass@k (Chen et al.): 1 - C(n - c, k) / C(n, k)
 local function pass_at_k(n, c, k)
   if n - c < k then return 1 end
@@ -226,8 +238,8 @@ return {
       end
       if #order == 0 then return end
       if not args.eval then
-        errors.usage(("--turns %d sends each turn's verdicts back: add --eval to judge the candidates here (a GPU), or judge them first with kreach eval <suite> %s --db %s"):format(
-          args.turns, args.out, db_path))
+        errors.usage(("--turns %d sends each turn's verdicts back: add --eval to judge the candidates here (a GPU), or judge them first with %s"):format(
+          args.turns, eval_hint(args, db_path)))
       end
       local sok, serr = seal.check_available("generate")
       if not sok then errors.raise(errors.STATUS.load, serr, "seal") end
@@ -436,8 +448,8 @@ return {
           sum.failed_samples, sum.samples))
       else
         -- some samples are judged (those without a candidate count as incorrect), not all
-        io.write(("correct: not given: %d of %d samples judged; kreach eval <suite> %s --db %s judges the others, then run this command again (no request is repeated)\n"):format(
-          sum.judged, sum.samples, args.out, db_path))
+        io.write(("correct: not given: %d of %d samples judged; %s judges the others, then run this command again (no request is repeated)\n"):format(
+          sum.judged, sum.samples, eval_hint(args, db_path)))
       end
     end
     if stopped then
