@@ -21,7 +21,7 @@ $ kreach eval 19 tests/candidates/019_relu.lua --size batch_size=64 --size dim=4
 ~ nothing to resume
 $ kreach bench 19 --size batch_size=64 --size dim=4099 --budget 0.3 --db ${TMPDIR:-/tmp}/kreach-eval-t.$PPID/r.db
 ~ ^19 +19_ReLU +[%d.]+ +%[[%d.]+, [%d.]+%]
-~ ^1 problems at f32 in
+~ ^1 problem at f32 in
 $ kreach results export --db ${TMPDIR:-/tmp}/kreach-eval-t.$PPID/r.db --format kernelbench
 ~ "correctness":true
 $ kreach eval 19 tests/candidates/019_relu.lua --mode warm --db ${TMPDIR:-/tmp}/kreach-eval-t.$PPID/r.db

@@ -146,7 +146,8 @@ return {
       for i, r in ipairs(res.records) do rows[i] = json_row(r) end
       io.write(json.encode({ run_id = res.run_id, db = res.db, rows = json.array(rows), wall_s = wall }), "\n")
     else
-      io.write(("\n%d problems at %s in %.1f s (run %d in %s)\n"):format(#files, args.dtype, wall, res.run_id, res.db))
+      io.write(("\n%d %s at %s in %.1f s (run %d in %s)\n"):format(#files, #files == 1 and "problem" or "problems",
+        args.dtype, wall, res.run_id, res.db))
       local p = parity(res.records)
       if p then
         io.write(("kreach baseline / PyTorch eager (%s): geometric mean %.3f over %d problems, median %.3f; below 0.9 on %d, above 1.1 on %d, above 1.5 on %d%s\n"):format(

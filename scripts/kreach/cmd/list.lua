@@ -80,7 +80,7 @@ return {
         for _, n in ipairs(names) do
           local s = suites[i]
           if s and s.name == n then
-            local head = ("%-" .. nw .. "s %3d problems%s  "):format(n, s.problems,
+            local head = ("%-" .. nw .. "s %3d %-8s%s  "):format(n, s.problems, s.problems == 1 and "problem" or "problems",
               s.pending > 0 and (" (+%d to come)"):format(s.pending) or "")
             io.write(head, wrap(s.description or "", math.max(WIDTH - #head, 20), (" "):rep(#head)), "\n")
             i = i + 1
