@@ -13,10 +13,13 @@
 --   ```text gpu|nogpu     ... checked only on a machine with | without a GPU
 -- Any other block is prose and is not run.
 --
--- Blocks run in order in a new directory that stands for the repository's root: it holds
--- `build` (a link to this binary's directory) and `examples` (a link to the repository's), so
--- the page's commands run unchanged. The variables a block exports reach the next blocks, as in
--- one terminal. Without --gpu the GPU blocks are skipped (the CPU steps still run, and a GPU
+-- Blocks run in order, starting in a new directory that stands for the repository's root: it
+-- holds `build` (a link to this binary's directory) and `examples` (a link to the repository's),
+-- so the page's commands run unchanged. As in one terminal, the variables a block exports and
+-- the directory it ends in reach the next blocks, and a file= block is written relative to that
+-- directory. The page must leave the repository as it found it: at the end the stand-in root
+-- holds only its two links, the repository's examples/ has no new file, and every directory the
+-- page moved to outside the stand-in root (its scratch directory) has been removed. Without --gpu the GPU blocks are skipped (the CPU steps still run, and a GPU
 -- present still changes what they print); with --gpu everything runs, and the test exits 77
 -- (skipped) without a GPU.
 local kreach = require "kreach"
@@ -32,12 +35,14 @@ if gpu_mode and not have_gpu then
   os.exit(77)
 end
 
-local work -- the working directory, kept when the test fails
+local work -- the stand-in for the repository's root, kept when the test fails
+local cwd  -- the directory the last block ended in: where the next one runs
 
 local function fail(fmt, ...)
   io.stdout:flush()
   io.stderr:write("FAIL: ", fmt:format(...), "\n")
   if work then io.stderr:write("(the working directory is kept: ", work, ")\n") end
+  if cwd and cwd ~= work then io.stderr:write("(the page's last directory: ", cwd, ")\n") end
   os.exit(1)
 end
 
@@ -138,7 +143,11 @@ work = os.tmpname()
 os.remove(work)
 assert(lfs.mkdir(work))
 local state = work .. ".env" -- beside the directory, so the page's commands never see it
-local function cleanup() os.execute("rm -rf " .. q(work) .. " " .. q(state) .. " " .. q(work .. ".sh") .. " " .. q(work .. ".out")) end
+local pwdfile = work .. ".pwd"
+local function cleanup()
+  os.execute("rm -rf " .. q(work) .. " " .. q(state) .. " " .. q(pwdfile) .. " " .. q(work .. ".sh") .. " " .. q(work .. ".out"))
+end
+cwd = work
 for name, target in pairs({ build = bindir, examples = src .. "/examples" }) do
   assert(lfs.attributes(target, "mode") == "directory", target .. " is not a directory")
   assert(os.execute("ln -s " .. q(target) .. " " .. q(work .. "/" .. name)))
@@ -146,13 +155,23 @@ end
 -- the page starts from a terminal where kreach's own variables name nothing of this page's
 spit(state, "unset KREACH_PROBLEMS KREACH_DB\n")
 
-local function mkdirs(path)
+local function mkdirs(base, path)
   local dir = ""
   for part in path:gmatch("([^/]+)/") do
     dir = dir .. part .. "/"
-    if not lfs.attributes(work .. "/" .. dir) then assert(lfs.mkdir(work .. "/" .. dir)) end
+    if not lfs.attributes(base .. "/" .. dir) then assert(lfs.mkdir(base .. "/" .. dir)) end
   end
 end
+
+-- Every path under dir (links not followed), sorted: what the page must not add to.
+local function listing(dir)
+  local h = assert(io.popen("cd " .. q(dir) .. " && find . | LC_ALL=C sort"))
+  local s = h:read("a")
+  h:close()
+  return s
+end
+local examples_before = listing(src .. "/examples")
+local visited = {} -- the directories outside work that blocks ended in, in order
 
 -- Runs one sh block: returns its exit status and output.
 local function run_sh(b)
@@ -164,11 +183,18 @@ local function run_sh(b)
   body[#body + 1] = "st=$?"
   body[#body + 1] = "set +e"
   body[#body + 1] = "export -p > " .. q(state)
+  body[#body + 1] = "pwd > " .. q(pwdfile)
   body[#body + 1] = "exit $st"
   spit(script, table.concat(body, "\n") .. "\n")
   local out = work .. ".out"
-  local ok, how, code = os.execute("cd " .. q(work) .. " && sh " .. q(script) .. " > " .. q(out) .. " 2>&1")
+  local ok, how, code = os.execute("cd " .. q(cwd) .. " && sh " .. q(script) .. " > " .. q(out) .. " 2>&1")
   local status = how == "exit" and code or 128 + (code or 0)
+  local dir = slurp(pwdfile):gsub("\n$", "")
+  if dir ~= "" and dir ~= cwd then
+    cwd = dir
+    local inside = cwd == work or cwd:sub(1, #work + 1) == work .. "/"
+    if not inside and not visited[cwd] then visited[cwd] = true; visited[#visited + 1] = cwd end
+  end
   return status, slurp(out), ok
 end
 
@@ -180,9 +206,9 @@ local last -- the last sh block: { block =, output =, ran = }
 for _, b in ipairs(blocks) do
   if b.kind == "file" then
     if b.path:sub(1, 1) == "/" or b.path:find("..", 1, true) then fail("%s:%d: file=%s is not inside the directory", page, b.line, b.path) end
-    mkdirs(b.path)
-    spit(work .. "/" .. b.path, b.body)
-    print(("-- %s:%d: wrote %s"):format(page, b.line, b.path))
+    mkdirs(cwd, b.path)
+    spit(cwd .. "/" .. b.path, b.body)
+    print(("-- %s:%d: wrote %s%s"):format(page, b.line, b.path, cwd == work and "" or " (in " .. cwd .. ")"))
   elseif b.kind == "sh" then
     if b.nogpu then fail("%s:%d: a command block is 'gpu' or neither", page, b.line) end
     if b.gpu and not gpu_mode then
@@ -214,6 +240,22 @@ for _, b in ipairs(blocks) do
   end
 end
 if ran == 0 then fail("%s: no command block ran", page) end
+
+-- The page wrote nothing into the repository, and removed the scratch directory it worked in.
+local left = {}
+for name in lfs.dir(work) do
+  if name ~= "." and name ~= ".." and name ~= "build" and name ~= "examples" then left[#left + 1] = name end
+end
+table.sort(left)
+if #left > 0 then
+  fail("%s: the page wrote into the repository's root: %s (work in a scratch directory)", page, table.concat(left, " "))
+end
+if listing(src .. "/examples") ~= examples_before then
+  fail("%s: the page changed the repository's examples/ (%s)", page, src .. "/examples")
+end
+for _, dir in ipairs(visited) do
+  if lfs.attributes(dir) then fail("%s: the page leaves its directory %s (it ends by removing it)", page, dir) end
+end
 cleanup()
 print(("ok: %d command blocks run, %d skipped (GPU), %d outputs checked (%s)"):format(ran, skipped, checked,
   have_gpu and "with a GPU" or "without a GPU"))
