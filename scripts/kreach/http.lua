@@ -94,11 +94,13 @@ function M.redact(text, secrets)
   return text
 end
 
+local HOOKS = { rand = true, on_start = true, on_attempt = true, on_retry = true, on_done = true, on_tick = true }
+
 local function options(o)
   local out = {}
   for k, v in pairs(M.DEFAULTS) do out[k] = v end
   for k, v in pairs(o or {}) do
-    if M.DEFAULTS[k] == nil and k ~= "rand" and k ~= "on_attempt" and k ~= "on_done" then error(("http.run: unknown option '%s'"):format(tostring(k)), 3) end
+    if M.DEFAULTS[k] == nil and not HOOKS[k] then error(("http.run: unknown option '%s'"):format(tostring(k)), 3) end
     out[k] = v
   end
   if math.type(out.concurrency) ~= "integer" or out.concurrency < 1 then error("http.run: concurrency is a whole number >= 1", 3) end
@@ -116,9 +118,12 @@ end
 -- last attempt failed (a transport error, a timeout, a Retry-After too long), retries =,
 -- attempts = { { status =, error =, started_s =, total_s =, wait_s = the wait before it } ... },
 -- latency_s = from the first attempt's start to the last one's end }. opts: M.DEFAULTS' keys,
--- rand (a function giving [0, 1), for the jitter), on_attempt(i, attempt) after each attempt,
--- on_done(i, result) as soon as request i's result is final (so that a caller can keep it
--- before the others end).
+-- rand (a function giving [0, 1), for the jitter), and hooks (for a caller's progress,
+-- kreach.generate.progress): on_start(i) as request i's attempt starts, on_attempt(i, attempt)
+-- after each attempt, on_retry(i, attempt, wait_s, retry) when the attempt is to be retried
+-- (number `retry`) after wait_s, on_done(i, result) as soon as request i's result is final (so
+-- that a caller can keep it before the others end), on_tick() on each turn of the loop (about
+-- every 50 ms while requests are in flight).
 function M.run(requests, opts)
   local o = options(opts)
   local m = core.multi()
@@ -144,11 +149,14 @@ function M.run(requests, opts)
         started[q.i] = { t = kcore.now(), wait = q.wait }
         if not results[q.i].first_t then results[q.i].first_t = started[q.i].t end
         active = active + 1
+        if o.on_start then o.on_start(q.i) end
       end
+      if o.on_tick then o.on_tick() end
       if active == 0 then
         -- nothing in flight: wait for the next retry's time
         local next_at = queue[1] and queue[1].at or now
-        if next_at > now then util.sleep(next_at - now) end
+        -- (in steps, where a caller's on_tick counts the wait down)
+        if next_at > now then util.sleep(o.on_tick and math.min(next_at - now, 0.2) or next_at - now) end
       else
         local next_at = queue[1] and queue[1].at
         local wait = 0.05
@@ -182,6 +190,7 @@ function M.run(requests, opts)
               if ra and ra > delay then delay = ra end
               res.retries = res.retries + 1
               queue[#queue + 1] = { i = i, at = kcore.now() + delay, wait = delay }
+              if o.on_retry then o.on_retry(i, att, delay, res.retries) end
             end
           else
             done_n = done_n + 1

@@ -2,7 +2,7 @@
 -- the retries of 429 (its Retry-After honoured), 500, 503 and a dropped connection, and their
 -- spacing; no retry of 401 and 400; a response slower than the timeout, retried then given up;
 -- a body that is not JSON returned as it came; at most `concurrency` requests in flight; a
--- request's secret header in nothing returned. No network beyond loopback.
+-- request's secret header in nothing returned; the progress hooks. No network beyond loopback.
 local http = require "kreach.http"
 local cjson = require "cjson"
 local support = require "support"
@@ -112,6 +112,25 @@ describe("kreach.http", function()
     assert.equals(2, res[1].retries)
     assert.equals(200, res[2].status)
     assert.equals("<html>not json</html>", res[2].body)
+  end)
+
+  it("calls its hooks as requests start, are retried (with the wait and the attempt) and end", function()
+    local base, _, stop = serve({ ["/busy"] = { { status = 503, body = "busy" } }, ["/ok"] = { { status = 200, body = "{}" } } })
+    local ev = {}
+    local ticks = 0
+    local ok, res = pcall(http.run, { post(base, "/busy"), post(base, "/ok") }, opts({ retries = 1, concurrency = 1,
+      on_start = function(i) ev[#ev + 1] = "start " .. i end,
+      on_retry = function(i, att, wait_s, retry)
+        assert.is_true(wait_s > 0 and wait_s <= 0.2)
+        ev[#ev + 1] = ("retry %d %d #%d"):format(i, att.status, retry)
+      end,
+      on_done = function(i, r) ev[#ev + 1] = ("done %d %d"):format(i, r.status) end,
+      on_tick = function() ticks = ticks + 1 end }))
+    stop()
+    assert(ok, res)
+    -- one in flight at a time: the second starts while the first waits for its retry
+    assert.same({ "start 1", "retry 1 503 #1", "start 2", "done 2 200", "start 1", "done 1 503" }, ev)
+    assert.is_true(ticks > 0)
   end)
 
   it("stops a response larger than 16 MiB (a runaway server) as a transport error", function()

@@ -25,6 +25,8 @@ local ev = require "kreach.eval"
 local seal = require "kreach.seal"
 local evaluation = require "kreach.evaluation"
 local text = require "kreach.text"
+local kcore = require "kreach.core"
+local progress_mod = require "kreach.generate.progress"
 
 -- writes a file whole or not at all (kreach.output), never over the results database
 local function write(path, text, db_path)
@@ -80,6 +82,7 @@ return {
     p:option("--dtype", "The problems' dtype.", kinds.DTYPES[1]):choices(kinds.DTYPES)
     p:flag("--refresh", "Ask again, even where the database holds the reply.")
     p:flag("--json", "Print one JSON object.")
+    p:flag("--quiet", "Show no progress on stderr (requests done and in flight, retries, the ETA).")
   end,
   run = function(args)
     if not args.model then errors.usage("--model is required: a configuration (experiments/models/NAME.lua) or a model id with --provider") end
@@ -185,11 +188,29 @@ return {
       return reply
     end
 
+    -- the progress on stderr (kreach.generate.progress), one tracker for each turn's requests,
+    -- off with --quiet; stdout keeps only the summary (one JSON document with --json)
+    local tracker
+    local function label(job)
+      return ("%s sample %d turn %d"):format(job.inst.problem.name, job.sample, job.turn)
+    end
+    -- hooks(o, job_of) -> o with kreach.http's hooks feeding the tracker (job_of(i): request i's job)
+    local function hooks(o, job_of)
+      o.on_start = function(i) tracker:start(job_of(i)) end
+      o.on_retry = function(i, att, wait_s, retry)
+        local job = job_of(i)
+        tracker:retry(job, label(job), wait_s, progress_mod.reason(att), retry)
+      end
+      o.on_tick = function() tracker:tick() end
+      return o
+    end
+    -- a line for each reply (a failed request's even with --quiet)
     local function progress(job)
       local r = job.row
-      io.stderr:write(("kreach generate: %s sample %d turn %d: %s%s%s\n"):format(job.inst.problem.name, job.sample, job.turn,
-        r.status, (r.finish == "length" or r.finish == "max_tokens") and " (truncated)" or "",
-        r.error and (": " .. text.clean(r.error, 200)) or ""))
+      local l = ("kreach generate: %s: %s%s%s"):format(label(job), r.status,
+        (r.finish == "length" or r.finish == "max_tokens") and " (truncated)" or "",
+        r.error and (": " .. text.clean(r.error, 200)) or "")
+      if args.quiet and r.status == "error" then io.stderr:write(l, "\n") else tracker:line(l) end
     end
 
     -- the manifest: the entries of other files kept
@@ -277,15 +298,21 @@ return {
         end
       end
       if #tjobs == 0 then break end
+      tracker = progress_mod.new{ total = #asks, concurrency = args.concurrency, retries = args.retries, tty = util.isatty(2),
+                                  now = kcore.now, quiet = args.quiet }
       if #asks > 0 and made == 0 then
         -- the run's first request alone: a bad key or a bad request stops it before the others go
         local first = table.remove(asks, 1)
-        local res = http.run({ request_of(first) }, hopts)
+        local o = {}
+        for k, v in pairs(hopts) do o[k] = v end
+        local res = http.run({ request_of(first) }, hooks(o, function() return first end))
         made = made + 1
         local reply = record(first, res[1])
         progress(first)
+        tracker:finished(first, res[1].latency_s)
         if not reply.ok and (reply.status == 400 or reply.status == 401 or reply.status == 403 or reply.status == 404) then
           stopped = text.clean(reply.message, 2000)
+          tracker:close()
           break
         end
       end
@@ -295,13 +322,16 @@ return {
         -- each reply is stored as it arrives: a killed run resumes with what came
         local o = {}
         for k, v in pairs(hopts) do o[k] = v end
+        hooks(o, function(i) return asks[i] end)
         o.on_done = function(i, res)
           made = made + 1
           record(asks[i], res)
           progress(asks[i])
+          tracker:finished(asks[i], res.latency_s)
         end
         http.run(reqs, o)
       end
+      tracker:close()
       -- the turn's candidates' files and manifest entries
       for _, job in ipairs(tjobs) do
         local r = job.row
