@@ -138,8 +138,10 @@ end
 -- The options of the commands that start workers (check, lint, eval, bench): the time limit of
 -- a phase, each worker's memory limit and a candidate's Lua heap (docs/candidates.md, "The seal").
 function cli.worker_options(p, timeout_help)
-  p:option("--timeout", timeout_help or "Seconds each phase of the worker may take (its start-up gets at least 120).",
-    "60"):convert(cli.positive_seconds)
+  -- --phase-timeout, not --timeout: list's --load-timeout and generate's --request-timeout are
+  -- other limits. --timeout stays an alias (here it means only this), and args.timeout the target.
+  p:option("--phase-timeout --timeout", timeout_help or "Seconds each phase of the worker may take (its start-up gets at least 120); --timeout is the old spelling.",
+    "60"):convert(cli.positive_seconds):target("timeout"):argname("<seconds>")
   p:option("--worker-memory", "Each worker's memory limit (RLIMIT_DATA), such as 8G or 512M (default: the smaller of 16G and half the RAM).",
     nil):convert(cli.memory_size)
   p:option("--lua-memory", "The most Lua heap a candidate's Lua code may hold, such as 256M or 1G.",
@@ -186,7 +188,7 @@ function cli.timing_options(p)
   p:flag("--torch-compile", "Time the problem's model under torch.compile too, beside eager.")
   p:flag("--torch-tf32", "Time PyTorch with cuDNN's TF32 on, as PyTorch ships (default off: fp32 convolutions in fp32, as kreach's baselines compute them).")
   cli.db_option(p)
-  cli.worker_options(p, "Seconds each worker phase may take (timing gets more; start-up at least 120).")
+  cli.worker_options(p, "Seconds each worker phase may take (timing gets more; start-up at least 120); --timeout is the old spelling.")
   p:flag("--json", "Print one JSON object.")
 end
 

@@ -11,7 +11,7 @@ $ kreach generate 19 --model some-model --no-torch
 = kreach generate: --no-torch goes with --eval (it changes how the candidates are evaluated here)
 $ kreach generate 19 --model some-model --timeout 0
 ? 2
-~ ^kreach generate: %-%-timeout: a positive number of seconds
+~ ^kreach generate: %-%-request%-timeout: a positive number of seconds
 # a base URL that is not http or https (libcurl would read file:// from the disk), and values
 # that no API takes, refused before any request, naming the option
 $ env KREACH_T_KEY=k kreach generate 19 --model some-model --provider openai --api-key-env KREACH_T_KEY --base-url file:///etc/passwd --out /nonexistent/never
@@ -25,7 +25,7 @@ $ env KREACH_T_KEY=k kreach generate 19 --model some-model --provider openai --a
 = kreach generate: --temperature: a finite number >= 0
 $ kreach generate 19 --model some-model --timeout 1e999
 ? 2
-~ ^kreach generate: %-%-timeout: a positive number of seconds
+~ ^kreach generate: %-%-request%-timeout: a positive number of seconds
 # a name that is no configuration, without --provider: a usage error naming where it looked,
 # not a request for a model of that name
 $ env OPENAI_API_KEY=k kreach generate 19 --model frontierr --out /nonexistent/never

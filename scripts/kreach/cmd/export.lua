@@ -12,8 +12,9 @@ return {
   summary = "Export problems as KernelBench-format Python files.",
   parser = function(p)
     p:argument("what", "A problem (file, id or name) or a suite.")
-    p:option("--format", "Output format.", "kernelbench"):choices({ "kernelbench" })
-    p:option("-o --output", "Directory to write into."):args(1)
+    -- the default of kreach results export --format too: kernelbench
+    p:option("--format", "Output format (the only one, and the default of kreach results export too).", "kernelbench"):choices({ "kernelbench" })
+    p:option("-o --output", "The directory to write into (one file per problem; made if missing)."):args(1):argname("<dir>")
     p:option("--dtype", "The problems' dtype: f32, bf16 or f16.", "f32"):choices(cli.DTYPES)
   end,
   run = function(args)

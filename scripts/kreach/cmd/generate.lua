@@ -71,12 +71,13 @@ return {
       :convert(cli.positive_integer)
     p:flag("--eval", "Evaluate each turn's candidates here as kreach eval does (needs a GPU).")
     p:flag("--no-torch", "With --eval: do not time PyTorch beside kreach (kreach eval's --no-torch; by default it is, where a python3 with CUDA PyTorch is found).")
-    p:option("--out", "Where the candidates and manifest.json go.", "generated")
+    p:option("--out", "The directory the candidates and manifest.json go into.", "generated"):argname("<dir>")
     cli.db_option(p)
     p:option("--concurrency", "Requests in flight at once.", "4"):convert(cli.positive_integer)
     p:option("--temperature", "Sampling temperature."):convert(tonumber)
     p:option("--max-tokens", "The reply's token limit."):convert(cli.positive_integer)
-    p:option("--timeout", "Seconds one request may take.", "300"):convert(tonumber)
+    p:option("--request-timeout --timeout", "Seconds one HTTP request may take (--timeout is the old spelling).", "300")
+      :convert(tonumber):target("timeout"):argname("<seconds>")
     p:option("--retries", "Retries of a request that failed in a way a retry can fix.", "5"):convert(cli.nonnegative_integer)
     p:option("--format", "The prompt's variant: lua (kreach's candidates) or python (KernelBench's ModelNew)."):choices(kinds.CANDIDATE_KINDS)
     p:option("--dtype", "The problems' dtype.", kinds.DTYPES[1]):choices(kinds.DTYPES)
@@ -86,7 +87,7 @@ return {
   end,
   run = function(args)
     if not args.model then errors.usage("--model is required: a configuration (experiments/models/NAME.lua) or a model id with --provider") end
-    if not (args.timeout and args.timeout > 0 and args.timeout < math.huge) then errors.usage("--timeout: a positive number of seconds") end
+    if not (args.timeout and args.timeout > 0 and args.timeout < math.huge) then errors.usage("--request-timeout: a positive number of seconds") end
     if args.temperature and not (args.temperature >= 0 and args.temperature < math.huge) then
       errors.usage("--temperature: a finite number >= 0")
     end

@@ -47,8 +47,8 @@ return {
   parser = function(p)
     p:argument("suite", "A suite (kreach list shows them)."):args("?")
     p:flag("--json", "Print JSON.")
-    p:option("--timeout", "Seconds each suite or problem file may take to load.",
-      tostring(catalog.DEFAULT_TIMEOUT_S)):convert(cli.positive_seconds)
+    p:option("--load-timeout --timeout", "Seconds each suite or problem file may take to load (--timeout is the old spelling).",
+      tostring(catalog.DEFAULT_TIMEOUT_S)):convert(cli.positive_seconds):target("timeout"):argname("<seconds>")
   end,
   run = function(args)
     local timeout = args.timeout -- checked by the parser (cli.positive_seconds)

@@ -40,6 +40,33 @@ end
 
 -- ---- options shared by the three forms ----
 
+local TRACE_FORMATS = { "auto", "kreach", "kineto", "nsys" }
+local OUTPUT_FORMATS_AND_TRACE = { "text", "json", "csv", "auto", "kreach", "kineto", "nsys" }
+
+-- --format, --json and the deprecated --csv as one choice, args.format (text, json or csv), with
+-- args.json and args.csv set from it for the code below (and kreach.cli's JSON errors); a trace
+-- format given to --format (its meaning before --trace-format) becomes args.trace_format.
+local function output_format(args)
+  local f = args.format
+  if f and f ~= "text" and f ~= "json" and f ~= "csv" then
+    if args.trace_format ~= "auto" and args.trace_format ~= f then
+      fail(("--format %s and --trace-format %s: give the trace's format once, as --trace-format"):format(f, args.trace_format), USAGE)
+    end
+    args.trace_format, f = f, nil
+  end
+  if args.csv then
+    io.stderr:write("kreach profile: warning: --csv is deprecated; use --format csv\n")
+    if f and f ~= "csv" then fail(("--csv and --format %s: give one (--format csv)"):format(f), USAGE) end
+    f = "csv"
+  end
+  if args.json then
+    if f and f ~= "json" then fail(("--json and --format %s: give one"):format(f), USAGE) end
+    f = "json"
+  end
+  args.format = f or "text"
+  args.json, args.csv = args.format == "json", args.format == "csv"
+end
+
 local function common(args)
   local o = {}
   if args.speedups then
@@ -111,7 +138,7 @@ end
 -- A trace file named on the command line: the trace, or nil and the status of failing (3 when
 -- it cannot be loaded; 1 when it is a trace whose program did not exit normally).
 local function read_trace(path, args)
-  local t, err, why = trace_mod.read(path, { format = args.format, allow_partial = args.allow_partial })
+  local t, err, why = trace_mod.read(path, { format = args.trace_format, allow_partial = args.allow_partial })
   if not t then return nil, fail(err, why == "partial" and FAILED or LOAD) end
   return t
 end
@@ -209,7 +236,7 @@ local function list(args)
   if args.json then
     io.write(json.encode({ db = args.db, profiles = json.array(rows) }), "\n")
   elseif args.csv then
-    return fail("--csv applies to a report; kreach profile list prints text or --json", USAGE)
+    return fail("--format csv applies to a report; kreach profile list prints text or --json", USAGE)
   elseif #rows == 0 then
     io.write(("no profiles stored in %s (kreach profile -- <command...> or kreach profile import <trace> stores one)\n"):format(args.db))
   else
@@ -261,7 +288,7 @@ return {
 PyTorch profiler Chrome trace, an Nsight Systems SQLite export), classifies every kernel into a
 family and reports the addressable fraction of GPU and wall time (docs/profiling.md).]])
     p:argument("words", "The command to run after --, or import <trace>, report <id|file> or list."):args("*")
-    p:option("-o --output", "Keep the recorded trace (JSON Lines) in this file.")
+    p:option("-o --output", "Keep the recorded trace (JSON Lines) in this file."):argname("<file>")
     cli.db_option(p)
     p:flag("--no-store", "Do not store the profile.")
     p:option("--steps", "Measure only inside the NVTX ranges of this name (ProfilerStep matches ProfilerStep#N).")
@@ -269,14 +296,20 @@ family and reports the addressable fraction of GPU and wall time (docs/profiling
     p:flag("--alternate", "Trace kernels and memory operations in every other --steps range only (the 1st, 3rd...): the run pays half the tracing, and the report measures what tracing cost its steps.")
     p:option("--workload", "A name for the workload, stored with the profile.")
     p:option("--knobs", "The workload's knobs as a JSON object, stored with the profile.")
-    p:option("--format", "The trace's format.", "auto"):choices({ "auto", "kreach", "kineto", "nsys" })
+    -- --format names the output, as kreach results export --format does; a trace's format is
+    -- --trace-format (--format auto|kreach|kineto|nsys still means it: the names are apart)
+    p:option("--format", "The report's format: text (the default), json or csv. (A trace format given here is taken as --trace-format.)")
+      :choices(OUTPUT_FORMATS_AND_TRACE)
+    p:option("--trace-format", "(import, report) The trace's format.", "auto"):choices(TRACE_FORMATS)
     p:option("--speedups", "Project end-to-end gains for these kernel speedups: family=x[,family=x...].")
     p:option("--rules", "A Lua file of classification rules, tried before the built-in ones.")
     p:option("--top", "How many kernels the table lists.", nil):convert(cli.positive_integer)
     p:flag("--allow-partial", "Analyse a trace without its footer (the program was killed).")
-    p:mutex(p:flag("--json", "Print one JSON object."), p:flag("--csv", "Print CSV."))
+    p:mutex(p:flag("--json", "Print one JSON object (as --format json)."),
+      p:flag("--csv", "Deprecated: --format csv."))
   end,
   run = function(args)
+    output_format(args)
     local o, err, status = common(args)
     if not o then return fail(err, status) end
     local first = args.words[1]
@@ -294,7 +327,7 @@ family and reports the addressable fraction of GPU and wall time (docs/profiling
       return fail(("'%s' is not a form of kreach profile nor a program on PATH: did you mean '%s'? (run a program as kreach profile -- <command...>)")
         :format(first, near), USAGE)
     end
-    if args.format ~= "auto" then return fail("--format applies to import and report", 2) end
+    if args.trace_format ~= "auto" then return fail("--trace-format applies to import and report", 2) end
     return run_program(args, o)
   end,
 }

@@ -48,9 +48,11 @@ return {
     end
     local e = p:command("export", "Write the evaluations as JSON lines, CSV or KernelBench's eval_results.json.")
     common(e)
-    e:option("--format", "jsonl, csv or kernelbench."):choices(results.FORMATS):args(1)
-      :count(1)
-    e:option("-o --output", "Write to this file (default: standard output).")
+    -- kernelbench by default, as kreach export's --format: a command line that worked (it had to
+    -- name the format) means the same
+    e:option("--format", "jsonl, csv or kernelbench (the default, as kreach export's).", "kernelbench")
+      :choices(results.FORMATS):args(1)
+    e:option("-o --output", "The file to write (default: standard output)."):argname("<file>")
     local l = p:command("list", "A table of the evaluations.")
     common(l)
     l:flag("--json", "Print one JSON object: { evaluations = [...] }.")
