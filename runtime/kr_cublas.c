@@ -179,23 +179,11 @@ kr_status kr_cublas_handle(kr_context *ctx, void **handle) {
 
 /* ---- argument checks ---- */
 
-/* "4x5", "3x4x5" */
-static const char *dims(char *buf, size_t n, int ndim, const int64_t *shape) {
-    size_t used = 0;
-    buf[0] = 0;
-    for (int i = 0; i < ndim && used < n; i++) {
-        int w = snprintf(buf + used, n - used, i ? "x%lld" : "%lld", (long long)shape[i]);
-        if (w < 0) break;
-        used += (size_t)w;
-    }
-    return buf;
-}
-
 /* "A is 4x5", or "A^T is 5x4 (A is 4x5)" */
 static const char *describe(char *buf, size_t n, const char *name, const kr_tensor *t,
                             int trans) {
     char st[96], op[96];
-    dims(st, sizeof st, t->ndim, t->shape);
+    kr_shape_str(st, sizeof st, t->ndim, t->shape);
     if (!trans) {
         snprintf(buf, n, "%s is %s", name, st);
         return buf;
@@ -204,7 +192,7 @@ static const char *describe(char *buf, size_t n, const char *name, const kr_tens
     for (int i = 0; i < t->ndim; i++) sh[i] = t->shape[i];
     sh[t->ndim - 2] = t->shape[t->ndim - 1];
     sh[t->ndim - 1] = t->shape[t->ndim - 2];
-    dims(op, sizeof op, t->ndim, sh);
+    kr_shape_str(op, sizeof op, t->ndim, sh);
     snprintf(buf, n, "%s^T is %s (%s is %s)", name, op, name, st);
     return buf;
 }
@@ -217,7 +205,7 @@ static kr_status check_tensor(kr_context *ctx, const kr_tensor *t, const char *n
         char st[96];
         return KR_ERROR(ctx, KR_ERR_ARG,
                         "gemm: %s is %d-D (shape [%s]); gemm takes 2-D matrices or 3-D batches "
-                        "[batch, rows, cols]", name, t->ndim, dims(st, sizeof st, t->ndim, t->shape));
+                        "[batch, rows, cols]", name, t->ndim, kr_shape_str(st, sizeof st, t->ndim, t->shape));
     }
     return KR_OK;
 }
@@ -375,14 +363,14 @@ kr_status kr_cublas_gemm(kr_context *ctx, kr_tensor *c, const kr_tensor *a, cons
                         "gemm: batch sizes differ: A is %s, B is %s, C is %s (C's batch is the "
                         "larger of A's and B's; the other may be 1, to be used for every matrix "
                         "of C)",
-                        dims(da, sizeof da, a->ndim, a->shape),
-                        dims(db, sizeof db, b->ndim, b->shape),
-                        dims(dc, sizeof dc, c->ndim, c->shape));
+                        kr_shape_str(da, sizeof da, a->ndim, a->shape),
+                        kr_shape_str(db, sizeof db, b->ndim, b->shape),
+                        kr_shape_str(dc, sizeof dc, c->ndim, c->shape));
     if (c->shape[d] != m || c->shape[d + 1] != n) {
         int64_t want[3] = {batch, m, n};
         return KR_ERROR(ctx, KR_ERR_ARG, "gemm: C is %s but %s @ %s is %s",
-                        dims(dc, sizeof dc, c->ndim, c->shape), o->trans_a ? "A^T" : "A",
-                        o->trans_b ? "B^T" : "B", dims(dp, sizeof dp, c->ndim, want + (1 - d)));
+                        kr_shape_str(dc, sizeof dc, c->ndim, c->shape), o->trans_a ? "A^T" : "A",
+                        o->trans_b ? "B^T" : "B", kr_shape_str(dp, sizeof dp, c->ndim, want + (1 - d)));
     }
     /* Row-major leading dimensions are the stored row lengths. cuBLAS wants at least 1 even
      * for an empty matrix. */

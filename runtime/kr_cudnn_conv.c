@@ -16,17 +16,6 @@
 
 /* ---- argument checks ---- */
 
-static const char *dims(char *buf, size_t n, int ndim, const int64_t *shape) {
-    size_t used = 0;
-    buf[0] = 0;
-    for (int i = 0; i < ndim && used < n; i++) {
-        int w = snprintf(buf + used, n - used, i ? "x%lld" : "%lld", (long long)shape[i]);
-        if (w < 0) break;
-        used += (size_t)w;
-    }
-    return buf;
-}
-
 static kr_status check_tensor(kr_context *ctx, const char *op, const kr_tensor *t,
                               const char *name) {
     if (!kr_tensor_live(t)) return KR_ERROR(ctx, KR_ERR_ARG, "%s: %s has been freed", op, name);
@@ -56,9 +45,9 @@ static kr_status check_conv(kr_context *ctx, const kr_cudnn_conv_desc *d, const 
         (bias && (s = check_tensor(ctx, op, bias, "bias")) != KR_OK))
         return s;
     char sx[96], sw[96], sy[96], sb[96];
-    dims(sx, sizeof sx, x->ndim, x->shape);
-    dims(sw, sizeof sw, w->ndim, w->shape);
-    dims(sy, sizeof sy, y->ndim, y->shape);
+    kr_shape_str(sx, sizeof sx, x->ndim, x->shape);
+    kr_shape_str(sw, sizeof sw, w->ndim, w->shape);
+    kr_shape_str(sy, sizeof sy, y->ndim, y->shape);
     if (d->select != KR_CUDNN_SELECT_PYTORCH && d->select != KR_CUDNN_SELECT_FASTEST)
         return KR_ERROR(ctx, KR_ERR_ARG, "%s: select is %d; 0 (PyTorch's choice) or 1 (the fastest) "
                         "expected", op, d->select);
@@ -134,10 +123,10 @@ static kr_status check_conv(kr_context *ctx, const kr_cudnn_conv_desc *d, const 
     for (int i = 0; i < x->ndim; i++)
         if (y->shape[i] != want[i])
             return KR_ERROR(ctx, KR_ERR_ARG, "%s: y is %s but x %s and w %s give %s", op, sy, sx,
-                            sw, dims(sb, sizeof sb, x->ndim, want));
+                            sw, kr_shape_str(sb, sizeof sb, x->ndim, want));
     if (bias && (bias->ndim != 1 || bias->shape[0] != cout))
         return KR_ERROR(ctx, KR_ERR_ARG, "%s: bias is %s; expected 1-D [%lld] (C_out)", op,
-                        dims(sb, sizeof sb, bias->ndim, bias->shape), (long long)cout);
+                        kr_shape_str(sb, sizeof sb, bias->ndim, bias->shape), (long long)cout);
     if (overlap(y, x) || overlap(y, w) || (bias && overlap(y, bias)))
         return KR_ERROR(ctx, KR_ERR_ARG, "%s: y overlaps %s in memory; cuDNN needs a separate "
                         "output", op, overlap(y, x) ? "x" : overlap(y, w) ? "w" : "bias");
@@ -591,7 +580,7 @@ static kr_status make_plan(kr_context *ctx, state *st, const plan_key *k, void *
         s = KR_ERROR(ctx, KR_ERR_CUDNN, "%s: CUDNN_STATUS_NOT_SUPPORTED: no engine of cuDNN's "
                      "heuristics (%lld listed, %lld at an allowed precision) builds a plan for x %s, "
                      "w %s at %s", op, (long long)n, (long long)listed,
-                     dims(sx, sizeof sx, 2 + k->nsp, k->x), dims(sw, sizeof sw, 2 + k->nsp, k->w),
+                     kr_shape_str(sx, sizeof sx, 2 + k->nsp, k->x), kr_shape_str(sw, sizeof sw, 2 + k->nsp, k->w),
                      kr_dtype_name((kr_dtype)k->dtype));
         kr_cudnn_plan_free(p);
         return s;

@@ -8,6 +8,7 @@
 #include "kr_kernels.h"
 
 #include <cuda_runtime.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,17 @@ int64_t kr_shape_numel(int ndim, const int64_t *shape) {
         n *= shape[i];
     }
     return n;
+}
+
+const char *kr_shape_str(char *buf, size_t n, int ndim, const int64_t *shape) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < ndim && used < n; i++) {
+        int w = snprintf(buf + used, n - used, i ? "x%lld" : "%lld", (long long)shape[i]);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    return buf;
 }
 
 static kr_status check_shape(kr_context *ctx, int ndim, const int64_t *shape) {

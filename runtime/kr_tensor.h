@@ -29,6 +29,9 @@ typedef struct {
 /* Number of elements of a shape, or -1 when a size is negative or the product overflows. */
 int64_t kr_shape_numel(int ndim, const int64_t *shape);
 
+/* A shape as text in buf (n bytes): "4x5", "3x4x5" ("" for none), cut where buf ends. Returns buf. */
+const char *kr_shape_str(char *buf, size_t n, int ndim, const int64_t *shape);
+
 /* The checks an allocation makes before it touches the device: the dtype, 0 to KR_MAX_DIMS
  * non-negative sizes, and a size in bytes that fits the address space (*bytes, when not
  * NULL). KR_OK or KR_ERR_ARG with the reason. Needs no GPU. */
