@@ -3,6 +3,7 @@
 local core = require "kreach.core"
 local event = require "kreach.core.event"
 local errors = require "kreach.errors"
+local text = require "kreach.text"
 
 local M = {}
 
@@ -27,7 +28,7 @@ local function host_retry()
   for i = 1, #a do
     local w = tostring(a[i])
     if w == "--small" or w == "--size" or w:match("^%-%-size=") then sized = true end
-    words[#words + 1] = w:match("^[%w_%-%./=,:+]+$") and w or ("'" .. w:gsub("'", "'\\''") .. "'")
+    words[#words + 1] = w:match("^[%w_%-%./=,:+]+$") and w or text.shell_quote(w)
   end
   if not sized then words[#words + 1] = "--small" end
   return table.concat(words, " ")

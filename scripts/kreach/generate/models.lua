@@ -118,17 +118,20 @@ function M.load(name, provider)
     if not file_exists(path) then errors.file(path, "no such model configuration") end
   else
     local dirs, looked = M.dirs()
-    if name:match("^[%w_.%-]+$") then
+    local plain = name:match("^[%w_.%-]+$") ~= nil -- a configuration's name
+    if plain then
       for _, d in ipairs(dirs) do
         if file_exists(d .. "/" .. name .. ".lua") then path = d .. "/" .. name .. ".lua" break end
       end
     end
-    if not path and not provider and not name:match("^[%w_.%-]+$") then
-      errors.usage("--model '%s': not a configuration's name (letters, digits, '_', '.', '-') nor a .lua file; for a model id, name its --provider (openai or anthropic)",
-        text.clean(name, 200))
-    elseif not path and not provider then
+    if not path and not provider then
+      local shown = text.clean(name, 200)
+      if not plain then
+        errors.usage("--model '%s': not a configuration's name (letters, digits, '_', '.', '-') nor a .lua file; for a model id, name its --provider (openai or anthropic)",
+          shown)
+      end
       errors.usage("--model '%s': no model configuration %s.lua (looked in: %s); for a model id, name its --provider (openai or anthropic)",
-        text.clean(name, 200), text.clean(name, 200), #looked > 0 and table.concat(looked, ", ") or "nowhere: kreach's own path is unknown")
+        shown, shown, #looked > 0 and table.concat(looked, ", ") or "nowhere: kreach's own path is unknown")
     end
   end
   if not path then return { model = name, name = name:gsub("[^%w_.%-]", "-") } end
