@@ -416,8 +416,7 @@ return {
       elseif (cv.unjudged or 0) == 0 then sum.judged = sum.judged + 1 end
       if cv.correct then pp.c = pp.c + 1; sum.correct = sum.correct + 1 end
     end
-    table.sort(latencies)
-    sum.latency_median_s = #latencies > 0 and latencies[(#latencies + 1) // 2] or nil
+    sum.latency_median_s = progress_mod.median(latencies)
     -- kreach eval's figures over the samples, once all are judged: each sample's best
     -- evaluation over its turns (a correct one, the fastest), a sample without a candidate as
     -- an invalid one
