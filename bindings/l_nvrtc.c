@@ -594,7 +594,7 @@ static int l_nvrtc_load(lua_State *L) {
 }
 
 /* confine_source(source): every later build of exactly this source, in this process, is
- * confined (kr_nvrtc.h); kreach.directives calls it for each source it has checked. */
+ * confined (kr_nvrtc.h); kreach.candidate.directives calls it for each source it has checked. */
 static int l_nvrtc_confine_source(lua_State *L) {
     if (kr_nvrtc_confine_source(luaL_checkstring(L, 1)) != 0) return luaL_error(L, "out of memory");
     return 0;

@@ -1,5 +1,5 @@
 /* l_seal.c: Lua binding of kr_seal (module "kreach.core.seal"): Landlock, the data (RLIMIT_DATA)
- * limit, the parent watch, and the path helpers the seal's policy (kreach.seal) needs.
+ * limit, the parent watch, and the path helpers the seal's policy (kreach.run.seal) needs.
  * Bindings layer. Expected failures return nil and a message. */
 #define _GNU_SOURCE
 #include "kr_lua.h"

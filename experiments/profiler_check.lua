@@ -57,7 +57,7 @@
 local kreach = require "kreach"
 kreach.skip_without_device()
 local cjson = require "cjson"
-local json = require("kreach.store").json
+local json = require("kreach.results.store").json
 local stats = require "kreach.stats"
 
 local here = arg[0]:match("^(.*)/[^/]*$") or "."

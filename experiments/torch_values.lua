@@ -109,7 +109,7 @@ print("| problem | dtype | inputs | baseline vs PyTorch f64 | oracle vs PyTorch 
 print("| --- | --- | --- | --- | --- | --- |")
 for _, r in ipairs(rows) do
   local within = r.within and "yes" or ("**no**: " .. one_line(r.why))
-  -- where PyTorch's own float64 is known to be inexact (kreach.oracle.TORCH_F64_KNOWN), the
+  -- where PyTorch's own float64 is known to be inexact (kreach.judge.oracle.TORCH_F64_KNOWN), the
   -- oracle's threshold was that error, and the row says so
   local t = r.oracle_tolerance
   if type(t) == "table" then

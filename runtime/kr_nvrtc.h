@@ -53,7 +53,7 @@ kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **o
  * The cache keys confined builds apart. */
 
 /* Marks a source (its exact text) to be built confined from now on, in this process, whoever
- * builds it: kreach.directives marks each candidate source it has checked, so the candidate's
+ * builds it: kreach.candidate.directives marks each candidate source it has checked, so the candidate's
  * compile gets this second layer without its callers asking. 0, or -1 out of memory. */
 int kr_nvrtc_confine_source(const char *source);
 

@@ -1,7 +1,7 @@
 /* kr_seal.h: sealing a worker process before it reads a candidate (docs/candidates.md).
  * Runtime layer (no Lua, no GPU): Landlock (what the worker may read and write), a limit on
  * its data (RLIMIT_DATA), and a watch on the parent that ends the worker when the parent dies. Which
- * paths, which limit and when are policy, decided in scripts/kreach/seal.lua. */
+ * paths, which limit and when are policy, decided in scripts/kreach/run/seal.lua. */
 #ifndef KR_SEAL_H
 #define KR_SEAL_H
 

@@ -1,7 +1,7 @@
 /* kr_timing.h: the mechanism under kreach's timing engine: the L2 flush that makes a sample
  * cold, CUDA-graph capture and replay of a call, and a batch of events for back-to-back calls.
  * Runtime layer (no Lua). The policy (modes, warm-up, stopping rule, interleaving) is in Lua
- * (scripts/kreach/timing.lua). Everything runs on the context's harness stream. */
+ * (scripts/kreach/judge/timing.lua). Everything runs on the context's harness stream. */
 #ifndef KR_TIMING_H
 #define KR_TIMING_H
 

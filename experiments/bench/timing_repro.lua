@@ -21,7 +21,7 @@ print(("%-18s %-10s %s"):format("candidate", "spread", "medians (ms), one per pr
 for _, c in ipairs(cases) do
   local meds, bmeds, sps = {}, {}, {}
   for i = 1, procs do
-    local r, failed = require("kreach.worker").run(require("kreach.protocol").argv("time", { problem = c.problem, candidate = c.cand }),
+    local r, failed = require("kreach.run.worker").run(require("kreach.run.protocol").argv("time", { problem = c.problem, candidate = c.cand }),
       { timeout_s = 120, timeouts = { timing = 300 } })
     if not r or not r.candidate then
       print(("%-18s failed in process %d: %s %s"):format(c.label, i, r and r.verdict and r.verdict.verdict or failed.verdict,

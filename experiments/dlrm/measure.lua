@@ -17,7 +17,7 @@
 --      step; and each side's GPU time a step. The cross-check runs on tables capped at
 --      --check-max-rows rows (default 100000), to keep the files small: the arithmetic is the
 --      same at any table size.
---   3. The measurement: kreach.timing (cold L2, interleaved, bootstrap intervals) times the
+--   3. The measurement: kreach.judge.timing (cold L2, interleaved, bootstrap intervals) times the
 --      plain step against the step with one substitution, for each, and with all together.
 --      Before and after each measurement the substituted step is compared with the plain one
 --      (the timed calls' outputs are checked, as kreach eval checks them): one step of each from
@@ -25,14 +25,14 @@
 --      differs before is not measured; one that differs after (a candidate that changed its
 --      behaviour while timed) has its measurement void.
 --   4. The projection: the operator's own time in the step and the candidate's speedup over it,
---      both timed at the step's shapes (kreach.timing again), through Amdahl's law:
+--      both timed at the step's shapes (kreach.judge.timing again), through Amdahl's law:
 --      S = 1 / ((1 - f) + f / s). The table puts it beside the measured S and its interval.
 local kreach = require "kreach"
 local argparse = require "argparse"
 local cjson = require "cjson"
-local candidate = require "kreach.candidate"
-local store = require "kreach.store"
-local timing = require "kreach.timing"
+local candidate = require "kreach.candidate.lua"
+local store = require "kreach.results.store"
+local timing = require "kreach.judge.timing"
 
 local here = arg[0]:match("^(.*)/[^/]*$") or "."
 local dlrm = dofile(here .. "/step.lua")

@@ -28,7 +28,7 @@ local cjson = require "cjson"
 local report = require "kreach.profile.report"
 local profile_run = require "kreach.profile.run"
 local trace_mod = require "kreach.profile.trace"
-local store = require "kreach.store"
+local store = require "kreach.results.store"
 
 local here = arg[0]:match("^(.*)/[^/]*$") or "."
 local root = here .. "/../.."

@@ -27,7 +27,7 @@ local kreach = require "kreach"
 local cjson = require "cjson"
 local ops_mod = require "kreach.ops"
 local meta = require "kreach.meta"
-local output = require "kreach.output"
+local output = require "kreach.atomic"
 local text = require "kreach.text"
 
 local M = {}

@@ -31,7 +31,7 @@ while arg[i] do
   else io.stderr:write("e2e.lua: unknown option ", a, "\n"); os.exit(2) end
   i = i + 1
 end
-local function tmpdir() return assert(require("kreach.output").tmpdir()) end
+local function tmpdir() return assert(require("kreach.atomic").tmpdir()) end
 local work = tmpdir()
 out = out or (work .. "/out")
 db = db or (work .. "/e2e.db")

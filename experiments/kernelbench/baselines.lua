@@ -15,7 +15,7 @@
 -- per problem and dtype.)
 package.path = (arg[0]:match("^(.*)/[^/]*$") or ".") .. "/../bench/?.lua;" .. package.path
 local kreach = require "kreach"
-local oracle = require "kreach.oracle"
+local oracle = require "kreach.judge.oracle"
 local stats = require "kreach.stats"
 kreach.skip_without_device()
 

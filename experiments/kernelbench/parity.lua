@@ -7,7 +7,7 @@
 -- and the engine it ran, or kreach's kernels); then, per dtype and for
 -- the convolutions alone, the geometric mean and the problems above 1.5 and below 0.9.
 local stats = require "kreach.stats"
-local store = require "kreach.store"
+local store = require "kreach.results.store"
 
 local dbs, only = {}, nil
 local i = 1

@@ -9,7 +9,7 @@ local errors = require "kreach.errors"
 local json = require "kreach.json"
 local kinds = require "kreach.kinds"
 local nvrtc = require "kreach.core.nvrtc"
-local seal = require "kreach.seal"
+local seal = require "kreach.run.seal"
 local text = require "kreach.text"
 
 local cli = {}
@@ -122,7 +122,7 @@ function cli.arch(a)
   return a
 end
 
--- --lua-memory: a candidate's Lua heap (kreach.candidate.HEAP_BYTES), at least 1 MiB (a
+-- --lua-memory: a candidate's Lua heap (kreach.candidate.lua.HEAP_BYTES), at least 1 MiB (a
 -- candidate's own Lua needs kilobytes) and below the 8 EiB a Lua integer holds.
 cli.DEFAULT_LUA_MEMORY = "256M"
 function cli.lua_memory_size(s)
@@ -171,8 +171,8 @@ function cli.db_option(p)
   return p:option("--db", "The results database (default: $KREACH_DB, else results.db).", cli.default_db()):show_default(false)
 end
 
--- The options of commands that time (eval, bench): the timing engine's (kreach.timing), the
--- evaluation's (kreach.measure) and the results database.
+-- The options of commands that time (eval, bench): the timing engine's (kreach.judge.timing), the
+-- evaluation's (kreach.judge.measure) and the results database.
 function cli.timing_options(p)
   p:option("--mode", "Timing mode: cold (L2 flushed before each sample), hot (back to back) or graph (CUDA-graph replay).", nil)
     :choices(kinds.MODES)
@@ -196,7 +196,7 @@ end
 -- PyTorch's timing: { enabled, compile, cudnn_tf32 }.
 -- Each value comes checked and converted by the parser (integers where integers are due); what
 -- depends on several (a flush factor below 2 in cold mode) is checked where the options are
--- resolved, once (kreach.eval.resolve), as a usage error.
+-- resolved, once (kreach.run.evaluate.resolve), as a usage error.
 function cli.timing_overrides(args)
   local t, m = {}, {}
   if args.mode then t.mode = args.mode end

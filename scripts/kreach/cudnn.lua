@@ -204,7 +204,7 @@ end
 
 -- The files a sealed worker that loaded cuDNN may still read: cuDNN's libraries (the real paths
 -- of libcudnn*.so* beside the loaded one), should cuDNN open one by another name than the one it was preloaded
--- under (kreach.seal preloads them, and the cuBLASLt they use, before the seal). Files, not
+-- under (kreach.run.seal preloads them, and the cuBLASLt they use, before the seal). Files, not
 -- the directory: on the GPU machine that is /usr/lib/x86_64-linux-gnu. Empty when no cuDNN is
 -- loaded.
 function M.library_files()

@@ -39,7 +39,7 @@ end
 -- where the command runs there (HOST_SMALL). With `what` (the command, as the user
 -- typed it: "kreach check"), the host device is refused too, with HOST_REFUSAL: `what` runs
 -- candidates or times, which only a GPU does. Without it the host device is a device (its
--- operators run; kreach.oracle, scripts).
+-- operators run; kreach.judge.oracle, scripts).
 function M.require(what)
   local ok, why = core.has_device()
   if not ok then

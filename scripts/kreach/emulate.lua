@@ -21,7 +21,7 @@
 --   local out, ok = emu.run{ emu.HEADER, cuda_prelude, kernel_source, emu.LAUNCH, driver_main }
 --
 -- The driver calls emu_launch({gx, gy, gz}, {bx, by, bz}, [&] { kernel(args...); }).
-local output = require "kreach.output"
+local output = require "kreach.atomic"
 local text = require "kreach.text"
 local util = require "kreach.core.util"
 local lfs = require "lfs"

@@ -17,7 +17,7 @@
 -- processes share the cache. The emulation's header comes precompiled (emulate.precompiled),
 -- which halves a library's compile.
 local emu = require "kreach.emulate"
-local output = require "kreach.output"
+local output = require "kreach.atomic"
 local util = require "kreach.core.util"
 local lfs = require "lfs"
 

@@ -8,7 +8,7 @@ local M = {}
 -- the dtypes a problem runs at, in the order the CLI lists them (the first is the default)
 M.DTYPES = { "f32", "bf16", "f16" }
 
--- the timing modes, in the order the CLI lists them (the first is kreach.timing's default)
+-- the timing modes, in the order the CLI lists them (the first is kreach.judge.timing's default)
 M.MODES = { "cold", "hot", "graph" }
 
 -- the kinds of candidate file, each known by its file name's extension: a kreach candidate

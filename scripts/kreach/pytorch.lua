@@ -2,7 +2,7 @@
 -- problem's PyTorch model (its `torch` field, as `kreach export --format kernelbench` writes
 -- it) runs in a Python worker (scripts/kreach/torch_worker.py, embedded in the binary) that the
 -- kreach worker starts before its seal and drives one command at a time: the measurement stays
--- kreach's (kreach.timing samples PyTorch between its own subjects, with the same stopping rule),
+-- kreach's (kreach.judge.timing samples PyTorch between its own subjects, with the same stopping rule),
 -- and PyTorch's inputs are kreach's, copied before each round into buffers the Python worker
 -- allocates and kreach maps (CUDA IPC).
 --
@@ -10,7 +10,7 @@
 -- PATH) and whether its PyTorch has CUDA. start() runs in the kreach worker.
 local core = require "kreach.core"
 local core_seal = require "kreach.core.seal"
-local export = require "kreach.export"
+local export = require "kreach.problem.export"
 local json = require "kreach.json"
 local proc = require "kreach.core.proc"
 local inject = require "kreach.inject"
@@ -142,7 +142,7 @@ Session.__index = Session
 -- start({python =, cudnn_tf32 = bool, ruleset = descriptor, reap = bool}) -> a session, or nil
 -- and why. The Python worker gets this process's environment (in a kreach worker, the seal's
 -- allow-list), PyTorch's cuDNN TF32 setting as its argument and, with ruleset
--- (kreach.seal.python_ruleset), that Landlock ruleset as its descriptor 3, which it applies to
+-- (kreach.run.seal.python_ruleset), that Landlock ruleset as its descriptor 3, which it applies to
 -- itself before it runs a candidate. With reap it runs under kreach's reaper (kreach.core.proc's
 -- spawn, reaper): a process the candidate's native code starts, even in a session of its own,
 -- ends when the worker does, and cannot hold the worker's output open; and a kill reaches it

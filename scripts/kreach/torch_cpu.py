@@ -1,5 +1,5 @@
 # kreach's PyTorch-on-the-CPU runner: a problem's PyTorch model (its KernelBench export), run in
-# float64 on the CPU on kreach's own inputs and parameters, for kreach.oracle.torch_check on the
+# float64 on the CPU on kreach's own inputs and parameters, for kreach.judge.oracle.torch_check on the
 # host device (KREACH_DEVICE=host, no GPU: the GPU path shares buffers with
 # scripts/kreach/torch_worker.py through CUDA IPC instead).
 #

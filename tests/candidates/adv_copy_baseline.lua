@@ -1,6 +1,6 @@
 -- Adversarial (timing), on a compute-bound problem (1, N x N matmul): copies the answer from the
 -- baseline's output. A candidate's kernels can read any device memory of the worker, and in
--- kreach.measure's worker the baseline's C for an input set is allocated right after the set's
+-- kreach.judge.measure's worker the baseline's C for an input set is allocated right after the set's
 -- A and B, and the candidate's own C right after it: so where C sits two matrices past B, the
 -- matrix between them is the baseline's C. When that holds and 32 sampled elements of it are
 -- right for these inputs, this copies it; else it computes honestly, as in the correctness
@@ -8,7 +8,7 @@
 -- candidate in each round, that matrix was this round's answer.
 -- As a test it marks what it copied: element 0 is off by 1000, so a copy made in any timed call
 -- is a wrong value that the round's checks find (incorrect, found while timing), whatever the
--- copy's speed. kreach.measure calls the candidate first and poisons the baseline's outputs
+-- copy's speed. kreach.judge.measure calls the candidate first and poisons the baseline's outputs
 -- before each candidate call, so the samples never match and it is correct
 -- (tests/lua/gpu/timing_spec.lua). Found by a read of measure.lua (2026-12-05).
 return {

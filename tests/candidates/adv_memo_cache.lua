@@ -5,7 +5,7 @@
 -- full) and idles 0.55 ms, to stay above the speed-of-light bound; any other call computes and
 -- fills an entry. The correctness protocol's repeated call is served from the cache, right.
 -- Rotating over fixed input sets and poisoning outputs does not stop it: every answer it
--- copies is right. kreach.measure draws new values into every round's inputs, so no call ever
+-- copies is right. kreach.judge.measure draws new values into every round's inputs, so no call ever
 -- matches an entry and it computes every time: correct, at its honest (slow) speed.
 return {
   name = "adv_memo_cache",

@@ -4,7 +4,7 @@
 -- a harness writes before a call it is about to judge, and otherwise skips the product and
 -- idles 0.55 ms, leaving what an earlier call wrote. Against timed calls whose outputs stayed
 -- untouched, with only the last one poisoned and judged, it passed for a fast, correct kernel.
--- kreach.measure poisons before every timed call, so this one computes on each; to get
+-- kreach.judge.measure poisons before every timed call, so this one computes on each; to get
 -- caught it also skips every other call it counts from the 7th on regardless: incorrect
 -- (incomplete_write or wrong_values), found while timing.
 return {

@@ -3,7 +3,7 @@
 -- check` sees it compute every time), a call whose A, B and C pointers it has seen before
 -- returns without computing and idles 0.55 ms instead, to stay above the speed-of-light bound.
 -- Against timed calls on one unchanging input set whose outputs stay untouched this passed
--- for a fast, correct kernel. kreach.measure rotates over input sets it has seen, but poisons
+-- for a fast, correct kernel. kreach.judge.measure rotates over input sets it has seen, but poisons
 -- every output before every call and checks what the calls leave: incorrect
 -- (incomplete_write), found while timing.
 return {

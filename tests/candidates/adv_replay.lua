@@ -2,7 +2,7 @@
 -- answer in a buffer of its own, and from then on copies that answer out (for inputs of up to
 -- 2^20 elements). Every call of the correctness protocol computes, so `kreach check` passes it;
 -- while it is timed its inputs do not change, so the replayed answer would still be right, but
--- the last timed call gets other inputs (kreach.measure), and there it is wrong.
+-- the last timed call gets other inputs (kreach.judge.measure), and there it is wrong.
 return {
   name = "adv_replay_cache",
   source = [[

@@ -1,7 +1,7 @@
 -- Adversarial (timing): ReLU that is right for its first 12 calls in a process and writes
 -- zeros from then on, fast. The correctness protocol makes 6 calls, so `kreach check` passes
 -- it; the timing engine makes more, and the outputs of the last timed call are judged again
--- (kreach.measure), so `kreach eval` does not: incorrect (wrong_values) after timing.
+-- (kreach.judge.measure), so `kreach eval` does not: incorrect (wrong_values) after timing.
 return {
   name = "adv_warmup_detection",
   source = [[

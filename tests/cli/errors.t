@@ -5,7 +5,7 @@
 # named after this transcript's process ($PPID), removed at the end.
 $ D=${TMPDIR:-/tmp}/kreach-errors-t.$PPID; rm -rf $D; mkdir -p $D/sub $D/root/mine/suites $D/root/mine/p && cd $D && : > empty.lua && printf 'error("boom")\n' > raise.lua && printf '\033Lua\124\000' > bin.lua && printf 'return kreach.problem{\n' > syntax.lua && printf 'error("problem boom")\n' > raiseprob.lua && printf 'garbage, not a database\n' > garbage.db && cd - >/dev/null && sed 's/ops.relu(x, y)/ops.relu(x)/' problems/kernelbench/level1/019_ReLU.lua > $D/badops.lua && cp problems/kernelbench/level1/019_ReLU.lua $D/root/mine/p/019_relu.lua && printf 'return { name = "mine", dir = "p", ids = { 19 } }\n' > $D/root/mine/suites/mine.lua && echo ok
 = ok
-$ D=${TMPDIR:-/tmp}/kreach-errors-t.$PPID; kreach -e 'local db = assert(require("kreach.store").open(arg[1])); db:begin_run{ config_hash = "h" }; db:close()' $D/r.db && cp $D/r.db $D/corrupt.db && head -c 65536 /dev/zero | tr '\0' 'Z' | dd of=$D/corrupt.db bs=4096 seek=1 conv=notrunc 2>/dev/null && echo built
+$ D=${TMPDIR:-/tmp}/kreach-errors-t.$PPID; kreach -e 'local db = assert(require("kreach.results.store").open(arg[1])); db:begin_run{ config_hash = "h" }; db:close()' $D/r.db && cp $D/r.db $D/corrupt.db && head -c 65536 /dev/zero | tr '\0' 'Z' | dd of=$D/corrupt.db bs=4096 seek=1 conv=notrunc 2>/dev/null && echo built
 = built
 
 # lint: a candidate path that names no readable file is the user's mistake (status 3, naming

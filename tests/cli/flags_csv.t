@@ -15,7 +15,7 @@ $ kreach profile import tests/data/profile/kreach_small.jsonl --no-store --forma
 $ kreach profile import tests/data/profile/kreach_small.jsonl --no-store --json --format csv
 ? 2
 ~ %-%-json and %-%-format csv: give one
-$ D=$(mktemp -d) && kreach -e 'assert(require("kreach.store").open(arg[1])):close()' $D/p.db && kreach profile list --db $D/p.db --format csv
+$ D=$(mktemp -d) && kreach -e 'assert(require("kreach.results.store").open(arg[1])):close()' $D/p.db && kreach profile list --db $D/p.db --format csv
 ? 2
 ~ %-%-format csv applies to a report
 # the trace's format: --trace-format, and --format with a trace format as before

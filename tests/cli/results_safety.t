@@ -4,7 +4,7 @@
 # temporary file renamed into place, so a failed one leaves the old file; CSV cells that a
 # spreadsheet would run as a formula are neutralised. Needs no GPU. Files go to a directory
 # named after this transcript's process ($PPID), removed at the end.
-$ D=${TMPDIR:-/tmp}/kreach-results-safety-t.$PPID; rm -rf $D; mkdir -p $D && kreach -e 'local s = require("kreach.store"); local db = assert(s.open(arg[1])); local run = db:begin_run{command = {"kreach"}, config_hash = "h1"}; db:record_evaluation{run_id = run, problem = {suite = "@SUM(A1)", problem_id = 19, name = "+19_ReLU", file_hash = "a"}, candidate = {hash = "c1", name = "=HYPERLINK(\"http://x\",\"y\")", source = "x"}, eval_key = "k1", dtype = "f32", verdict = "invalid_candidate", reason = "-2+3", speedup = -1.5}; db:finish_run(run, "finished"); print("built", run)' $D/r.db && sha256sum < $D/r.db > $D/r.sum && ln -s r.db $D/link && ln $D/r.db $D/hard && echo ok
+$ D=${TMPDIR:-/tmp}/kreach-results-safety-t.$PPID; rm -rf $D; mkdir -p $D && kreach -e 'local s = require("kreach.results.store"); local db = assert(s.open(arg[1])); local run = db:begin_run{command = {"kreach"}, config_hash = "h1"}; db:record_evaluation{run_id = run, problem = {suite = "@SUM(A1)", problem_id = 19, name = "+19_ReLU", file_hash = "a"}, candidate = {hash = "c1", name = "=HYPERLINK(\"http://x\",\"y\")", source = "x"}, eval_key = "k1", dtype = "f32", verdict = "invalid_candidate", reason = "-2+3", speedup = -1.5}; db:finish_run(run, "finished"); print("built", run)' $D/r.db && sha256sum < $D/r.db > $D/r.sum && ln -s r.db $D/link && ln $D/r.db $D/hard && echo ok
 = built	1
 = ok
 $ D=${TMPDIR:-/tmp}/kreach-results-safety-t.$PPID; kreach results export --db $D/r.db --format csv -o $D/r.db

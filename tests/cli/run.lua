@@ -52,7 +52,7 @@ end
 
 -- The transcript's own temporary directory, removed at the end: the commands' TMPDIR, so that
 -- what their mktemp -d makes goes with it
-local output = require "kreach.output"
+local output = require "kreach.atomic"
 local work = assert(output.tmpdir())
 local tmp = work .. "/.out"
 local failed, passed = 0, 0

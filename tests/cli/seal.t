@@ -24,7 +24,7 @@ $ kreach lint 19 tests/candidates/bad_include_array.lua
 ? 1
 ~ bad_include_array%.lua: source line 2: #include "/etc/hostname" is not allowed: an absolute path
 # the worker's environment is an allow-list: the planted variables do not reach it
-$ KREACH_TEST_SECRET=planted-kreach-secret OPENAI_API_KEY=sk-planted-kreach-secret kreach -e 'local k = require "kreach"; local r = assert(require("kreach.worker").run({ k.executable(), "-e", "local f = assert(io.open(\"/proc/self/environ\")); require(\"kreach.worker\").result({ env = f:read(\"a\") })" })); io.write((r.env:gsub("\\x00", "\n")))'
+$ KREACH_TEST_SECRET=planted-kreach-secret OPENAI_API_KEY=sk-planted-kreach-secret kreach -e 'local k = require "kreach"; local r = assert(require("kreach.run.worker").run({ k.executable(), "-e", "local f = assert(io.open(\"/proc/self/environ\")); require(\"kreach.run.worker\").result({ env = f:read(\"a\") })" })); io.write((r.env:gsub("\\x00", "\n")))'
 ~ ^KREACH_WORKER_DIR=/.*kreach%-worker%-
 ~ ^HOME=/.*kreach%-worker%-
 ~ ^KREACH_CACHE_DIR=/

@@ -1,12 +1,12 @@
 -- kreach's cold-mode times against Nsight Compute's: three different kernels (a memory-bound
--- copy, an arithmetic-bound FMA chain, a shared-memory transpose), each timed by kreach.timing
+-- copy, an arithmetic-bound FMA chain, a shared-memory transpose), each timed by kreach.judge.timing
 -- in cold mode and profiled by `ncu --clock-control none --cache-control all` (its
 -- gpu__time_duration), in separate processes. The medians must agree within 3%.
 -- usage: kreach tests/gpu/ncu_agreement.lua            (the test; exit 77 without a GPU or ncu)
 --        kreach tests/gpu/ncu_agreement.lua --launch N  (what ncu profiles: N cold launches each)
 local kreach = require "kreach"
 kreach.skip_without_device()
-local timing = require "kreach.timing"
+local timing = require "kreach.judge.timing"
 local stats = require "kreach.stats"
 
 local SOURCE = [[

@@ -3,11 +3,11 @@
 -- schema version has; a candidate's name with terminal controls in `results list`; a
 -- manifest.json that is not a list of entries with whole problem ids; a --worker-memory that
 -- does not fit in 64 bits. No GPU.
-local store = require "kreach.store"
-local results = require "kreach.results"
+local store = require "kreach.results.store"
+local results = require "kreach.results.report"
 local sqlite = require "kreach.core.sqlite"
-local eval = require "kreach.eval"
-local seal = require "kreach.seal"
+local eval = require "kreach.run.evaluate"
+local seal = require "kreach.run.seal"
 local support = require "support"
 
 local tmpdir, rm_tmpdirs = support.tmpdirs()

@@ -2,7 +2,7 @@
 -- filtering, the dry run (kreach lint) and verdict bookkeeping. tests/candidates/ holds the files.
 local support = require "support"
 local kreach = require "kreach"
-local candidate = require "kreach.candidate"
+local candidate = require "kreach.candidate.lua"
 local verdict = require "kreach.verdict"
 local meta = require "kreach.meta"
 local util = require "kreach.core.util"

@@ -2,7 +2,7 @@
 -- output's metrics (the trivial-output guard included) with known answers from hand-built
 -- vectors, the bookkeeping of a call (unwritten outputs, changed inputs), the policy's options,
 -- and the other input distributions the trials draw from.
-local check = require "kreach.check"
+local check = require "kreach.judge.check"
 local problem = require "kreach.problem"
 local compare = require "kreach.ops.compare"
 
@@ -24,7 +24,7 @@ local function metrics(o)
   return m
 end
 
-describe("kreach.check policy", function()
+describe("kreach.judge.check policy", function()
   local policy = check.policy()
 
   it("uses the dtype's thresholds where the baseline is far more accurate", function()

@@ -5,8 +5,8 @@
 local cudnn = require "kreach.cudnn"
 local core = require "kreach.core.cudnn"
 local kcore = require "kreach.core"
-local seal = require "kreach.seal"
-local worker = require "kreach.worker"
+local seal = require "kreach.run.seal"
+local worker = require "kreach.run.worker"
 local support = require "support"
 local lfs = require "lfs"
 
@@ -141,7 +141,7 @@ describe("kreach.cudnn", function()
     end
     local r = assert(worker.run({ kcore.executable(), "-e", [[
       local c = require "kreach.cudnn"
-      require("kreach.worker").result({ env = os.getenv("KREACH_CUDNN"), ok = c.available(), info = c.info() })]] }))
+      require("kreach.run.worker").result({ env = os.getenv("KREACH_CUDNN"), ok = c.available(), info = c.info() })]] }))
     assert.is_true(r.ok)
     assert.equals(cudnn.info().path, r.info.path)
     assert.equals(cudnn.info().path, r.env)
@@ -158,12 +158,12 @@ describe("kreach.cudnn", function()
     end
     local r = assert(worker.run({ kcore.executable(), "-e", [[
       local c = require "kreach.cudnn"
-      local seal = require "kreach.seal"
+      local seal = require "kreach.run.seal"
       assert(seal.enter_worker())
       assert(c.available())
       local rec = assert(seal.apply{})
       local function can_read(p) local f = io.open(p, "rb"); if f then f:close() end; return f ~= nil end
-      require("kreach.worker").result({ filesystem = rec.filesystem, cudnn = rec.cudnn,
+      require("kreach.run.worker").result({ filesystem = rec.filesystem, cudnn = rec.cudnn,
         lib = can_read(c.dir() .. "/libcudnn_cnn.so.9"), etc = can_read("/etc/hostname") })]] }))
     assert.equals("landlock", r.filesystem)
     assert.equals(cudnn.dir(), r.cudnn)

@@ -1,8 +1,8 @@
--- kreach.directives: the source check of a candidate's preprocessing. Each refused case
+-- kreach.candidate.directives: the source check of a candidate's preprocessing. Each refused case
 -- reaches a file outside the CUDA toolkit's headers under some reading of the source (NVRTC
 -- 13.0 compiled each of them and read the file, measured); each allowed case must stay
 -- allowed, or ordinary candidates would be refused.
-local directives = require "kreach.directives"
+local directives = require "kreach.candidate.directives"
 
 local function check(src, options)
   return directives.check(src, directives.context(options or {}))
@@ -77,7 +77,7 @@ local REFUSED = {
   { "defining 'h'", 'int x;\n#define h passwd>\n', 2, "Thrust's headers build #include names" },
 }
 
-describe("kreach.directives", function()
+describe("kreach.candidate.directives", function()
   for _, c in ipairs(ALLOWED) do
     it("allows " .. c[1], function()
       local ok, line, why = check(c[2])
@@ -94,7 +94,7 @@ describe("kreach.directives", function()
   end
 
   it("follows the candidate's -I directories inside the toolkit", function()
-    local inc = require("kreach.seal").toolkit_root() .. "/include"
+    local inc = require("kreach.run.seal").toolkit_root() .. "/include"
     assert.is_nil(check("#include <cuda/std/cstdint>\n"))
     assert.is_true(check("#include <cuda/std/cstdint>\n", { "-I" .. inc .. "/cccl" }))
   end)
@@ -126,7 +126,7 @@ describe("kreach.directives", function()
   -- computed #include, or a wrapper of __has_include, fails this test instead of the check.
   it("knows every word of the toolkit's computed #include names and every __has_include wrapper", function()
     local lfs = require "lfs"
-    local inc = require("kreach.seal").toolkit_root() .. "/include"
+    local inc = require("kreach.run.seal").toolkit_root() .. "/include"
     local defs, computed = {}, {}
     local function scan(dir)
       for f in lfs.dir(dir) do

@@ -3,7 +3,7 @@
 local errors = require "kreach.errors"
 local cli = require "kreach.cli"
 local problem = require "kreach.problem"
-local candidate = require "kreach.candidate"
+local candidate = require "kreach.candidate.lua"
 local support = require "support"
 
 -- the directory kreach's own modules are loaded from ("scripts/kreach/" when embedded)
@@ -172,7 +172,7 @@ describe("the modules' user errors", function()
   end)
 
   it("a results database that fails a statement: status 3, naming it, without a position", function()
-    local store = require "kreach.store"
+    local store = require "kreach.results.store"
     local path = dir .. "/r.db"
     local db = assert(store.open(path))
     db:begin_run{ config_hash = "h" }
@@ -238,7 +238,7 @@ describe("kreach.cli", function()
 
   it("gives the timing validators' messages without a position, as a usage error", function()
     local t, m = cli.timing_overrides({ flush_factor = 1 })
-    local ok, e = pcall(require("kreach.eval").resolve, { dtype = "f32", timing = t, measure = m })
+    local ok, e = pcall(require("kreach.run.evaluate").resolve, { dtype = "f32", timing = t, measure = m })
     assert.is_false(ok)
     assert.is_true(errors.is(e))
     assert.equals(2, e.status)

@@ -4,7 +4,7 @@
 -- a FIFO, /dev/zero and an oversized file become invalid_candidate with the reason, and are
 -- never read (a FIFO would hang the harness, /dev/zero exhaust it). The same checks hold for
 -- a candidate given directly. Without a GPU: candidate_files, plan and the stored record.
-local ev = require "kreach.eval"
+local ev = require "kreach.run.evaluate"
 local lfs = require "lfs"
 local support = require "support"
 
@@ -92,12 +92,12 @@ describe("candidate files that cannot be candidates", function()
     assert.equals("invalid_candidate", rec.verdict)
     assert.matches("etc/passwd: it resolves to /etc/passwd, outside", rec.reason)
     assert.matches("^%-%- kreach did not read this file: it resolves to /etc/passwd", rec.candidate.source)
-    local store = require "kreach.store"
+    local store = require "kreach.results.store"
     local db = assert(store.open(d .. "/r.db"))
     rec.run_id = db:begin_run{ config_hash = "h" }
     db:record_evaluation(rec)
     local lines = {}
-    require("kreach.results").export(db, "csv", {}, function(...) lines[#lines + 1] = table.concat({ ... }) end)
+    require("kreach.results.report").export(db, "csv", {}, function(...) lines[#lines + 1] = table.concat({ ... }) end)
     db:close()
     assert.matches("^1,1,kernelbench%-l1,19,19_ReLU,passwd,%x+,f32,invalid_candidate,\"?.*etc/passwd: it resolves", lines[2])
   end)

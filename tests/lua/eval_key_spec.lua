@@ -1,14 +1,14 @@
--- The key an evaluation is stored under (its eval_key: kreach.eval.identify's parts and
--- kreach.campaign's key), through kreach.eval.run without a GPU: the device is a stand-in and
--- the workers' evaluation (kreach.eval.evaluate) a stub that records what it was asked to
+-- The key an evaluation is stored under (its eval_key: kreach.run.evaluate.identify's parts and
+-- kreach.run.campaign's key), through kreach.run.evaluate.run without a GPU: the device is a stand-in and
+-- the workers' evaluation (kreach.run.evaluate.evaluate) a stub that records what it was asked to
 -- evaluate. The key depends on the resolved configuration, the device, the problem file's text
 -- and the candidate file's text (docs/evaluation.md, "Storing and resuming"), on nothing else:
 -- a changed key evaluates again, the same key reuses what is stored.
-local campaign = require "kreach.campaign"
+local campaign = require "kreach.run.campaign"
 local device = require "kreach.device"
-local ev = require "kreach.eval"
-local evaluation = require "kreach.evaluation"
-local store = require "kreach.store"
+local ev = require "kreach.run.evaluate"
+local evaluation = require "kreach.results.evaluation"
+local store = require "kreach.results.store"
 local verdict = require "kreach.verdict"
 local lfs = require "lfs"
 local support = require "support"
@@ -42,7 +42,7 @@ describe("an evaluation's key", function()
   teardown(rm_tmpdirs)
 
   -- run(o) -> the keys of the run's records in order, and the candidates it evaluated (the rest
-  -- were reused). o: candidates (paths, default { a.lua }), and kreach.eval.run's options.
+  -- were reused). o: candidates (paths, default { a.lua }), and kreach.run.evaluate.run's options.
   local function run(o)
     o = o or {}
     evaluated = {}

@@ -1,8 +1,8 @@
--- kreach.eval without a GPU: what a run evaluates (candidate files, manifests, matching to
+-- kreach.run.evaluate without a GPU: what a run evaluates (candidate files, manifests, matching to
 -- problems), the keys evaluations are stored under, and the summary statistics.
-local campaign = require "kreach.campaign"
-local ev = require "kreach.eval"
-local evaluation = require "kreach.evaluation"
+local campaign = require "kreach.run.campaign"
+local ev = require "kreach.run.evaluate"
+local evaluation = require "kreach.results.evaluation"
 
 local support = require "support"
 local tmpdir, write = support.tmpdir, support.spit

@@ -115,7 +115,7 @@ describe("kreach generate", function()
     assert.matches("%-%-turns 2 sends each turn's verdicts back: add %-%-eval", out)
     assert.equals(1, #log())
     -- judged as kreach eval would store it (incorrect), the second turn goes out with the verdict
-    local store = require "kreach.store"
+    local store = require "kreach.results.store"
     local db = assert(store.open(dir .. "/r.db"))
     local run_id = db:begin_run{ command = { "kreach", "eval" }, config_hash = "h" }
     db:record_evaluation{ run_id = run_id, problem = { suite = "kernelbench-l1", problem_id = 19, name = "19_ReLU", file_hash = "p" },
@@ -242,7 +242,7 @@ describe("kreach generate", function()
     assert.matches("correct: not given: 0 of 2 samples judged; kreach eval '19' '", out, 1, true)
     -- judged as kreach eval stores it: sample 1 correct (1.5x [1.2, 1.8] over the baseline, 2x
     -- over PyTorch), sample 2 incorrect
-    local store = require "kreach.store"
+    local store = require "kreach.results.store"
     local util = require "kreach.core.util"
     local db = assert(store.open(dir .. "/r.db"))
     local run_id = db:begin_run{ command = { "kreach", "eval" }, config_hash = "h" }

@@ -1,4 +1,4 @@
--- The cases of kreach.ops' tensor hash (lib.hash: kreach.check.hash_inputs hashes every input
+-- The cases of kreach.ops' tensor hash (lib.hash: kreach.judge.check.hash_inputs hashes every input
 -- and parameter with it before and after a candidate's call, and a changed hash is the verdict
 -- input_mutation), shared by the host spec (hash_inputs_spec: the kernel emulated on the CPU)
 -- and the GPU one (gpu/hash_spec). A candidate that changes any byte of an input must change its

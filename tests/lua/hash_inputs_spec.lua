@@ -1,5 +1,5 @@
 -- Hashing covers every byte (issue 34). A candidate that changes its inputs is caught by their
--- hashes (kreach.check.hash_inputs, before and after each call: the verdict input_mutation), so
+-- hashes (kreach.judge.check.hash_inputs, before and after each call: the verdict input_mutation), so
 -- the hash must see a change of any byte of any input: kreach.ops' lib.hash, its kernel
 -- (hash_bytes, kreach.ops.compare) run on the host device (KREACH_DEVICE=host, which ctest sets
 -- for hash_ specs) over tests/lua/hash_cases.lua's cases for every dtype; the GPU runs the same
@@ -7,7 +7,7 @@
 -- (kreach.core.util.hash, XXH3 in runtime/kr_hash.c; tests/c/test_hash.c tests the C function)
 -- over every byte of a string, NULs included.
 local kreach = require "kreach"
-local check = require "kreach.check"
+local check = require "kreach.judge.check"
 local core = require "kreach.core"
 local host = require "kreach.host"
 local ops = require "kreach.ops"
@@ -27,7 +27,7 @@ describe("the input hash on the host device", function()
 
   cases.its(it, assert, lib, threads, rand, kreach.dtypes)
 
-  it("hashes every input and parameter of a call, and no output (kreach.check.hash_inputs)", function()
+  it("hashes every input and parameter of a call, and no output (kreach.judge.check.hash_inputs)", function()
     local inst = { args = { { name = "x", kind = "input" }, { name = "w", kind = "param" },
                             { name = "y", kind = "output" }, { name = "b", kind = "param" } } }
     local vals = { kreach.from_table({ 1, 2, 3, 4, 5 }), kreach.from_table({ 1, 2, 3 }, { dtype = "f16" }),

@@ -3,7 +3,7 @@
 -- each problem's baseline (f32, and bf16) and fp64 oracle are compared with its PyTorch model
 -- run in float64 on the CPU (Debian's python3-torch) on the same inputs and parameters, at small
 -- sizes, three seeds with the three distributions of the check's trials (tests/lua/values.lua;
--- kreach.oracle.torch_check, torch_within: the baseline within its dtype's thresholds, the
+-- kreach.judge.oracle.torch_check, torch_within: the baseline within its dtype's thresholds, the
 -- oracle within relative L2 1e-9 and worst 1e-7, integers exact). This is the check that catches a wrong formula, which the baseline and the oracle, one Lua reference at
 -- two dtypes, would share. The GPU runs every problem (tests/lua/gpu/torch_values_spec.lua).
 --
@@ -16,7 +16,7 @@
 -- KREACH_HOST_ONLY=<lua pattern> runs the problems whose name matches, at every run. Needs
 -- KREACH_DEVICE=host (ctest sets it).
 local problem = require "kreach.problem"
-local oracle = require "kreach.oracle"
+local oracle = require "kreach.judge.oracle"
 local support = require "support"
 local values = require "values"
 

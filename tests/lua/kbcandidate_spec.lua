@@ -1,4 +1,4 @@
--- KernelBench-format candidates without a GPU (kreach.kbcandidate): the static lint of the files
+-- KernelBench-format candidates without a GPU (kreach.candidate.pylint): the static lint of the files
 -- in tests/candidates/kernelbench/, and how eval and check treat them until the Python worker
 -- exists. Needs python3 (Debian's; KREACH_PYTHON names another).
 --
@@ -9,8 +9,8 @@
 -- the test files, KernelBench's own level-1 models written as a ModelNew, the worked example of
 -- `kreach generate --format python`'s prompt and typical generated candidates written here.
 local kreach = require "kreach"
-local kb = require "kreach.kbcandidate"
-local ev = require "kreach.eval"
+local kb = require "kreach.candidate.pylint"
+local ev = require "kreach.run.evaluate"
 local support = require "support"
 
 local DIR = "tests/candidates/kernelbench/"
@@ -272,7 +272,7 @@ class ModelNew(nn.Module):
 ]],
 }
 
-describe("kreach.kbcandidate", function()
+describe("kreach.candidate.pylint", function()
   it("passes well-formed candidates: load_inline CUDA, Triton and plain PyTorch", function()
     for _, f in ipairs({ "019_relu_load_inline.py", "019_relu_triton.py", "019_relu_torch.py" }) do
       local v, report = lint(f)
@@ -452,7 +452,7 @@ describe("kreach.kbcandidate", function()
   end)
 
   it("checks the text it is given, read once: what is checked is what runs", function()
-    -- the caller's bytes (kreach.pycandidate.read's), not the file as it is now
+    -- the caller's bytes (kreach.candidate.python.read's), not the file as it is now
     local v = kb.lint(DIR .. "019_relu_torch.py", P19, HEAD .. "import os\n" .. TAIL)
     assert.matches("019_relu_torch%.py:3: import of 'os' is not allowed %(rule: import%)", v.reason)
     assert.is_nil((kb.lint(DIR .. "bad_escape.py", P19, support.slurp(DIR .. "019_relu_torch.py"))))
@@ -474,7 +474,7 @@ end)
 
 -- One test a rule: each refusal by its line (snippets start at line 3, after HEAD) and rule id,
 -- and what the rule leaves alone beside it.
-describe("kreach.kbcandidate's rules", function()
+describe("kreach.candidate.pylint's rules", function()
   it("has a test for every rule", function()
     local ids = {}
     for _, r in ipairs(kb.RULES) do ids[#ids + 1] = r.id end
@@ -745,7 +745,7 @@ local FORMS = {
   { "{z} = {a}.{w}", "attribute" }, { "{z} = {a}.{w}.sub", "attribute" }, { "{z} = {w}", "name" },
 }
 
-describe("kreach.kbcandidate's refused words, in every form", function()
+describe("kreach.candidate.pylint's refused words, in every form", function()
   it("has every word of the lint's lists in the table", function()
     local have = {}
     for _, w in ipairs(WORDS) do

@@ -1,12 +1,12 @@
--- Known answers for the record a user reads and its exports: kreach.evaluation.new/finish
--- build a record from a timing result (the shape kreach.measure.time returns) whose every
+-- Known answers for the record a user reads and its exports: kreach.results.evaluation.new/finish
+-- build a record from a timing result (the shape kreach.judge.measure.time returns) whose every
 -- figure is a distinct number, and each field must hold the one figure it is documented to
 -- come from (the speedup's interval ends included); then the record's CSV, JSON lines and
 -- KernelBench sample, written out by hand here, and the same record stored in a results
 -- database and exported again.
-local evaluation = require "kreach.evaluation"
-local results = require "kreach.results"
-local store = require "kreach.store"
+local evaluation = require "kreach.results.evaluation"
+local results = require "kreach.results.report"
+local store = require "kreach.results.store"
 local verdict = require "kreach.verdict"
 local cjson = require "cjson"
 local support = require "support"

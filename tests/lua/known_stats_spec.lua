@@ -1,9 +1,9 @@
--- Known answers for the statistics a user reads (kreach.stats, kreach.timing.ratio), each
+-- Known answers for the statistics a user reads (kreach.stats, kreach.judge.timing.ratio), each
 -- worked out here from its definition, not by calling the code under test: the median and its
 -- order statistics, the interval of the median at each level, the summary, the stopping rule
 -- at each level, and the speedup's ratio and bootstrap interval with its direction.
 local stats = require "kreach.stats"
-local timing = require "kreach.timing"
+local timing = require "kreach.judge.timing"
 
 -- The distribution-free interval of the median is X(j)..X(n-j+1), j the largest with
 -- P(Binomial(n, 1/2) < j) <= (1 - level) / 2. Cumulative binomial(n, 1/2) masses, by hand:

@@ -4,8 +4,8 @@
 -- name that problem.
 local kinds = require "kreach.kinds"
 local cli = require "kreach.cli"
-local ev = require "kreach.eval"
-local timing = require "kreach.timing"
+local ev = require "kreach.run.evaluate"
+local timing = require "kreach.judge.timing"
 local lfs = require "lfs"
 
 local support = require "support"
@@ -90,7 +90,7 @@ end)
 local ALLOWED = {
   -- the float dtypes among all tensor dtypes (i64, i32, bool, ...): the inputs the oracle
   -- keeps an f64 copy of, in the estimate of an input set's memory
-  ["scripts/kreach/measure.lua: { f32 = true, f16 = true, bf16 = true }"] = true,
+  ["scripts/kreach/judge/measure.lua: { f32 = true, f16 = true, bf16 = true }"] = true,
 }
 
 describe("no file in scripts/ spells out a list kreach.kinds owns", function()
@@ -172,9 +172,9 @@ describe("kreach eval's plan for one problem", function()
   end)
 end)
 
-describe("kreach.store's generations table", function()
+describe("kreach.results.store's generations table", function()
   it("is defined once (the schema's definition is the migration's)", function()
-    local src = slurp(SCRIPTS .. "/kreach/store.lua")
+    local src = slurp(SCRIPTS .. "/kreach/results/store.lua")
     local n = 0
     for _ in src:gmatch("CREATE TABLE[%w ]-generations%(") do n = n + 1 end
     assert.equals(1, n)

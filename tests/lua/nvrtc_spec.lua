@@ -134,7 +134,7 @@ describe("kreach.build", function()
   -- what the scan missed before issue 33, compiled without it: unconfined, NVRTC reads or
   -- probes the host's files; confined, none of it reaches them
   it("stops, confined, the sources the scan once missed (issue 33, H1-H3)", function()
-    local CCCL = { "-I" .. require("kreach.seal").toolkit_root() .. "/include/cccl" }
+    local CCCL = { "-I" .. require("kreach.run.seal").toolkit_root() .. "/include/cccl" }
     local K = '\nextern "C" __global__ void k(float *x) {}\n'
     local cases = {
       { "H1", "#define cpp ../../../../../../../../../../../etc/passwd>\n#include <thrust/tabulate.h>" .. K, "root:" },

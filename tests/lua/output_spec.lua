@@ -1,6 +1,6 @@
--- kreach.output: files written whole or not at all (a temporary beside the target, renamed on
+-- kreach.atomic: files written whole or not at all (a temporary beside the target, renamed on
 -- commit, removed on abort), and protected paths (a database and its side files) refused.
-local output = require "kreach.output"
+local output = require "kreach.atomic"
 local fs = require "kreach.core.fs"
 local lfs = require "lfs"
 local support = require "support"
@@ -12,7 +12,7 @@ local function listing(dir)
   return table.concat(names, " ")
 end
 
-describe("kreach.output", function()
+describe("kreach.atomic", function()
   local d
   before_each(function() d = support.tmpdir() end)
   after_each(function() os.execute("rm -rf '" .. d .. "'") end)
@@ -78,7 +78,7 @@ describe("kreach.output", function()
   end)
 end)
 
-describe("kreach.output.tmpdir and remove_tree", function()
+describe("kreach.atomic.tmpdir and remove_tree", function()
   it("make a new private directory and remove it with what is below it, not what links point to", function()
     local keep = assert(output.tmpdir())
     local f = assert(io.open(keep .. "/kept", "w")); f:write("x"); f:close()

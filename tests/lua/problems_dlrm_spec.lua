@@ -4,7 +4,7 @@
 -- the lookups is checked against a gather written here.
 local kreach = require "kreach"
 local problem = require "kreach.problem"
-local export = require "kreach.export"
+local export = require "kreach.problem.export"
 local support = require "support"
 
 local PYTHON = os.getenv("KREACH_PYTHON") or "/usr/bin/python3"

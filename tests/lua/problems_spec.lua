@@ -43,7 +43,7 @@ describe("the KernelBench level-1 problems", function()
         assert.is_true(inst.flops > 0)
       end
       local inst = p:instantiate()
-      local py = require("kreach.export").kernelbench(inst)
+      local py = require("kreach.problem.export").kernelbench(inst)
       assert.matches("class Model%(nn%.Module%)", py)
       assert.matches("\ndef get_inputs%(%):\n", py)
       assert.matches("\ndef get_init_inputs%(%):\n", py)

@@ -1,11 +1,11 @@
--- kreach.measure.time's timed protocol without a GPU: the real measure.time and timing.measure
+-- kreach.judge.measure.time's timed protocol without a GPU: the real measure.time and timing.measure
 -- on the host device (KREACH_DEVICE=host: kreach's tensors and operators on the CPU; ctest sets
 -- it for protocol_ specs), with what only a GPU does given through opts.device: the candidate's
 -- compile (a program whose one kernel is a Lua function that computes ReLU with kreach's host
 -- operator, or misbehaves on a chosen call, and records the state of every buffer it is
 -- given) and timing's events (1 ms for a sample in which the candidate's kernel ran, 2 ms
 -- otherwise). The candidate file itself is a real one, loaded, sandboxed and called by
--- kreach.candidate. The problem is a ReLU defined here whose reference records the buffers
+-- kreach.candidate.lua. The problem is a ReLU defined here whose reference records the buffers
 -- the baseline (f32) and the oracle (f64) are called on.
 --
 -- What is checked: which outputs are poisoned before each call (the candidate's before each of
@@ -16,10 +16,10 @@
 -- decisions measure.time takes from them: poisoned_before, rechecked_sets, torch_ratios (the
 -- speedups against PyTorch, whose worker no CPU test runs).
 local kreach = require "kreach"
-local measure = require "kreach.measure"
+local measure = require "kreach.judge.measure"
 local ops = require "kreach.ops"
 local support = require "support"
-local timing = require "kreach.timing"
+local timing = require "kreach.judge.timing"
 
 local host_ok, host = pcall(require, "kreach.host")
 

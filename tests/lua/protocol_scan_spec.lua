@@ -1,12 +1,12 @@
--- kreach scan-trivial's verdicts accumulate over every trial: kreach.scan.fold with known
--- answers, and kreach.scan.scan itself on the host device (KREACH_DEVICE=host; ctest sets it
+-- kreach scan-trivial's verdicts accumulate over every trial: kreach.judge.trivial.fold with known
+-- answers, and kreach.judge.trivial.scan itself on the host device (KREACH_DEVICE=host; ctest sets it
 -- for protocol_ specs) on a problem made here whose output is ones on one trial and zeros on
 -- every other: the "zeros" candidate fails KernelBench's rule when that is the first trial, and
 -- passes it when that is a trial of other than default inputs (which KernelBench never draws).
 -- The summary of `kreach scan-trivial` over problems (scan.passes) is tested too.
 local kreach = require "kreach"
 local problem = require "kreach.problem"
-local scan = require "kreach.scan"
+local scan = require "kreach.judge.trivial"
 
 local function fresh() return { kb = true, kb01 = true, kr = true } end
 local function fold_all(trials)

@@ -1,12 +1,12 @@
--- kreach.timing.measure's protocol without a GPU: the real engine, given device operations
--- (plan.device, in place of kreach.timing.DEVICE's) that log what was done and events that read
+-- kreach.judge.timing.measure's protocol without a GPU: the real engine, given device operations
+-- (plan.device, in place of kreach.judge.timing.DEVICE's) that log what was done and events that read
 -- a virtual clock its subjects advance. What a sample does, in which order; the order of the
 -- subjects; graph mode's capture and replay; the rounds, their input sets and hooks; the
 -- discarded rounds; the stopping rule at the options' level; and the speedup's direction and
 -- interval, with answers worked out here.
 -- (tests/lua/gpu/timing_spec.lua times real kernels.) Run on the host device by ctest (every
 -- protocol_ spec is), though nothing here touches a device.
-local timing = require "kreach.timing"
+local timing = require "kreach.judge.timing"
 
 -- fake_device() -> device operations for plan.device, and the test's view of them:
 -- t.clock (ms, advanced by the subjects' calls), t.log (what was done, in order).

@@ -3,14 +3,14 @@
 -- directories keyed by source, the poison words, the cleaning of a failed build's log, the
 -- KernelBench verdict of a check, and the phase limits of a job that runs one.
 -- (tests/lua/gpu/kernelbench_candidates_spec.lua judges the test candidates on the GPU.)
-local pyc = require "kreach.pycandidate"
-local seal = require "kreach.seal"
+local pyc = require "kreach.candidate.python"
+local seal = require "kreach.run.seal"
 local proc = require "kreach.core.proc"
-local protocol = require "kreach.protocol"
-local evaluation = require "kreach.evaluation"
+local protocol = require "kreach.run.protocol"
+local evaluation = require "kreach.results.evaluation"
 local support = require "support"
 
-describe("kreach.pycandidate", function()
+describe("kreach.candidate.python", function()
   it("fills free memory with each output dtype's poison, as 32-bit signed words", function()
     assert.equals(0x7FA5A5A5, pyc.poison_word("f32"))
     assert.equals(0x7FA57FA5, pyc.poison_word("bf16"))
@@ -82,7 +82,7 @@ describe("the Python worker's seal", function()
     local d = (function()
       -- seal.cache_dir reads KREACH_CACHE_DIR: run in a child with it set
       local cmd = ("KREACH_CACHE_DIR=%q %q -e %q"):format(cache, require("kreach").executable(),
-        [[local s = require "kreach.seal"; local d = assert(s.python_build_dirs("k1")); print(d.extensions); print(d.triton)]])
+        [[local s = require "kreach.run.seal"; local d = assert(s.python_build_dirs("k1")); print(d.extensions); print(d.triton)]])
       local p = io.popen(cmd)
       local out = p:read("a")
       p:close()

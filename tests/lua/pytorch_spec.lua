@@ -3,7 +3,7 @@
 -- PyTorch are checked once. (tests/lua/gpu/pytorch_spec.lua runs the worker on the GPU.)
 local support = require "support"
 local pytorch = require "kreach.pytorch"
-local ev = require "kreach.eval"
+local ev = require "kreach.run.evaluate"
 local errors = require "kreach.errors"
 
 describe("kreach.pytorch", function()

@@ -2,11 +2,11 @@
 -- becomes KernelBench's compiled / correctness / runtime fields as stated here, the timing's
 -- statistics and the speedups go where KernelBench and our metadata put them, baseline-only rows
 -- are left out, and eval_results.json is ordered by problem id, then sample, then evaluation.
--- Hand-built rows (the shape of kreach.store's evaluations()), then one round trip through a
+-- Hand-built rows (the shape of kreach.results.store's evaluations()), then one round trip through a
 -- results database.
-local results = require "kreach.results"
+local results = require "kreach.results.report"
 local json = require "kreach.json"
-local store = require "kreach.store"
+local store = require "kreach.results.store"
 local verdict = require "kreach.verdict"
 local cjson = require "cjson"
 local lfs = require "lfs"
@@ -31,7 +31,7 @@ local REASON = { incorrect = "wrong_values", runtime_error = "illegal address", 
                  skipped = "no python3 with CUDA PyTorch", compile_error = "error: expected ';'",
                  invalid_candidate = "candidate.lua:3: attempt to call a nil value" }
 
--- a row as kreach.store's evaluations() gives it, of problem 19, without timing
+-- a row as kreach.results.store's evaluations() gives it, of problem 19, without timing
 local function row(v, extra)
   local r = { id = 1, run_id = 1, candidate_ref = v ~= "baseline" and 1 or nil, problem_id = 19,
               problem_name = "19_ReLU", candidate_hash = "c0ffee", dtype = "f32", verdict = v, reason = REASON[v] }

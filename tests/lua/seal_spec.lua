@@ -1,9 +1,9 @@
--- kreach.seal: the policy of the sealed worker: sizes, the default memory limit, the worker's
+-- kreach.run.seal: the policy of the sealed worker: sizes, the default memory limit, the worker's
 -- environment (an allow-list), its private directory, and the Landlock rules it applies.
-local seal = require "kreach.seal"
+local seal = require "kreach.run.seal"
 local lfs = require "lfs"
 
-describe("kreach.seal", function()
+describe("kreach.run.seal", function()
   it("reads sizes, and refuses what is not one or is too small", function()
     assert.equals(8 * 1024 ^ 3 // 1, seal.parse_size("8G"))
     assert.equals(512 * 1024 * 1024, seal.parse_size("512M"))

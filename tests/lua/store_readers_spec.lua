@@ -5,7 +5,7 @@
 -- writer that changes the file under an immutable read makes store.read read again. Acting as
 -- another user needs root (setpriv); without root the read-only directory is tested as
 -- ourselves and the other-user case is left pending.
-local store = require "kreach.store"
+local store = require "kreach.results.store"
 local lfs = require "lfs"
 local kreach = require "kreach"
 local support = require "support"
@@ -29,7 +29,7 @@ local function as(uid, args)
 end
 
 local RECORD = [[
-local s = require("kreach.store")
+local s = require("kreach.results.store")
 local db = assert(s.open(arg[1]))
 local run = db:begin_run{ command = { "kreach" }, config_hash = "h" }
 db:record_evaluation{ run_id = run, problem = { name = "p" .. run, file_hash = "a" }, eval_key = "k" .. run,

@@ -1,21 +1,21 @@
 -- The bookkeeping --resume relies on: a run whose process is killed (SIGKILL, no finish_run,
 -- no clean close) keeps every evaluation it committed, stays 'running', is found again by its
 -- config hash, and the database passes integrity_check. The child is this kreach binary.
--- Then what `kreach eval --resume` and `--force` do with it, through kreach.eval.run without a
+-- Then what `kreach eval --resume` and `--force` do with it, through kreach.run.evaluate.run without a
 -- GPU (a stand-in device, and a stub for the workers' evaluation that can die mid-run).
 local kreach = require "kreach"
-local campaign = require "kreach.campaign"
+local campaign = require "kreach.run.campaign"
 local device = require "kreach.device"
 local errors = require "kreach.errors"
-local ev = require "kreach.eval"
-local evaluation = require "kreach.evaluation"
-local store = require "kreach.store"
+local ev = require "kreach.run.evaluate"
+local evaluation = require "kreach.results.evaluation"
+local store = require "kreach.results.store"
 local verdict = require "kreach.verdict"
 local lfs = require "lfs"
 local support = require "support"
 
 local CHILD = [[
-local store = require "kreach.store"
+local store = require "kreach.results.store"
 local db = assert(store.open(arg[1]))
 local run = db:begin_run{ command = { "kreach", "run" }, config = { suite = "s" }, config_hash = "resume-hash" }
 for i = 1, 3 do
@@ -116,7 +116,7 @@ describe("kreach eval --resume and --force", function()
   end)
   teardown(function() for _, d in ipairs(dirs) do support.rm_tree(d) end end)
 
-  -- eval(o) -> the result of kreach.eval.run (nil and the error when it raised), and the names
+  -- eval(o) -> the result of kreach.run.evaluate.run (nil and the error when it raised), and the names
   -- of the candidates it evaluated. o: resume, force, dtype, candidates, die_at.
   local function eval(o)
     o = o or {}

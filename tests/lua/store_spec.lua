@@ -1,8 +1,8 @@
--- kreach.store: the results database. Creation and WAL mode; the files it refuses (not SQLite,
+-- kreach.results.store: the results database. Creation and WAL mode; the files it refuses (not SQLite,
 -- foreign, newer or older schema, corrupt) left exactly as they were; runs, problems,
 -- candidates, evaluations committed one transaction each; calibrations; profiles with
 -- thousands of kernels; JSON columns that keep NaN, infinities and integers.
-local store = require "kreach.store"
+local store = require "kreach.results.store"
 local sqlite = require "kreach.core.sqlite"
 local lfs = require "lfs"
 local json = store.json
@@ -49,7 +49,7 @@ local function evaluation(run_id, key, extra)
   return e
 end
 
-describe("kreach.store", function()
+describe("kreach.results.store", function()
   teardown(rm_tmpdirs)
 
   describe("json", function()

@@ -1,7 +1,7 @@
 -- What the busted specs share (tests/lua/runner.lua puts this folder on package.path): new
 -- temporary directories, and whole files read and written as bytes.
 local lfs = require "lfs"
-local output = require "kreach.output"
+local output = require "kreach.atomic"
 
 local M = {}
 
@@ -16,7 +16,7 @@ M._reaper = setmetatable({}, { __gc = function()
   end
 end })
 
--- A new empty directory (kreach.output.tmpdir: mktemp -d), removed at the latest when the spec
+-- A new empty directory (kreach.atomic.tmpdir: mktemp -d), removed at the latest when the spec
 -- ends (above).
 function M.tmpdir()
   local d = assert(output.tmpdir())
@@ -30,7 +30,7 @@ function M.tmpfile(suffix)
   return M.tmpdir() .. "/f" .. (suffix or "")
 end
 
--- Removes a directory and everything in it (kreach.output.remove_tree: links are removed, not
+-- Removes a directory and everything in it (kreach.atomic.remove_tree: links are removed, not
 -- followed).
 M.rm_tree = output.remove_tree
 

@@ -1,8 +1,8 @@
--- kreach.timing's policy without a GPU: option checking, the speed-of-light arithmetic and the
+-- kreach.judge.timing's policy without a GPU: option checking, the speed-of-light arithmetic and the
 -- faster-than-light rule. (The engine itself is tested on the GPU: tests/lua/gpu/timing_spec.lua.)
-local timing = require "kreach.timing"
+local timing = require "kreach.judge.timing"
 
-describe("kreach.timing options", function()
+describe("kreach.judge.timing options", function()
   it("has documented defaults and returns them merged with overrides", function()
     local o = timing.options()
     assert.equals("cold", o.mode)
@@ -89,8 +89,8 @@ describe("the speed of light", function()
   end)
 end)
 
-describe("kreach.measure's input sets", function()
-  local measure = require "kreach.measure"
+describe("kreach.judge.measure's input sets", function()
+  local measure = require "kreach.judge.measure"
   local kreach = require "kreach"
 
   it("takes and checks its options", function()

@@ -10,8 +10,8 @@
 local support = require "support"
 local kreach = require "kreach"
 local problem = require "kreach.problem"
-local export = require "kreach.export"
-local oracle = require "kreach.oracle"
+local export = require "kreach.problem.export"
+local oracle = require "kreach.judge.oracle"
 local lfs = require "lfs"
 
 -- Debian's, where python3-torch installs; KREACH_PYTHON names another (the GPU machine's torch
@@ -19,7 +19,7 @@ local lfs = require "lfs"
 local PYTHON = os.getenv("KREACH_PYTHON") or "/usr/bin/python3"
 local DIR = "problems/kernelbench/level1"
 
--- Small sizes (kreach.oracle.small): a convolution at 64 channels and 64^3 points is minutes of
+-- Small sizes (kreach.judge.oracle.small): a convolution at 64 channels and 64^3 points is minutes of
 -- CPU in PyTorch, so every extent and channel count is cut to 16 (then 32, 64, where a window or
 -- a stride needs room) and the batch to 2; another problem's extents to 64, its batch kept.
 local function small_instance(p)
@@ -109,7 +109,7 @@ if __name__ == "__main__":
   end
 end)
 
-describe("kreach.oracle's thresholds against PyTorch's f64", function()
+describe("kreach.judge.oracle's thresholds against PyTorch's f64", function()
   -- an oracle 2.98e-8 from PyTorch's f64 (problem 28 on CUDA: PyTorch's float 1/6)
   local function result(tol)
     return { outputs = { { name = "y",

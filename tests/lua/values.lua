@@ -1,7 +1,7 @@
 -- What the two checks of the values against PyTorch share (tests/lua/host_values_spec.lua on
 -- the host device, tests/lua/gpu/torch_values_spec.lua on the GPU): the problems at small sizes,
 -- the runs (a seed and a distribution of the inputs each), and one run judged and reported.
-local oracle = require "kreach.oracle"
+local oracle = require "kreach.judge.oracle"
 
 local M = {}
 
@@ -12,7 +12,7 @@ M.SUITES = { "kernelbench-l1", "dlrm-bench", "dlrm-bench-variants" }
 -- so it never reaches a hinge's clamp, softsign's |x| or smooth L1's linear branch.
 M.RUNS = { { seed = 1, variant = "default" }, { seed = 2, variant = "centred" }, { seed = 3, variant = "shifted" } }
 
--- small(p, dtype, caps, batch): kreach.oracle.small (the problem at small sizes, and the cap)
+-- small(p, dtype, caps, batch): kreach.judge.oracle.small (the problem at small sizes, and the cap)
 function M.small(p, dtype, caps, batch) return oracle.small(p, dtype, { caps = caps, batch = batch }) end
 
 -- at(p, dtype, sizes) -> the problem's instance at small sizes (small's, cap 8 to 64 and a batch

@@ -5,7 +5,7 @@
 -- oracle wrong together at the shipped size. Here each case of tests/lua/values.lua's
 -- VARIANT_CASES runs a problem at sizes chosen to reach some variants, on the host device
 -- (KREACH_DEVICE=host), its baseline and oracle against its PyTorch model in float64 on the CPU
--- (kreach.oracle.torch_check, values.judge); the variants its calls take are recorded
+-- (kreach.judge.oracle.torch_check, values.judge); the variants its calls take are recorded
 -- (kreach.ops.record), and
 --   - a case fails when it does not take the variants it names (`reaches`);
 --   - the last test fails when a variant that a family declares (kreach.ops.variants) is
@@ -17,7 +17,7 @@
 -- KREACH_VARIANTS_ONLY=<lua pattern> runs the cases whose id or one of whose variants matches
 -- (then the last test is pending). Needs python3-torch (/usr/bin/python3; KREACH_PYTHON).
 local problem = require "kreach.problem"
-local oracle = require "kreach.oracle"
+local oracle = require "kreach.judge.oracle"
 local ops = require "kreach.ops"
 local support = require "support"
 local values = require "values"

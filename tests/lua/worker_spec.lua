@@ -1,10 +1,10 @@
--- kreach.worker: every way a worker can end becomes one verdict or its result.
+-- kreach.run.worker: every way a worker can end becomes one verdict or its result.
 local kreach = require "kreach"
-local worker = require "kreach.worker"
+local worker = require "kreach.run.worker"
 
 describe("a worker", function()
   local bin = kreach.executable()
-  local function lua(code) return { bin, "-e", "local w = require 'kreach.worker'; " .. code } end
+  local function lua(code) return { bin, "-e", "local w = require 'kreach.run.worker'; " .. code } end
 
   it("that announces its phases and gives a result returns that result", function()
     local r, v = worker.run(lua("w.phase('load'); w.phase('run'); w.result({ answer = 42, list = { 1, 2 } })"))
@@ -107,7 +107,7 @@ describe("a worker", function()
   end)
 
   it("runs kreach lint's phases: a hang the step limit cannot stop times out", function()
-    local protocol = require "kreach.protocol"
+    local protocol = require "kreach.run.protocol"
     local argv = protocol.argv("lint", { problem = "19", candidate = "tests/candidates/bad_hang.lua", arch = "sm_90",
                                          sizes = { batch_size = 2, dim = 8 } })
     local r, v = worker.run(argv, { timeout_s = 30, timeouts = { forward = 1 } })
@@ -120,7 +120,7 @@ describe("a worker", function()
   end)
 
   it("sends the worker one spec, checked on both sides", function()
-    local protocol = require "kreach.protocol"
+    local protocol = require "kreach.run.protocol"
     local argv = protocol.argv("time", { problem = "19", dtype = "f32", sizes = { dim = 8 }, timing = { budget_s = 1, warmup_s = 0.5 } })
     assert.equals("worker", argv[2])
     assert.equals("time", argv[3])
@@ -134,8 +134,8 @@ describe("a worker", function()
     assert.has_error(function() protocol.argv("time", { problem = "19", sizes = { dim = 0 } }) end,
       "worker spec: size 'dim' must be a positive integer")
     assert.is_nil((protocol.decode_spec("time", "{not json")))
-    -- the timed inputs' salt (kreach.eval.draw_salt) crosses exactly
-    local salt = require("kreach.eval").draw_salt()
+    -- the timed inputs' salt (kreach.run.evaluate.draw_salt) crosses exactly
+    local salt = require("kreach.run.evaluate").draw_salt()
     local sspec = assert(protocol.decode_spec("time", protocol.argv("time", { problem = "19", draw_salt = salt })[4]))
     assert.equals(salt, sspec.draw_salt)
     assert.equals("integer", math.type(sspec.draw_salt))

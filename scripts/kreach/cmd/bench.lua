@@ -1,21 +1,21 @@
 -- kreach bench <suite|problem>: times the baselines alone, each problem in a fresh worker
--- process, with the timing engine's options; a run of kreach.campaign, so each measurement is
+-- process, with the timing engine's options; a run of kreach.run.campaign, so each measurement is
 -- stored in the results database as it finishes (an evaluation without a candidate, verdict
 -- "baseline"), and prints a table with the achieved bandwidth, FLOP rate and fraction of the
 -- speed-of-light bound.
-local campaign = require "kreach.campaign"
+local campaign = require "kreach.run.campaign"
 local cli = require "kreach.cli"
 local core = require "kreach.core"
-local ev = require "kreach.eval"
+local ev = require "kreach.run.evaluate"
 local errors = require "kreach.errors"
-local evaluation = require "kreach.evaluation"
+local evaluation = require "kreach.results.evaluation"
 local json = require "kreach.json"
 local problem = require "kreach.problem"
-local protocol = require "kreach.protocol"
+local protocol = require "kreach.run.protocol"
 local stats = require "kreach.stats"
 local util = require "kreach.core.util"
 local verdict = require "kreach.verdict"
-local worker = require "kreach.worker"
+local worker = require "kreach.run.worker"
 
 local function fmt(x, f) return x and (f or "%.4g"):format(x) or "-" end
 

@@ -1,13 +1,13 @@
 -- kreach calibrate: measures this device's copy bandwidth and matrix throughput per dtype
--- (kreach.calibrate), stores them in the results database and prints them. Evaluations set
+-- (kreach.judge.calibrate), stores them in the results database and prints them. Evaluations set
 -- their times against these ceilings (the speed-of-light bound); `kreach eval` and `bench`
 -- calibrate on their own when the database has no calibration of the device.
 local kreach = require "kreach"
-local calibrate = require "kreach.calibrate"
+local calibrate = require "kreach.judge.calibrate"
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
-local store = require "kreach.store"
+local store = require "kreach.results.store"
 
 return {
   summary = "Measure this GPU's copy bandwidth and matrix throughput (the speed-of-light ceilings).",

@@ -1,21 +1,21 @@
 -- kreach check <problem> <candidate.lua>: runs the correctness protocol (docs/correctness.md)
 -- on one candidate in a worker process and prints the verdict and every trial's metrics.
 -- Exit status 0 for `correct`, 1 for any other verdict.
-local candidate = require "kreach.candidate"
-local check = require "kreach.check"
+local candidate = require "kreach.candidate.lua"
+local check = require "kreach.judge.check"
 local cli = require "kreach.cli"
 local device = require "kreach.device"
-local ev = require "kreach.eval"
+local ev = require "kreach.run.evaluate"
 local errors = require "kreach.errors"
-local evaluation = require "kreach.evaluation"
+local evaluation = require "kreach.results.evaluation"
 local json = require "kreach.json"
-local kbcandidate = require "kreach.kbcandidate"
+local kbcandidate = require "kreach.candidate.pylint"
 local problem = require "kreach.problem"
-local protocol = require "kreach.protocol"
-local seal = require "kreach.seal"
+local protocol = require "kreach.run.protocol"
+local seal = require "kreach.run.seal"
 local text = require "kreach.text"
 local verdict = require "kreach.verdict"
-local worker = require "kreach.worker"
+local worker = require "kreach.run.worker"
 
 local function fmt(x)
   if type(x) == "string" then return x end

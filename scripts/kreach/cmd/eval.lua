@@ -3,13 +3,13 @@
 -- then timing against the baseline for correct ones, each evaluation committed to the results
 -- database as it finishes. Prints a line per evaluation and a summary table (docs/evaluation.md).
 local cli = require "kreach.cli"
-local ev = require "kreach.eval"
+local ev = require "kreach.run.evaluate"
 local errors = require "kreach.errors"
-local evaluation = require "kreach.evaluation"
+local evaluation = require "kreach.results.evaluation"
 local json = require "kreach.json"
-local seal = require "kreach.seal"
+local seal = require "kreach.run.seal"
 local util = require "kreach.core.util"
-local worker = require "kreach.worker"
+local worker = require "kreach.run.worker"
 
 return {
   summary = "Evaluate candidates: correctness, then timing against the baseline (needs a GPU).",
@@ -31,7 +31,7 @@ return {
     if args.trials then policy.trials = args.trials end
     local sok, serr = seal.check_available("eval")
     if not sok then errors.raise(errors.STATUS.load, serr, "seal") end
-    -- kreach.eval starts the workers: the candidate's Lua heap reaches them through kreach.worker
+    -- kreach.run.evaluate starts the workers: the candidate's Lua heap reaches them through kreach.run.worker
     worker.lua_memory_bytes = args.lua_memory
     local argv = { "kreach", "eval" }
     for _, a in ipairs(arg or {}) do argv[#argv + 1] = a end

@@ -3,9 +3,9 @@
 local kreach = require "kreach"
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
-local export = require "kreach.export"
+local export = require "kreach.problem.export"
 local lfs = require "lfs"
-local output = require "kreach.output"
+local output = require "kreach.atomic"
 local problem = require "kreach.problem"
 
 return {

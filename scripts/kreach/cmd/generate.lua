@@ -12,7 +12,7 @@ local errors = require "kreach.errors"
 local json = require "kreach.json"
 local kinds = require "kreach.kinds"
 local problem = require "kreach.problem"
-local store = require "kreach.store"
+local store = require "kreach.results.store"
 local util = require "kreach.core.util"
 local kdevice = require "kreach.device"
 local http = require "kreach.http"
@@ -20,15 +20,15 @@ local providers = require "kreach.generate.providers"
 local extract = require "kreach.generate.extract"
 local prompt_mod = require "kreach.generate.prompt"
 local models = require "kreach.generate.models"
-local output = require "kreach.output"
-local ev = require "kreach.eval"
-local seal = require "kreach.seal"
-local evaluation = require "kreach.evaluation"
+local output = require "kreach.atomic"
+local ev = require "kreach.run.evaluate"
+local seal = require "kreach.run.seal"
+local evaluation = require "kreach.results.evaluation"
 local text = require "kreach.text"
 local kcore = require "kreach.core"
 local progress_mod = require "kreach.generate.progress"
 
--- writes a file whole or not at all (kreach.output), never over the results database
+-- writes a file whole or not at all (kreach.atomic), never over the results database
 local function write(path, text, db_path)
   local out, err, status = output.open(path, { protect = output.database_files(db_path) })
   if not out then errors.raise(status, ("cannot write %s: %s"):format(path, tostring(err))) end

@@ -2,11 +2,11 @@
 -- the protections of the workers that run candidates, and where cuDNN is (they need no GPU:
 -- printed first).
 local kreach = require "kreach"
-local candidate = require "kreach.candidate"
+local candidate = require "kreach.candidate.lua"
 local cudnn = require "kreach.cudnn"
 local pytorch = require "kreach.pytorch"
 local json = require "kreach.json"
-local seal = require "kreach.seal"
+local seal = require "kreach.run.seal"
 
 local function mib(b) return b / 2^20 end
 local function gib(b) return b / 2^30 end

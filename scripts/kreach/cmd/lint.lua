@@ -3,20 +3,20 @@
 -- compiles, and its forward, run on shape-only tensors, launches its own kernels with
 -- arguments that fit their declarations. Prints the verdict it would get (invalid_candidate,
 -- compile_error) or "ok". A KernelBench-format candidate (.py) is read by python3's parser,
--- never run (kreach.kbcandidate): its syntax, its ModelNew, its imports and calls.
+-- never run (kreach.candidate.pylint): its syntax, its ModelNew, its imports and calls.
 -- The candidate's file is hostile: the work runs in a worker process with a time limit per
 -- phase, so a hang (in the compiler, or in a library call the step limit cannot interrupt)
 -- is the verdict `timeout` and a crash is `runtime_error`.
 local kreach = require "kreach"
-local candidate = require "kreach.candidate"
+local candidate = require "kreach.candidate.lua"
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
-local kbcandidate = require "kreach.kbcandidate"
-local protocol = require "kreach.protocol"
-local seal = require "kreach.seal"
+local kbcandidate = require "kreach.candidate.pylint"
+local protocol = require "kreach.run.protocol"
+local seal = require "kreach.run.seal"
 local text = require "kreach.text"
-local worker = require "kreach.worker"
+local worker = require "kreach.run.worker"
 
 return {
   summary = "Check a candidate before running it: sandbox, options, compile, dry run.",

@@ -1,8 +1,8 @@
--- kreach list-loader suite|problem <items...>: the loader process of kreach.catalog, started by
+-- kreach list-loader suite|problem <items...>: the loader process of kreach.problem.catalog, started by
 -- `kreach list`, never by hand: it loads each suite or problem file and reports it on one line,
 -- so that the listing can give every file a time limit without stopping at one that hangs.
 local util = require "kreach.core.util"
-local catalog = require "kreach.catalog"
+local catalog = require "kreach.problem.catalog"
 
 return {
   summary = "(internal) Loads suites or problems for kreach list, one line each.",

@@ -1,8 +1,8 @@
 -- kreach list [suite]: the suites, or the problems of one suite with their sizes. Suite and
 -- problem files are trusted code, but each is loaded in a loader process with a time limit
--- (kreach.catalog): one that hangs or fails is reported with why, and the listing goes on
+-- (kreach.problem.catalog): one that hangs or fails is reported with why, and the listing goes on
 -- (exit status 3 at the end when one did not load).
-local catalog = require "kreach.catalog"
+local catalog = require "kreach.problem.catalog"
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json" -- sorted keys: the same listing, the same text

@@ -11,7 +11,7 @@ local kreach = require "kreach"
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
-local oracle = require "kreach.oracle"
+local oracle = require "kreach.judge.oracle"
 local problem = require "kreach.problem"
 local pytorch = require "kreach.pytorch"
 local host = require "kreach.host"
@@ -83,7 +83,7 @@ end
 
 -- --torch: each instance against PyTorch's f64 model, one Python worker for them all
 local function run_torch(args, insts, suite_name)
-  -- on the host device (KREACH_DEVICE=host) PyTorch runs on the CPU (kreach.oracle's runner)
+  -- on the host device (KREACH_DEVICE=host) PyTorch runs on the CPU (kreach.judge.oracle's runner)
   local py, session, why, serr
   if not host.active() then
     py, why = pytorch.find()

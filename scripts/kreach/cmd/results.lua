@@ -3,9 +3,9 @@
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
-local output = require "kreach.output"
-local results = require "kreach.results"
-local store = require "kreach.store"
+local output = require "kreach.atomic"
+local results = require "kreach.results.report"
+local store = require "kreach.results.store"
 local text = require "kreach.text"
 
 local function run_id(s)
@@ -106,7 +106,7 @@ return {
       local wok, werr = pcall(results.write, args.format, data, function(...) out:write(...) end)
       if not wok then
         out:abort()
-        error(werr, 0) -- kreach.output's write error is a kreach.errors error (status 1)
+        error(werr, 0) -- kreach.atomic's write error is a kreach.errors error (status 1)
       end
       -- a commit that fails (a full disk when the file is closed) has closed it: no abort
       local cok, cerr = out:commit()

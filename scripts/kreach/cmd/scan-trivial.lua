@@ -1,12 +1,12 @@
--- kreach scan-trivial <suite|problem ...>: runs the built-in trivial candidates (kreach.scan)
+-- kreach scan-trivial <suite|problem ...>: runs the built-in trivial candidates (kreach.judge.trivial)
 -- on every problem and prints which ones each passes under KernelBench's rule and under
 -- kreach's policy. Runs the problems at their shipped sizes unless --size is given.
 local kreach = require "kreach"
-local check = require "kreach.check"
+local check = require "kreach.judge.check"
 local cli = require "kreach.cli"
 local json = require "kreach.json"
 local problem = require "kreach.problem"
-local scan = require "kreach.scan"
+local scan = require "kreach.judge.trivial"
 
 local function cell(r, v01)
   if r.na then return "n/a" end

@@ -1,27 +1,27 @@
--- kreach worker <job> <spec>: the worker side of kreach.worker (docs/candidates.md). Started by
+-- kreach worker <job> <spec>: the worker side of kreach.run.worker (docs/candidates.md). Started by
 -- the harness, never by hand: it announces its phases and ends with one "result" line. The
--- spec is one JSON object, written and read by kreach.protocol (the problem, the candidate, the
+-- spec is one JSON object, written and read by kreach.run.protocol (the problem, the candidate, the
 -- dtype and sizes, and the options the parent resolved: policy, timing, measure, calibration,
 -- arch, or calibrate's options).
 -- A worker dies with its parent (so that a harness killed with SIGKILL leaves nothing running
 -- on the GPU): the kernel's PR_SET_PDEATHSIG, and a thread that watches the pipe the parent
--- holds (kreach.seal). It is sealed (docs/candidates.md, "The seal"): its memory is limited from
+-- holds (kreach.run.seal). It is sealed (docs/candidates.md, "The seal"): its memory is limited from
 -- its first line, and once its setup is done (the CUDA context, NVML, the problem), before it
 -- reads the candidate, Landlock confines what it can open.
-local calibrate = require "kreach.calibrate"
-local candidate = require "kreach.candidate"
-local check = require "kreach.check"
+local calibrate = require "kreach.judge.calibrate"
+local candidate = require "kreach.candidate.lua"
+local check = require "kreach.judge.check"
 local cudnn = require "kreach.cudnn"
 local kinds = require "kreach.kinds"
-local measure = require "kreach.measure"
+local measure = require "kreach.judge.measure"
 local problem = require "kreach.problem"
-local pycandidate = require "kreach.pycandidate"
+local pycandidate = require "kreach.candidate.python"
 local verdict = require "kreach.verdict"
-local protocol = require "kreach.protocol"
+local protocol = require "kreach.run.protocol"
 local pytorch = require "kreach.pytorch"
-local seal = require "kreach.seal"
+local seal = require "kreach.run.seal"
 local util = require "kreach.core.util"
-local worker = require "kreach.worker"
+local worker = require "kreach.run.worker"
 
 -- The end of the setup: the seal, or the worker's end when it cannot be sealed.
 local function seal_or_die(job, o)
@@ -36,7 +36,7 @@ return {
   hidden = true,
   parser = function(p)
     p:argument("job", "What to do."):choices({ "lint", "check", "time", "calibrate" })
-    p:argument("spec", "What to do it on, as JSON (kreach.protocol).")
+    p:argument("spec", "What to do it on, as JSON (kreach.run.protocol).")
   end,
   run = function(args)
     local ok, err = seal.enter_worker()
@@ -45,7 +45,7 @@ return {
       return 3
     end
     if not util.die_with_parent() then return 0 end
-    -- the candidate's Lua heap (--lua-memory), from the parent (kreach.worker.run)
+    -- the candidate's Lua heap (--lua-memory), from the parent (kreach.run.worker.run)
     local lua_memory = math.tointeger(tonumber(os.getenv("KREACH_LUA_MEMORY") or ""))
     if lua_memory and lua_memory > 0 then candidate.HEAP_BYTES = lua_memory end
     local spec, serr = protocol.decode_spec(args.job, args.spec)
@@ -65,7 +65,7 @@ return {
     inst:validate()
     -- a convolution's baseline is cuDNN's where it is installed: it is found and loaded now,
     -- before the seal (the search runs python3 and reads directories a sealed worker may not;
-    -- kreach.seal then preloads cuDNN's own libraries)
+    -- kreach.run.seal then preloads cuDNN's own libraries)
     if args.job ~= "lint" and inst.problem.category == "convolution" then cudnn.available() end
     -- PyTorch's worker starts now too, outside the seal (it reads PyTorch's installation), under
     -- kreach's reaper (the sealed worker may not signal it: a kill closes its watch pipe). A

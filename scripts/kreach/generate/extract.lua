@@ -3,7 +3,7 @@
 -- (a `ModelNew`). Where there are several, the last one that loads as a candidate is taken, so a
 -- decoy or a draft before the answer does not count. A reply cut off mid-block (a truncated
 -- reply) still yields the block, marked unterminated.
-local candidate = require "kreach.candidate"
+local candidate = require "kreach.candidate.lua"
 local util = require "kreach.core.util"
 
 local M = {}
@@ -43,7 +43,7 @@ end
 -- hostile), under the candidate sandbox's step limit and this cap.
 M.LOAD_HEAP_BYTES = 64 * 1024 * 1024
 
--- Whether a Lua block loads as a kreach candidate (kreach.candidate.load_text, named "the
+-- Whether a Lua block loads as a kreach candidate (kreach.candidate.lua.load_text, named "the
 -- block"): true, or false and the loader's message.
 local function loads_lua(code)
   collectgarbage()

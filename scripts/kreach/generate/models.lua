@@ -9,11 +9,11 @@
 --     temperature =, max_tokens =, top_p =, format = "lua" | "python" (the prompt variant),
 --     price_in = USD per million input tokens, price_out = USD per million output tokens,
 --     extra = { field = value } (more request fields: reasoning, thinking...), notes = "..." }
--- The file runs as a candidate file does (kreach.candidate's sandbox: no io, os or require),
+-- The file runs as a candidate file does (kreach.candidate.lua's sandbox: no io, os or require),
 -- under a step limit and a cap on the Lua heap, and every field is checked here, so that a
 -- configuration that loops, or gives a temperature of 0/0, fails at once naming the file.
 local errors = require "kreach.errors"
-local candidate = require "kreach.candidate"
+local candidate = require "kreach.candidate.lua"
 local home = require "kreach.home"
 local kinds = require "kreach.kinds"
 local text = require "kreach.text"

@@ -6,7 +6,7 @@
 -- Model, get_inputs, get_init_inputs); the arguments with names, shapes, dtypes and
 -- distributions, then the outputs; the contract, condensed; one worked example from another
 -- problem; the device's facts; the answer's form.
-local export = require "kreach.export"
+local export = require "kreach.problem.export"
 local kinds = require "kreach.kinds"
 local problem = require "kreach.problem"
 

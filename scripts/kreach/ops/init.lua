@@ -175,7 +175,7 @@ local function new_kit(lib)
   end
 
   -- Temporary device memory for an operator (or a shape-only stand-in in meta mode).
-  -- While a timing pool is set (lib.pool, kreach.timing), it serves the memory, so that no
+  -- While a timing pool is set (lib.pool, kreach.judge.timing), it serves the memory, so that no
   -- allocation or free happens inside a timed call or a captured graph.
   function K.empty(shape, dtype)
     if lib.meta then return meta.new(shape, dtype, "scratch") end

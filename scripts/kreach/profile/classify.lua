@@ -3,7 +3,7 @@
 -- matches is *unclassified* and reported by name, never folded into a family. Which families
 -- count as addressable (a custom kernel could replace them) is a separate policy table.
 -- docs/profiling.md describes the rules, their order and how to add one.
-local candidate = require "kreach.candidate"
+local candidate = require "kreach.candidate.lua"
 
 local M = {}
 

@@ -26,8 +26,8 @@ local cjson_safe = require "cjson.safe"
 local errors = require "kreach.errors"
 local inject = require "kreach.inject"
 local report = require "kreach.profile.report"
-local store = require "kreach.store"
-local output = require "kreach.output"
+local store = require "kreach.results.store"
+local output = require "kreach.atomic"
 local trace_mod = require "kreach.profile.trace"
 
 local M = {}
@@ -36,7 +36,7 @@ local M = {}
 M.VARIABLES = { "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "KREACH_TRACE_FILE", "KREACH_PROFILE_KNOBS",
                 "KREACH_TRACE_KINDS", "KREACH_TRACE_ALTERNATE" }
 
--- A message without positions in kreach's own code ("scripts/kreach/store.lua:12: "), from a
+-- A message without positions in kreach's own code ("scripts/kreach/results/store.lua:12: "), from a
 -- string or a kreach.errors error: it is about the program, the trace or the database, not about
 -- where kreach noticed.
 local clean = errors.message

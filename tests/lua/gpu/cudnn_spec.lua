@@ -5,8 +5,8 @@
 -- the plan cache; a sealed worker running a convolution. Pending where cuDNN is not found.
 local kreach = require "kreach"
 local cudnn = require "kreach.cudnn"
-local seal = require "kreach.seal"
-local worker = require "kreach.worker"
+local seal = require "kreach.run.seal"
+local worker = require "kreach.run.worker"
 local support = require "support"
 
 local gpu = kreach.has_device()
@@ -205,7 +205,7 @@ describe("kreach.cudnn.conv", function()
     local code = [[
       local kreach = require "kreach"
       local cudnn = require "kreach.cudnn"
-      local seal = require "kreach.seal"
+      local seal = require "kreach.run.seal"
       assert(seal.enter_worker())
       assert(cudnn.available())
       local rec = assert(seal.apply{ device = true })
@@ -217,7 +217,7 @@ describe("kreach.cudnn.conv", function()
       local algo_t = cudnn.conv(kreach.empty({ 2, 4, 10, 10 }, "bf16"):uniform(-1, 1, SEED), kreach.empty({ 4, 4, 3, 3 }, "bf16"):uniform(-1, 1, SEED), yt, { transposed = true, stride = 2, groups = 2 })
       kreach.synchronize()
       local f = io.open("/etc/hostname")
-      require("kreach.worker").result({ filesystem = rec.filesystem, cudnn = rec.cudnn, algo = algo, algo_t = algo_t,
+      require("kreach.run.worker").result({ filesystem = rec.filesystem, cudnn = rec.cudnn, algo = algo, algo_t = algo_t,
         y = y:to_table(), etc_readable = f ~= nil, path = cudnn.info().path })]]
     local r, v = worker.run({ kreach.executable(), "-e", (code:gsub("SEED", tostring(seed))) })
     assert.is_table(r, v and v.reason)

@@ -1,11 +1,11 @@
 -- DLRM-Bench on the GPU. Every problem's baseline (the twelve and dlrm-bench-variants') against
--- its fp64 oracle (kreach.oracle) at f32 and bf16, at reduced sizes, on the inputs of each trial
+-- its fp64 oracle (kreach.judge.oracle) at f32 and bf16, at reduced sizes, on the inputs of each trial
 -- distribution (uniform rows in the default one, Zipf-like in the centred and shifted ones),
 -- within the correctness policy's thresholds and the integer outputs exact; and the example
 -- candidates of examples/dlrm-bench under `kreach check` at the shipped sizes (the full
 -- protocol, in a worker): correct. KREACH_SEED changes the inputs' seed (printed).
 local kreach = require "kreach"
-local oracle = require "kreach.oracle"
+local oracle = require "kreach.judge.oracle"
 local problem = require "kreach.problem"
 local support = require "support"
 

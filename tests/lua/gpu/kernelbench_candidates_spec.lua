@@ -6,7 +6,7 @@
 local kreach = require "kreach"
 local support = require "support"
 local pytorch = require "kreach.pytorch"
-local seal = require "kreach.seal"
+local seal = require "kreach.run.seal"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local dir = here .. "/../../candidates"

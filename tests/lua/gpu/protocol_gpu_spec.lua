@@ -6,7 +6,7 @@
 --     the timed calls repeat on the same sets);
 --   - a slow candidate's speedup over kreach's baseline reads below 1, its interval included.
 local kreach = require "kreach"
-local output = require "kreach.output"
+local output = require "kreach.atomic"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local dir = here .. "/../../candidates"

@@ -1,12 +1,12 @@
 -- PyTorch in the same run (kreach.pytorch) on the GPU: the Python worker computes on kreach's
 -- inputs (its outputs match kreach's baseline on the same values, parameters included), times
--- itself with the flush and the gate, and kreach.measure interleaves it with the baseline and
+-- itself with the flush and the gate, and kreach.judge.measure interleaves it with the baseline and
 -- the candidate and states the ratios against it. Needs a python3 with CUDA PyTorch
 -- (KREACH_PYTHON, else python3): without one the spec fails, saying so, since the GPU machine
 -- has one.
 local kreach = require "kreach"
 local pytorch = require "kreach.pytorch"
-local measure = require "kreach.measure"
+local measure = require "kreach.judge.measure"
 local ops = require "kreach.ops"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
@@ -85,7 +85,7 @@ describe("kreach.pytorch", function()
     s:close()
   end)
 
-  it("is timed beside the baseline and a candidate by kreach.measure, with the ratios", function()
+  it("is timed beside the baseline and a candidate by kreach.judge.measure, with the ratios", function()
     local inst = kreach.load_problem("19"):instantiate{ sizes = { batch_size = 64, dim = 4099 } }
     local s = assert(pytorch.start{ python = found.python })
     local r = measure.time(inst, { candidate = cands .. "/019_relu.lua", timing = { budget_s = 0.5 },

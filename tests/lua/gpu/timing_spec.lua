@@ -1,10 +1,10 @@
 -- The timing engine on the GPU: the L2 flush, the three modes, interleaved subjects and their
 -- speedup interval, input sets in rotation with the round hooks, the clocks, the scratch pool;
--- and kreach.measure on real candidates, including the adversarial ones that only the timing
+-- and kreach.judge.measure on real candidates, including the adversarial ones that only the timing
 -- checks catch (or give nothing to reuse). Numbers are printed as they are
 -- measured, so a failing assertion can be read against them.
 local kreach = require "kreach"
-local timing = require "kreach.timing"
+local timing = require "kreach.judge.timing"
 local core = require "kreach.core.timing"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
@@ -282,8 +282,8 @@ describe("the scratch pool", function()
   end)
 end)
 
-describe("kreach.measure", function()
-  local measure = require "kreach.measure"
+describe("kreach.judge.measure", function()
+  local measure = require "kreach.judge.measure"
   local small = { batch_size = 64, dim = 4099 }
   local cal = { copy_bytes_per_s = 4.2e12, flops_per_s = { f32 = 50e12, tf32 = 400e12, bf16 = 780e12, f16 = 780e12 } }
 

@@ -1,15 +1,15 @@
 -- Every problem of every suite against an implementation that is not kreach's: the baseline
 -- (f32, and bf16) and the fp64 oracle come from the same Lua reference, so a wrong formula
 -- would be in both; here both are compared with the problem's PyTorch model run in float64 on
--- the same inputs and parameters (kreach.oracle.torch_check, one Python worker for all), at
+-- the same inputs and parameters (kreach.judge.oracle.torch_check, one Python worker for all), at
 -- small sizes, three seeds with the check's three input distributions (tests/lua/values.lua).
--- Thresholds: the baseline within the correctness policy's of its dtype (kreach.check.DEFAULTS.tol: f32 relative L2 1e-4 and worst 1e-3 of max |y|; bf16 1e-2
+-- Thresholds: the baseline within the correctness policy's of its dtype (kreach.judge.check.DEFAULTS.tol: f32 relative L2 1e-4 and worst 1e-3 of max |y|; bf16 1e-2
 -- and 6e-2; values.LOOSE where stated), the oracle within relative L2 1e-9 and worst 1e-7
 -- (oracle.TORCH_F64_TOL; where PyTorch's CUDA kernel is itself inexact in float64, its error:
 -- oracle.TORCH_F64_KNOWN, problem 28), integer outputs exact. The full-size run is `kreach oracle <suite> --torch` (docs/correctness.md).
 -- KREACH_TORCH_VALUES=<lua pattern> limits it to the problems whose name matches.
 local problem = require "kreach.problem"
-local oracle = require "kreach.oracle"
+local oracle = require "kreach.judge.oracle"
 local pytorch = require "kreach.pytorch"
 local values = require "values"
 

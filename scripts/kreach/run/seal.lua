@@ -1,4 +1,4 @@
--- kreach.seal: the policy of the sealed worker (docs/candidates.md, "The seal"). A worker
+-- kreach.run.seal: the policy of the sealed worker (docs/candidates.md, "The seal"). A worker
 -- that loads, compiles and runs a candidate gets an environment built from an allow-list, a
 -- private directory, a limit on its data memory (RLIMIT_DATA), a pipe that ends it when its
 -- parent dies, and, after its setup and before it reads the candidate, a Landlock ruleset: it reads only
@@ -13,7 +13,7 @@ local cudnn = require "kreach.cudnn"
 local errors = require "kreach.errors"
 local lfs = require "lfs"
 local nvrtc = require "kreach.core.nvrtc"
-local output = require "kreach.output"
+local output = require "kreach.atomic"
 local problem = require "kreach.problem"
 
 local M = {}

@@ -1,4 +1,4 @@
--- kreach.output: the files commands write (exports, reports). A file is written whole or not
+-- kreach.atomic: the files commands write (exports, reports). A file is written whole or not
 -- at all: the bytes go to a temporary file beside it (mkstemp) that is renamed into place when
 -- everything was written, so an error half-way (a full disk, a bad row) leaves the old file as
 -- it was, and a reader never sees half an export. A path that resolves to a file the caller

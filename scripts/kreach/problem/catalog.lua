@@ -1,4 +1,4 @@
--- kreach.catalog: the suites and problems `kreach list` shows, loaded in a loader process
+-- kreach.problem.catalog: the suites and problems `kreach list` shows, loaded in a loader process
 -- (`kreach list-loader`, a hidden command) rather than in the command's own. Problem and suite
 -- files are trusted code (docs/scripting.md), but a mistake in one (a loop that never ends, a
 -- pattern that backtracks for ever inside a C call, an error) must not stop the listing: the

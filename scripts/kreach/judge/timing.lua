@@ -1,4 +1,4 @@
--- kreach.timing: the timing engine's policy (docs/timing.md). Each sample is one call of a
+-- kreach.judge.timing: the timing engine's policy (docs/timing.md). Each sample is one call of a
 -- subject, timed with CUDA events on the harness stream. Before it, outside the timed region,
 -- the subject prepares it (the caller poisons the call's outputs), and then by mode:
 --   cold   (default) persisting L2 lines are reset and a buffer of flush_factor x the L2 size
@@ -348,7 +348,7 @@ end
 -- plan (optional): { sets = n (default 1), order = {indices}, before_round = function(round,
 --   sets), after_round = function(round, sets), device = {operations in place of M.DEVICE's} }: order (default 1, 2, ...: the list's) is the
 --   order in which the subjects are called, in the plain calls and warm-ups and in every round
---   (kreach.measure calls the candidate first: while candidate code runs, no other subject has
+--   (kreach.judge.measure calls the candidate first: while candidate code runs, no other subject has
 --   left an answer to the round's inputs in device memory). A sampling round calls every
 --   subject once on its sets (round_sets); before_round runs first and after_round last, both outside the timed
 --   region (the caller draws new values into the round's inputs before, and checks the
@@ -480,7 +480,7 @@ end
 
 -- ratio(a, b, opts) -> { ratio = median(a) / median(b), lo, hi }: the ratio of two subjects'
 -- samples and its bootstrap interval, with the timing options' seed, resamples and level (the
--- speedup, and kreach.measure's ratios against PyTorch).
+-- speedup, and kreach.judge.measure's ratios against PyTorch).
 function M.ratio(a, b, o)
   local ratio, lo, hi = stats.ratio_ci(a, b, { seed = o.seed, resamples = o.resamples, level = o.level })
   return { ratio = ratio, lo = lo, hi = hi }

@@ -1,4 +1,4 @@
--- kreach.measure: timing one problem instance in the worker process that owns the GPU: the
+-- kreach.judge.measure: timing one problem instance in the worker process that owns the GPU: the
 -- baseline alone (kreach bench), or the baseline and a candidate interleaved (kreach eval).
 --
 -- The timed calls give a candidate no stable world to memoize in (docs/timing.md):
@@ -18,12 +18,12 @@
 local core = require "kreach.core"
 local tensor = require "kreach.core.tensor"
 local nvrtc = require "kreach.core.nvrtc"
-local candidate = require "kreach.candidate"
-local check = require "kreach.check"
+local candidate = require "kreach.candidate.lua"
+local check = require "kreach.judge.check"
 local kinds = require "kreach.kinds"
 local ops = require "kreach.ops"
-local pycandidate = require "kreach.pycandidate"
-local timing = require "kreach.timing"
+local pycandidate = require "kreach.candidate.python"
+local timing = require "kreach.judge.timing"
 local verdict = require "kreach.verdict"
 
 local M = {}
@@ -222,7 +222,7 @@ end
 -- candidate's speedup over eager and over compiled (PyTorch's time over the candidate's: above
 -- 1, the candidate is faster; KernelBench's speedup is the one over eager), and the baseline's
 -- time over eager's and compiled's (below 1: kreach's baseline is faster), each a
--- kreach.timing.ratio with its bootstrap interval and `of` and `over` naming its subjects; nil
+-- kreach.judge.timing.ratio with its bootstrap interval and `of` and `over` naming its subjects; nil
 -- where a subject was not timed.
 function M.torch_ratios(res, topts)
   local function ratio(a, b)
@@ -243,20 +243,20 @@ end
 -- ---- the measurement ----
 
 -- time(inst, opts) -> result. opts: candidate = path (nil: the baseline alone), timing =
--- kreach.timing options, policy = kreach.check policy overrides (thresholds of the checks),
+-- kreach.judge.timing options, policy = kreach.judge.check policy overrides (thresholds of the checks),
 -- measure = overrides of M.DEFAULTS, calibration = a stored calibration (or nil: no speed of
 -- light), phase = function(name), arch = NVRTC arch, pytorch = { session = a kreach.pytorch
 -- session, compile = bool } (PyTorch timed beside the baseline: eager, and compiled),
--- draw_salt = a number added to the timed inputs' seeds (kreach.eval.draw_salt; result.sets.draw_salt),
+-- draw_salt = a number added to the timed inputs' seeds (kreach.run.evaluate.draw_salt; result.sets.draw_salt),
 -- device = { build = in place of kreach.core.nvrtc.build (a .lua candidate's compile), timing =
--- in place of kreach.timing.DEVICE's operations } (nil: the GPU's; tests/lua/protocol_measure_spec.lua
+-- in place of kreach.judge.timing.DEVICE's operations } (nil: the GPU's; tests/lua/protocol_measure_spec.lua
 -- runs the protocol on the host device with these).
 -- result: { verdict (the candidate's, after timing; nil for a baseline alone), timing = the
--- kreach.timing result, baseline = {summary, samples, sol}, candidate = {...}, speedup,
+-- kreach.judge.timing result, baseline = {summary, samples, sol}, candidate = {...}, speedup,
 -- sets = {requested, used, per_set_bytes, fallback}, checks = {first, last, doubted, rounds,
 -- cheap, doubts, oracle}, clocks, warnings }.
 -- How a .lua candidate's time is measured (the record's time_method; a .py candidate's is
--- kreach.pycandidate's).
+-- kreach.candidate.python's).
 M.LUA_METHOD = "kreach worker: CUDA events on kreach's stream, taken in C, the candidate's Lua sandboxed"
 
 function M.time(inst, opts)
@@ -275,7 +275,7 @@ function M.time(inst, opts)
   local cand, prog, pyc
   local is_py = opts.candidate and kinds.kind(opts.candidate) == "python"
   if is_py then
-    -- a KernelBench-format candidate, in the Python worker (kreach.pycandidate)
+    -- a KernelBench-format candidate, in the Python worker (kreach.candidate.python)
     if not opts.python then error("measure.time: a KernelBench-format candidate needs the Python worker (opts.python)", 2) end
     if topts.mode == "graph" then
       return fail(verdict.new("skipped", "graph mode replays kreach's own CUDA graph, which cannot hold a call into the Python worker: time a KernelBench-format candidate in cold or hot mode"))
@@ -306,7 +306,7 @@ function M.time(inst, opts)
   res.sets = plan
   if plan.fallback then res.warnings[#res.warnings + 1] = plan.fallback end
   -- every draw takes the next seed: never a correctness trial's (those are seed*7919 + t);
-  -- opts.draw_salt (kreach.eval.draw_salt: 2^40 or more) makes them unpredictable
+  -- opts.draw_salt (kreach.run.evaluate.draw_salt: 2^40 or more) makes them unpredictable
   local draws = 0
   local salt = math.tointeger(opts.draw_salt) or 0
   if salt ~= 0 then plan.draw_salt = salt end

@@ -1,4 +1,4 @@
--- kreach.store: the results database. One SQLite file (default results.db) in WAL mode with
+-- kreach.results.store: the results database. One SQLite file (default results.db) in WAL mode with
 -- synchronous=FULL, so every committed transaction survives a kill of the process (and a power
 -- cut): an evaluation is one transaction, committed before record_evaluation returns.
 --
@@ -14,7 +14,7 @@ local sqlite = require "kreach.core.sqlite"
 local fs = require "kreach.core.fs"
 local util = require "kreach.core.util"
 local errors = require "kreach.errors"
-local evaluation = require "kreach.evaluation"
+local evaluation = require "kreach.results.evaluation"
 
 local M = { SCHEMA_VERSION = 3, DEFAULT_PATH = "results.db" }
 
@@ -146,7 +146,7 @@ CREATE INDEX profile_ranges_profile ON profile_ranges(profile_id);
 -- transaction of the first writer that opens it (a reader reads an older database as it is:
 -- the columns it lacks read as absent).
 --   2: PyTorch's times and the speedups against them (issue 17): the evaluations columns that
---      kreach.evaluation lists and version 1 had not.
+--      kreach.results.evaluation lists and version 1 had not.
 --   3: the requests `kreach generate` made and their replies (issue 19): the generations table
 --      (GENERATIONS_SQL, the schema's own definition).
 M.MIGRATIONS = {
@@ -573,7 +573,7 @@ end
 -- ---- evaluations ----
 
 -- record_evaluation(e) -> id: the problem and candidate rows and the evaluation (a record of
--- kreach.evaluation: its columns are that module's), in one transaction, committed before it
+-- kreach.results.evaluation: its columns are that module's), in one transaction, committed before it
 -- returns (inside a caller's transaction it joins that one). e.problem and e.candidate (nil for
 -- a baseline timed alone) are the rows it refers to.
 function Store:record_evaluation(e)
@@ -607,7 +607,7 @@ local KIND_OK = {
   json = function(v) return type(v) == "string" end,
 }
 
--- An evaluation row as kreach.evaluation decodes it; a field that does not read as its kind
+-- An evaluation row as kreach.results.evaluation decodes it; a field that does not read as its kind
 -- (JSON that does not decode, a text where a number belongs) is left out, and noted.
 local function decode_eval(self, r)
   if not r then return nil end

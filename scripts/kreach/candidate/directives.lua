@@ -1,7 +1,7 @@
--- kreach.directives: a candidate's CUDA source, checked before NVRTC preprocesses it. NVRTC
+-- kreach.candidate.directives: a candidate's CUDA source, checked before NVRTC preprocesses it. NVRTC
 -- reads any file the process can read: `#include "/proc/self/environ"` puts the environment in
 -- the compiler's log, `__has_include` probes for files, and an #include inside an array
--- initialiser compiles a file's bytes into the cubin. The seal (kreach.seal) stops that where
+-- initialiser compiles a file's bytes into the cubin. The seal (kreach.run.seal) stops that where
 -- Landlock exists; this check holds everywhere, sealed or not, in two layers: this scan (early,
 -- with a line number and a reason), and, for a source that passes it, NVRTC's own file calls
 -- checked while it compiles (kreach.core.nvrtc's confinement: only the toolkit's headers and
@@ -10,7 +10,7 @@
 -- reach a file outside the CUDA toolkit's headers:
 --   - #include <name> and #include "name" with a literal relative name that resolves inside
 --     the toolkit's include directory (or one of the candidate's -I directories, which
---     kreach.candidate keeps inside it), or NVRTC's one built-in header;
+--     kreach.candidate.lua keeps inside it), or NVRTC's one built-in header;
 --   - __has_include(...) (and _next) of such a literal name, nothing else after it;
 --   - the directives define, undef, if, ifdef, ifndef, elif, elifdef, elifndef, else, endif,
 --     line, error, warning, pragma (not the file-reading pragmas: include_alias, dependency);
@@ -31,7 +31,7 @@
 -- strings (C++11), digit separators (C++14): the source is scanned under each reading, and
 -- refused when any reading refuses it. A backslash followed by spaces at a line's end, a
 -- lone carriage return and a NUL byte are refused outright: compilers disagree on them.
-local seal = require "kreach.seal"
+local seal = require "kreach.run.seal"
 local core_seal = require "kreach.core.seal"
 local nvrtc = require "kreach.core.nvrtc"
 local lfs = require "lfs"
@@ -407,7 +407,7 @@ local function check_reading(t, mode, ctx)
 end
 
 -- context(options) -> what check needs: the toolkit's include directory (resolved), the
--- include directories the options add (kreach.candidate keeps them inside the toolkit), and
+-- include directories the options add (kreach.candidate.lua keeps them inside the toolkit), and
 -- what -D options define.
 function M.context(options)
   local root = seal.toolkit_root()

@@ -1,7 +1,7 @@
--- kreach.protocol: what crosses between the harness and a worker process (docs/candidates.md,
+-- kreach.run.protocol: what crosses between the harness and a worker process (docs/candidates.md,
 -- "Workers"), both directions, in one place. The parent resolves every option once (the
 -- correctness policy, the timing and measurement options: their defaults applied and checked),
--- hashes that whole configuration (kreach.campaign) and sends the same tables whole, as one
+-- hashes that whole configuration (kreach.run.campaign) and sends the same tables whole, as one
 -- JSON argument:
 --   kreach worker <job> <spec>
 -- The worker decodes the spec (decode_spec) and answers with phase lines and one result line
@@ -49,12 +49,12 @@ end
 
 -- argv(job, spec) -> the worker's command line. spec: { problem = path, candidate = path (not
 -- for the baseline alone), dtype =, sizes = {name = n}, arch = "sm_90" (lint), policy =
--- (kreach.check.policy's result), timing = (kreach.timing.options'), measure =
--- (kreach.measure.options'), calibration = (this device's, for time), options = (calibrate's),
+-- (kreach.judge.check.policy's result), timing = (kreach.judge.timing.options'), measure =
+-- (kreach.judge.measure.options'), calibration = (this device's, for time), options = (calibrate's),
 -- pytorch = { python =, compile = bool, cudnn_tf32 = bool } (time: PyTorch timed beside),
 -- python = { python =, dirs = } (a KernelBench-format candidate: the interpreter that runs it
 -- and the directories its seal lets it read, kreach.pytorch.find's), draw_salt = (time: added
--- to the timed inputs' seeds, kreach.eval.draw_salt) }.
+-- to the timed inputs' seeds, kreach.run.evaluate.draw_salt) }.
 -- Raises on a spec that check refuses: the harness built it.
 function M.argv(job, spec)
   spec = spec or {}

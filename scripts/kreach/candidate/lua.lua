@@ -1,4 +1,4 @@
--- kreach.candidate: loading candidate files and running their `forward` in a sandbox.
+-- kreach.candidate.lua: loading candidate files and running their `forward` in a sandbox.
 --
 -- A candidate is a Lua file returning { source = "...CUDA...", options = {...}, forward =
 -- function(k, ...) ... end } (docs/candidates.md). Everything here treats the file as hostile:
@@ -6,12 +6,12 @@
 -- handles, and reaches the GPU only through its own compiled kernels and scratch memory.
 -- Every failure is a candidate error whose message names the file (and the line where Lua
 -- knows it), so that it becomes the verdict `invalid_candidate`.
-local directives = require "kreach.directives"
+local directives = require "kreach.candidate.directives"
 local errors = require "kreach.errors"
 local fs = require "kreach.core.fs"
 local meta = require "kreach.meta"
 local nvrtc = require "kreach.core.nvrtc"
-local seal = require "kreach.seal"
+local seal = require "kreach.run.seal"
 local sealcore = require "kreach.core.seal"
 local tensor = require "kreach.core.tensor"
 local util = require "kreach.core.util"
@@ -337,7 +337,7 @@ end
 local FIELDS = { source = "string", options = "table", forward = "function", name = "string",
   origin = "table", notes = "string" }
 
--- The most a candidate file may hold (kreach.eval's manifest rule uses the same limit).
+-- The most a candidate file may hold (kreach.run.evaluate's manifest rule uses the same limit).
 M.MAX_FILE_BYTES = 4 * 1024 * 1024
 
 -- read(path) -> the text of a candidate file | nil, "<path>: cannot read the candidate: <why>".
@@ -439,7 +439,7 @@ end
 -- The `k` object: k.<kernel>{grid=, block=, shared=}(args...) launches one of the candidate's
 -- kernels on the harness stream; k:scratch(shape, dtype) gives temporary device memory (freed
 -- after the call). `prog` is the compiled program; `record`, when given, receives each launch
--- instead of running it (a dry run on shape-only tensors); `pool` (kreach.timing.pool), when
+-- instead of running it (a dry run on shape-only tensors); `pool` (kreach.judge.timing.pool), when
 -- given, serves k:scratch without allocating (timing).
 function M.kit(prog, opts)
   opts = opts or {}

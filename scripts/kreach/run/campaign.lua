@@ -1,4 +1,4 @@
--- kreach.campaign: a run of evaluations, the one loop every command that evaluates goes through
+-- kreach.run.campaign: a run of evaluations, the one loop every command that evaluates goes through
 -- (eval, bench, and the commands to come). It owns the results store for the run's length, the
 -- device's calibration, the run record (begun, or resumed), the key of every evaluation and the
 -- reuse of stored ones, the progress on the terminal, and the close guard: every evaluation is
@@ -8,13 +8,13 @@
 local core = require "kreach.core"
 local device = require "kreach.device"
 local errors = require "kreach.errors"
-local evaluation = require "kreach.evaluation"
+local evaluation = require "kreach.results.evaluation"
 local json = require "kreach.json"
-local protocol = require "kreach.protocol"
-local store = require "kreach.store"
+local protocol = require "kreach.run.protocol"
+local store = require "kreach.results.store"
 local text = require "kreach.text"
 local util = require "kreach.core.util"
-local worker = require "kreach.worker"
+local worker = require "kreach.run.worker"
 
 local M = {}
 
@@ -84,7 +84,7 @@ end
 local function begin_run(db, dev, command, config, config_hash)
   local v = core.versions()
   return db:begin_run{ command = command, config = config, config_hash = config_hash, device = dev,
-    -- "13.0" as CUDA's integer 13000: the store converts (kreach.store's cuda_int)
+    -- "13.0" as CUDA's integer 13000: the store converts (kreach.results.store's cuda_int)
     versions = { driver = v.driver, runtime = v.runtime, nvrtc = v.nvrtc },
     kreach_version = core.version, kreach_revision = core.version:match("%(([^)]+)%)") or core.version }
 end
@@ -101,7 +101,7 @@ local SPEC = { db = true, command = true, config = true, scope = true, items = t
 --              is { evaluation = config, <scope> }, and --resume finds the run by its hash
 --   identify   function(item) -> the parts of its key beside the configuration's hash (the
 --              problem's and candidate's hashes): the key is stored as item.eval_key
---   evaluate   function(item, ctx) -> a finished record (kreach.evaluation); ctx: calibration,
+--   evaluate   function(item, ctx) -> a finished record (kreach.results.evaluation); ctx: calibration,
 --              device, status(what) for the progress line
 --   reuse      a stored evaluation with the same key is reported instead of evaluating again
 --              (default true; --force sets it false). A resumed run reuses its own always.

@@ -1,4 +1,4 @@
--- kreach.worker: running candidate work in a worker process, with a time limit per phase.
+-- kreach.run.worker: running candidate work in a worker process, with a time limit per phase.
 --
 -- The parent never runs candidate code. It starts `kreach worker <job> <args...>`; the worker
 -- announces each phase on its standard output ("phase <name>"), and ends with one line
@@ -7,12 +7,12 @@
 -- status with the end of its standard error (`runtime_error`), and one that says nothing
 -- usable is a `runtime_error` too. Every outcome is one verdict; nothing escapes as an error.
 --
--- The worker is sealed (kreach.seal): it starts with an environment built from an allow-list,
+-- The worker is sealed (kreach.run.seal): it starts with an environment built from an allow-list,
 -- a private directory, a memory limit and a pipe from the parent; everything it reports is
 -- bounded and stripped of terminal controls here (kreach.text) before anyone prints or stores it.
 local proc = require "kreach.core.proc"
-local protocol = require "kreach.protocol"
-local seal = require "kreach.seal"
+local protocol = require "kreach.run.protocol"
+local seal = require "kreach.run.seal"
 local text = require "kreach.text"
 local verdict = require "kreach.verdict"
 
@@ -33,7 +33,7 @@ function M.phase(name)
   io.stdout:flush()
 end
 
--- Ends the worker's output with its result (a table), as kreach.protocol writes it: exact for
+-- Ends the worker's output with its result (a table), as kreach.run.protocol writes it: exact for
 -- integers and doubles, and NaN and infinities cross the pipe as they are.
 function M.result(t)
   local rec = seal.record()
@@ -61,14 +61,14 @@ local function memory_hint(stderr, limit)
   return ""
 end
 
--- The Lua heap a candidate may hold in a worker (kreach.candidate.HEAP_BYTES there), when
+-- The Lua heap a candidate may hold in a worker (kreach.candidate.lua.HEAP_BYTES there), when
 -- run's caller does not say: nil leaves the worker's default (256 MiB). A command whose
 -- workers are started by a library it calls (kreach eval) sets it from --lua-memory.
 M.lua_memory_bytes = nil
 
 -- run(argv, {timeout_s =, timeouts = {phase = seconds}, memory_bytes =, lua_memory_bytes =}) ->
 -- result table (what the worker passed to M.result, cleaned), or nil and a verdict. argv is
--- the worker's command line; the worker gets the sealed environment of kreach.seal.prepare
+-- the worker's command line; the worker gets the sealed environment of kreach.run.seal.prepare
 -- (and $KREACH_LUA_MEMORY, the candidate's Lua heap), and its standard input is the parent
 -- watch's pipe.
 function M.run(argv, opts)

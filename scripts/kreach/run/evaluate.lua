@@ -1,35 +1,35 @@
--- kreach.eval: evaluation runs (docs/evaluation.md). Candidates are matched to problems,
+-- kreach.run.evaluate: evaluation runs (docs/evaluation.md). Candidates are matched to problems,
 -- judged by the correctness protocol in a worker process, timed against their baseline in a
 -- second, fresh worker process when correct, and every finished evaluation is committed to the
 -- results store at once. A run killed at any moment loses at most the evaluation in flight;
 -- `resume` continues it, and evaluations already stored under the same configuration are
 -- reused unless `force`. This module is the parent's side: it never touches candidate code.
-local campaign = require "kreach.campaign"
-local candidate = require "kreach.candidate"
-local check = require "kreach.check"
+local campaign = require "kreach.run.campaign"
+local candidate = require "kreach.candidate.lua"
+local check = require "kreach.judge.check"
 local core = require "kreach.core"
 local cudnn = require "kreach.cudnn"
 local errors = require "kreach.errors"
-local evaluation = require "kreach.evaluation"
+local evaluation = require "kreach.results.evaluation"
 local fs = require "kreach.core.fs"
 local json = require "kreach.json"
 local kinds = require "kreach.kinds"
-local kbcandidate = require "kreach.kbcandidate"
+local kbcandidate = require "kreach.candidate.pylint"
 local lfs = require "lfs"
-local measure = require "kreach.measure"
+local measure = require "kreach.judge.measure"
 local problem = require "kreach.problem"
-local protocol = require "kreach.protocol"
+local protocol = require "kreach.run.protocol"
 local pytorch = require "kreach.pytorch"
 local text = require "kreach.text"
-local timing = require "kreach.timing"
+local timing = require "kreach.judge.timing"
 local verdict = require "kreach.verdict"
-local worker = require "kreach.worker"
+local worker = require "kreach.run.worker"
 
 local M = {}
 
 -- Bumped when a change of the protocol makes old evaluations incomparable with new ones.
 -- 2: the timed calls rotate over input sets with new values every round, outputs poisoned
--- before every call, and what they produce checked (kreach.measure).
+-- before every call, and what they produce checked (kreach.judge.measure).
 -- 3: a KernelBench-format candidate's time is the guard's (CUDA events and the all-streams span,
 -- taken in C), its outputs plain tensors, and a thread or process it leaves is invalid_candidate.
 M.PROTOCOL = 3
@@ -217,7 +217,7 @@ end
 -- ---- one evaluation ----
 
 -- draw_salt() -> a whole number in [2^40, 2^41) from /dev/urandom: added to the seeds of the
--- timed calls' inputs (kreach.measure), so that a candidate cannot know them in advance (the
+-- timed calls' inputs (kreach.judge.measure), so that a candidate cannot know them in advance (the
 -- trials' seeds are --seed's, and a candidate that memorised answers to the trials' inputs
 -- would be found while timing). Not part of the evaluation's key: an evaluation's inputs are a
 -- random draw, stored with it (sets.draw_salt).
@@ -236,11 +236,11 @@ local function worker_spec(item, o, extra)
   return spec
 end
 
--- evaluate(item, o, ctx) -> the finished record (kreach.evaluation) of one item: the
+-- evaluate(item, o, ctx) -> the finished record (kreach.results.evaluation) of one item: the
 -- correctness protocol in a worker and, when correct, the timing in a second, fresh one. An
 -- item whose file cannot be a candidate (item.invalid) is invalid_candidate at once, never read.
 -- o: dtype, sizes, policy, timing, measure (resolved), timeout_s, memory_bytes, log(line);
--- ctx (kreach.campaign's): calibration, status(what).
+-- ctx (kreach.run.campaign's): calibration, status(what).
 function M.evaluate(item, o, ctx)
   local t0 = core.now()
   local rec = evaluation.new(item, o)

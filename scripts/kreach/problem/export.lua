@@ -1,4 +1,4 @@
--- kreach.export: writes a problem as a KernelBench-format Python file (class Model,
+-- kreach.problem.export: writes a problem as a KernelBench-format Python file (class Model,
 -- get_inputs, get_init_inputs) with kreach's semantics: the sizes and scalars as module-level
 -- constants, each input drawn from its distribution exactly as kreach draws it (in float32,
 -- then cast to the problem's dtype), the problem's Model, and its init arguments.

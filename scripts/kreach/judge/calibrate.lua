@@ -1,7 +1,7 @@
--- kreach.calibrate: this device's ceilings, measured: the device-to-device copy bandwidth
+-- kreach.judge.calibrate: this device's ceilings, measured: the device-to-device copy bandwidth
 -- (bytes read plus bytes written over the time of cudaMemcpyAsync) and the matrix throughput
 -- of cuBLAS per dtype (f64, f32 without TF32, f32 with TF32, bf16, f16) on random data. The
--- speed-of-light bound of a measurement (kreach.timing.sol) is computed against these.
+-- speed-of-light bound of a measurement (kreach.judge.timing.sol) is computed against these.
 local core = require "kreach.core"
 local cublas = require "kreach.core.cublas"
 local tensors = require "kreach.tensors"

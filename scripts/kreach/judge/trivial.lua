@@ -1,4 +1,4 @@
--- kreach.scan: built-in trivial candidates, judged on a problem under KernelBench's rule and
+-- kreach.judge.trivial: built-in trivial candidates, judged on a problem under KernelBench's rule and
 -- under kreach's policy (docs/correctness.md, "kreach scan-trivial"). The trivial outputs are
 -- made by the harness itself (no candidate code runs), from the problem's own trials:
 --   zeros      every output element 0
@@ -11,7 +11,7 @@
 -- distribution, with unwritten elements left as fresh memory (zeros). kreach's policy: every
 -- trial of the check protocol (other distributions included), unwritten elements poisoned.
 local tensor = require "kreach.core.tensor"
-local check = require "kreach.check"
+local check = require "kreach.judge.check"
 local ops = require "kreach.ops"
 
 local M = {}

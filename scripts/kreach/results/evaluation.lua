@@ -1,7 +1,7 @@
--- kreach.evaluation: the one owner of an evaluation record's fields. An evaluation is a flat
+-- kreach.results.evaluation: the one owner of an evaluation record's fields. An evaluation is a flat
 -- table (a verdict with its reason, the measurements, the check's and the timing's results, and
 -- the problem and candidate it was of); FIELDS below lists every field once, and everything
--- else is derived from that list: the evaluations table's columns and its INSERT (kreach.store),
+-- else is derived from that list: the evaluations table's columns and its INSERT (kreach.results.store),
 -- the decoding of stored rows, the record made from a worker's results, the brief row of
 -- `eval --json` and the text report, and the CSV columns of `results export`. Adding a
 -- measurement is one entry here: its name, its kind, and `from` (how the timing result gives it).
@@ -82,7 +82,7 @@ M.FIELDS = {
     from = function(t) local m = measured(t); return m and m.sol and m.sol.fraction end },
   { name = "throttled", kind = "bool", list = true, column = "INTEGER", brief = true, csv = true,
     from = function(t) if t.baseline then return t.throttled or false end end },
-  -- how the candidate's time was measured (kreach.pycandidate.METHOD, kreach.measure.LUA_METHOD),
+  -- how the candidate's time was measured (kreach.candidate.python.METHOD, kreach.judge.measure.LUA_METHOD),
   -- how many of its timed calls queued work on other streams than the caller's (their times are
   -- the all-streams span), and the timing's warnings; derived from the stored timing result
   { name = "time_method", kind = "text", brief = true, csv = true,
@@ -121,7 +121,7 @@ end
 -- new(item, o) -> a record being made: the problem and candidate it is of (item, from the
 -- campaign's plan: problem_path, problem_id, problem_name, suite, problem_hash; candidate_path,
 -- candidate_hash, origin, candidate_source; eval_key), the configuration (o.dtype, o.sizes) and
--- its start. `problem` and `candidate` are the rows kreach.store refers to.
+-- its start. `problem` and `candidate` are the rows kreach.results.store refers to.
 function M.new(item, o)
   local rec = {
     eval_key = item.eval_key, dtype = o.dtype, sizes = o.sizes or {}, started_at = now(),
@@ -177,7 +177,7 @@ function M.pick(rec, flag)
   return t
 end
 
--- ---- storage (kreach.store) ----
+-- ---- storage (kreach.results.store) ----
 
 -- The fields that are columns of the evaluations table, in order.
 function M.columns()
@@ -253,7 +253,7 @@ function M.decode(row, bad)
 end
 
 -- kernelbench_verdict(check_result) -> "pass", "fail", or nil when no trial compared outputs:
--- KernelBench's allclose over the trials a check made (kreach.check's trial.kernelbench).
+-- KernelBench's allclose over the trials a check made (kreach.judge.check's trial.kernelbench).
 function M.kernelbench_verdict(chk)
   if type(chk) ~= "table" or type(chk.trials) ~= "table" then return nil end
   local seen, pass = false, true

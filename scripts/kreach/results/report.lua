@@ -1,9 +1,9 @@
--- kreach.results: what is in a results database, written out for other tools: JSON lines (every
+-- kreach.results.report: what is in a results database, written out for other tools: JSON lines (every
 -- column), CSV (the flat columns) and KernelBench's eval_results.json layout; and the short
 -- text tables of `kreach results list` and `runs`. Every writer takes the store's decoded rows
 -- and a write(string) function, so a caller chooses the destination.
-local evaluation = require "kreach.evaluation"
-local store = require "kreach.store"
+local evaluation = require "kreach.results.evaluation"
+local store = require "kreach.results.store"
 local text = require "kreach.text"
 -- exports are outputs: kreach.json with non-finite numbers as the strings "NaN", "Infinity"
 local json = require "kreach.json"
@@ -15,7 +15,7 @@ M.FORMATS = { "jsonl", "csv", "kernelbench" }
 -- ---- JSON lines ----
 
 -- One object per evaluation: every column of the evaluation, JSON columns decoded, the problem's
--- and candidate's fields joined (see kreach.store's evaluations()). Keys are sorted.
+-- and candidate's fields joined (see kreach.results.store's evaluations()). Keys are sorted.
 function M.jsonl(rows, write)
   for _, r in ipairs(rows) do write(json.encode(r), "\n") end
   return #rows
@@ -23,7 +23,7 @@ end
 
 -- ---- CSV ----
 
--- The columns: kreach.evaluation's fields marked csv, { header, get(row) }.
+-- The columns: kreach.results.evaluation's fields marked csv, { header, get(row) }.
 M.CSV_COLUMNS = evaluation.csv_columns()
 
 -- RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled. Text

@@ -1,4 +1,4 @@
--- kreach.check: the correctness protocol (docs/correctness.md). One candidate on one problem
+-- kreach.judge.check: the correctness protocol (docs/correctness.md). One candidate on one problem
 -- instance, in the worker process that owns the GPU context: trials with fresh inputs (some
 -- from other distributions of the inputs' domains), outputs poisoned and fenced by guard
 -- regions, inputs hashed before and after every call, one call repeated on the same inputs,
@@ -8,10 +8,10 @@
 local core = require "kreach.core"
 local tensor = require "kreach.core.tensor"
 local nvrtc = require "kreach.core.nvrtc"
-local candidate = require "kreach.candidate"
+local candidate = require "kreach.candidate.lua"
 local kinds = require "kreach.kinds"
 local ops = require "kreach.ops"
-local pycandidate = require "kreach.pycandidate"
+local pycandidate = require "kreach.candidate.python"
 local verdict = require "kreach.verdict"
 
 local M = {}
@@ -173,7 +173,7 @@ function Runner:call(vals, label)
   self.phase(label .. ".forward")
   local py_mutated
   if self.py then
-    -- a KernelBench-format candidate: called in the Python worker (kreach.pycandidate)
+    -- a KernelBench-format candidate: called in the Python worker (kreach.candidate.python)
     local ok, r = self.py:check_call(vals, outs, lib)
     if not ok then
       free_outputs(outs)

@@ -1,8 +1,8 @@
--- kreach.pycandidate: judging a KernelBench-format candidate (a Python file defining ModelNew)
+-- kreach.candidate.python: judging a KernelBench-format candidate (a Python file defining ModelNew)
 -- on the GPU, in the kreach worker (docs/candidates.md, "KernelBench-format candidates"). The
 -- candidate runs in the Python worker (kreach.pytorch), on buffers kreach maps: kreach copies
 -- each call's inputs into them, the Python worker calls ModelNew and copies what it returns
--- into the output buffers, and kreach's protocol (kreach.check, kreach.measure) judges those
+-- into the output buffers, and kreach's protocol (kreach.judge.check, kreach.judge.measure) judges those
 -- as it judges a Lua candidate's outputs. What differs, and how it is covered:
 --   * the candidate allocates its outputs (torch.empty): before each call every free block of
 --     PyTorch's caching allocator is filled with the output dtype's poison, so an element it
@@ -10,10 +10,10 @@
 --   * it gets the inputs as tensors it could change in place: their buffers are hashed after
 --     the call, against kreach's own copy;
 --   * its load_inline builds and Triton kernels are compiled in directories keyed by its source
---     (kreach.seal.python_build_dirs), so a second run finds them built; a build that fails is
+--     (kreach.run.seal.python_build_dirs), so a second run finds them built; a build that fails is
 --     compile_error with the compiler's errors;
 --   * the Python worker applies a Landlock ruleset before the candidate's module runs
---     (kreach.seal.python_rules).
+--     (kreach.run.seal.python_rules).
 --   * its outputs must be plain torch.Tensors (not subclasses), copied out with no Python-level
 --     override in the way;
 --   * the guard (libkreach_inject.so in the Python worker, runtime/inject/kr_guard.c) reports
@@ -23,7 +23,7 @@
 -- Its time is still measured inside the Python worker's process, next to the candidate's own
 -- code: native code from load_inline shares that process (docs/candidates.md, "Trust").
 local fs = require "kreach.core.fs"
-local kbcandidate = require "kreach.kbcandidate"
+local kbcandidate = require "kreach.candidate.pylint"
 local util = require "kreach.core.util"
 local text = require "kreach.text"
 local verdict = require "kreach.verdict"
@@ -190,8 +190,8 @@ function Runner:mutated(k, reference, lib)
 end
 
 -- runner:check_call(vals, outs, lib) -> true and the mutated inputs' names, or nil and a
--- verdict: what kreach.check's Runner does for one call: vals' inputs copied into the "check"
--- set, one call, its outputs copied into outs (kreach.check's fenced outputs).
+-- verdict: what kreach.judge.check's Runner does for one call: vals' inputs copied into the "check"
+-- set, one call, its outputs copied into outs (kreach.judge.check's fenced outputs).
 function Runner:check_call(vals, outs, lib)
   local s = self.session
   if not s.sets.check then

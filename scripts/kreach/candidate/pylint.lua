@@ -1,4 +1,4 @@
--- kreach.kbcandidate: candidates in KernelBench's format: a Python file that defines a
+-- kreach.candidate.pylint: candidates in KernelBench's format: a Python file that defines a
 -- `ModelNew` (an nn.Module, usually building a CUDA extension with load_inline, sometimes
 -- Triton). This module is the part that needs no GPU: the static lint (docs/candidates.md,
 -- "KernelBench-format candidates"). The file is decoded as UTF-8 (the text the worker runs) and
@@ -8,7 +8,7 @@
 -- (exec, __import__, ...) and no reflection (dunders, type, getattr and attrgetter, super other
 -- than for __init__, special methods, tensor subclasses, loaders, monkeypatching). Each refusal
 -- names its line and its rule. The lint is not the boundary (docs/candidates.md, "Trust").
--- Judging one on the GPU is kreach.pycandidate's (in the Python worker); kreach check and eval
+-- Judging one on the GPU is kreach.candidate.python's (in the Python worker); kreach check and eval
 -- run this lint first.
 local core = require "kreach.core"
 local fs = require "kreach.core.fs"
@@ -508,7 +508,7 @@ end
 local function python() return (pytorch.python()) end
 
 -- analyse(path[, source]) -> the checker's findings, or nil and why it could not run. source:
--- the file's bytes as the caller read them (kreach.pycandidate.read), so that the text checked is
+-- the file's bytes as the caller read them (kreach.candidate.python.read), so that the text checked is
 -- the text run; without it the file is read here, once.
 function M.analyse(path, source)
   local body, err = source, nil

@@ -1,12 +1,12 @@
--- kreach.oracle: runs a problem's baseline (its dtype) and its oracle (f64, on the same rounded
+-- kreach.judge.oracle: runs a problem's baseline (its dtype) and its oracle (f64, on the same rounded
 -- inputs) once and measures how far the baseline's outputs are from the oracle's.
-local check = require "kreach.check"
+local check = require "kreach.judge.check"
 local ops = require "kreach.ops"
 local device = require "kreach.device"
-local export = require "kreach.export"
+local export = require "kreach.problem.export"
 local host = require "kreach.host"
 local json = require "kreach.json"
-local output = require "kreach.output"
+local output = require "kreach.atomic"
 local pytorch = require "kreach.pytorch"
 local proc = require "kreach.core.proc"
 local tensor = require "kreach.core.tensor"
@@ -45,7 +45,7 @@ function M.check(inst, opts)
 end
 
 -- within(result, dtype) -> true, or false and why: every output of an oracle check within the
--- correctness policy's thresholds of its dtype (kreach.check's DEFAULTS.tol: relative L2 and
+-- correctness policy's thresholds of its dtype (kreach.judge.check's DEFAULTS.tol: relative L2 and
 -- the worst error over max |oracle|), integer outputs exact.
 function M.within(result, dtype)
   local tol = check.thresholds(check.DEFAULTS, dtype, nil)
