@@ -12,56 +12,16 @@ local candidate = require "kreach.candidate.lua"
 local kinds = require "kreach.kinds"
 local ops = require "kreach.ops"
 local pycandidate = require "kreach.candidate.python"
+local jpolicy = require "kreach.judge.policy"
 local verdict = require "kreach.verdict"
 
 local M = {}
 
--- ---- the policy ----
+-- ---- the policy (kreach.judge.policy) ----
 
-M.DEFAULTS = {
-  trials = 5,
-  seed = 1,
-  -- the distribution of each trial, in turn (kreach.problem.other_generator)
-  variants = { "default", "centred", "default", "shifted", "default" },
-  repeat_trial = 1,          -- the trial whose call is repeated on the same inputs (0: none)
-  guard_bytes = 65536,       -- poisoned guard before and after every output
-  -- scale-invariant thresholds by dtype: relative L2 error and worst error over max |y*|
-  tol = {
-    f32 = { rel_l2 = 1e-4, max_scaled = 1e-3 },
-    f16 = { rel_l2 = 4e-3, max_scaled = 2e-2 },
-    bf16 = { rel_l2 = 1e-2, max_scaled = 6e-2 },
-  },
-  baseline_multiple = 4,     -- a threshold is never tighter than this times the baseline's error
-  centred_cap = 0.5,         -- centred thresholds never looser than this (a constant scores 1)
-  -- KernelBench's allclose tolerances, reported for comparison: today's by dtype, and v0.1's
-  kernelbench_tol = { f32 = 1e-4, f16 = 1e-2, bf16 = 1e-2 },
-  kernelbench_v01_tol = 1e-2,
-}
+M.DEFAULTS = jpolicy.CHECK
+M.policy = jpolicy.check
 
-local function merge(base, over)
-  local r = {}
-  for k, v in pairs(base) do r[k] = v end
-  for k, v in pairs(over or {}) do
-    if type(v) == "table" and type(r[k]) == "table" and #v == 0 then r[k] = merge(r[k], v) else r[k] = v end
-  end
-  return r
-end
-
--- policy(overrides) -> the defaults with the given fields replaced (tables merged by key)
-function M.policy(over)
-  local p = merge(M.DEFAULTS, over)
-  -- integers may arrive as floats (through JSON)
-  for _, k in ipairs({ "trials", "seed", "repeat_trial", "guard_bytes" }) do
-    local v = math.tointeger(p[k])
-    if v == nil then error(("check: %s must be an integer, got %s"):format(k, tostring(p[k])), 0) end
-    p[k] = v
-  end
-  if type(p.trials) ~= "number" or p.trials < 1 or p.trials ~= math.floor(p.trials) then
-    error("check: trials must be a positive integer", 0)
-  end
-  if p.repeat_trial > p.trials then error("check: repeat_trial is after the last trial", 0) end
-  return p
-end
 
 -- The thresholds an output is judged by in one trial: the dtype's, loosened to a multiple of
 -- the baseline's own errors on the same inputs; the centred ones capped.

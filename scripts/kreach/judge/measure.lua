@@ -21,6 +21,7 @@ local nvrtc = require "kreach.core.nvrtc"
 local candidate = require "kreach.candidate.lua"
 local check = require "kreach.judge.check"
 local kinds = require "kreach.kinds"
+local jpolicy = require "kreach.judge.policy"
 local ops = require "kreach.ops"
 local pycandidate = require "kreach.candidate.python"
 local timing = require "kreach.judge.timing"
@@ -37,7 +38,6 @@ local M = {}
 -- the H200, kreach bench measured the loss baselines (reads, scalar outputs) at up to 110% of
 -- the copy bound. A margin of 25% flags only what no DRAM traffic can do (above 1.33 x the copy
 -- bandwidth, past the HBM's peak).
-M.DEFAULTS = { seed = 1, sol_margin = 0.25, sets = 2, memory_fraction = 0.8 }
 
 -- The cheap check compares the candidate with the baseline at this multiple of the
 -- thresholds the oracle judgment uses (both are within them of the oracle); a doubt sends the
@@ -46,22 +46,8 @@ M.DEFAULTS = { seed = 1, sol_margin = 0.25, sets = 2, memory_fraction = 0.8 }
 local QUICK_MULTIPLE = 2
 local MAX_FALSE_ALARMS = 8
 
-local function options(over)
-  local mo = {}
-  for k, v in pairs(M.DEFAULTS) do mo[k] = v end
-  for k, v in pairs(over or {}) do
-    if M.DEFAULTS[k] == nil then error(("measure: unknown option '%s'"):format(k), 3) end
-    mo[k] = v
-  end
-  local n = math.tointeger(mo.sets)
-  if not n or n < 1 then error(("measure: sets must be a positive integer, got %s"):format(tostring(mo.sets)), 3) end
-  mo.sets = n
-  if type(mo.memory_fraction) ~= "number" or not (mo.memory_fraction > 0 and mo.memory_fraction <= 1) then
-    error("measure: memory_fraction must be in (0, 1]", 3)
-  end
-  return mo
-end
-M.options = options
+M.DEFAULTS = jpolicy.MEASURE
+M.options = jpolicy.measure
 
 -- ---- memory: how many input sets fit ----
 
@@ -264,7 +250,7 @@ function M.time(inst, opts)
   local phase = opts.phase or function() end
   local dev = opts.device or {}
   local build = dev.build or nvrtc.build
-  local mo = options(opts.measure)
+  local mo = jpolicy.measure(opts.measure)
   local topts = timing.options(opts.timing)
   local policy = check.policy(opts.policy)
   local res = { problem = inst.problem.name, dtype = inst.dtype, sizes = inst.sizes, bytes = inst.bytes,

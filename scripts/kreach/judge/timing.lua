@@ -22,30 +22,15 @@ local ctiming = require "kreach.core.timing"
 local tensor = require "kreach.core.tensor"
 local event = require "kreach.core.event"
 local kinds = require "kreach.kinds"
+local jpolicy = require "kreach.judge.policy"
 local stats = require "kreach.stats"
 
 local M = {}
 
-M.DEFAULTS = {
-  mode = kinds.MODES[1],
-  flush_factor = 2,      -- cold mode writes this many times the L2 size before each sample
-  warmup_min = 3,        -- warm-up: at least this many calls,
-  warmup_max = 200,      -- at most this many,
-  warmup_s = 1,          -- and at most this long per subject;
-  settle_window = 3,     -- settled when the median of the last window of times is within
-  settle_rel = 0.02,     -- settle_rel of the median of the window before it
-  min_samples = 10,      -- the stopping rule (kreach.stats.should_stop)
-  max_samples = 10000,
-  rel_ci = 0.01,
-  budget_s = 2,          -- wall time of the sampling loop, all subjects together
-  level = 0.95,
-  clock_every = 25,      -- read the clocks every this many rounds
-  resamples = 2000,      -- bootstrap of the speedup's interval
-  seed = 1,
-  gate = true,           -- cold and hot: hold the stream while a sample's work is queued
-  gate_ms = 100,         -- the longest a gate holds (a call that synchronises waits this long)
-}
+M.DEFAULTS = jpolicy.TIMING
+M.options = jpolicy.timing
 M.MODES = kinds.set(kinds.MODES)
+
 
 -- The device operations the engine uses, each the GPU's by default. A plan's `device` table
 -- (measure's plan) replaces any of them, so that the engine's protocol (the order of
@@ -75,44 +60,6 @@ local function device(over)
   return d
 end
 
--- options(over) -> the defaults with `over` applied; raises for unknown keys or bad values.
-function M.options(over)
-  local o = {}
-  for k, v in pairs(M.DEFAULTS) do o[k] = v end
-  for k, v in pairs(over or {}) do
-    if M.DEFAULTS[k] == nil then error(("timing: unknown option '%s'"):format(tostring(k)), 2) end
-    if type(v) ~= type(M.DEFAULTS[k]) then
-      error(("timing: option '%s' must be a %s, got %s"):format(k, type(M.DEFAULTS[k]), type(v)), 2)
-    end
-    o[k] = v
-  end
-  if not M.MODES[o.mode] then error(("timing: unknown mode '%s' (%s)"):format(tostring(o.mode), table.concat(kinds.MODES, ", ")), 2) end
-  for _, k in ipairs({ "warmup_min", "warmup_max", "settle_window", "min_samples", "max_samples",
-                       "clock_every", "resamples", "seed" }) do
-    local v = math.tointeger(o[k])
-    if not v or v < 1 then error(("timing: option '%s' must be a positive integer, got %s"):format(k, tostring(o[k])), 2) end
-    o[k] = v
-  end
-  for _, k in ipairs({ "flush_factor", "warmup_s", "settle_rel", "rel_ci", "budget_s", "level", "gate_ms" }) do
-    if not (o[k] > 0) then error(("timing: option '%s' must be positive"):format(k), 2) end
-  end
-  -- a bound given alone moves the other's default with it (--max-samples 5: at most 5, so at
-  -- least 5); both given the wrong way round is an error
-  for _, pair in ipairs({ { "min_samples", "max_samples" }, { "warmup_min", "warmup_max" } }) do
-    local lo, hi = pair[1], pair[2]
-    if o[lo] > o[hi] then
-      local given = over or {}
-      if given[lo] == nil then o[lo] = o[hi]
-      elseif given[hi] == nil then o[hi] = o[lo]
-      else error(("timing: %s (%d) is more than %s (%d)"):format(lo, o[lo], hi, o[hi]), 2) end
-    end
-  end
-  if o.level >= 1 then error(("timing: option 'level' must be below 1, got %s"):format(tostring(o.level)), 2) end
-  if o.flush_factor < 2 and o.mode == "cold" then
-    error("timing: flush_factor below 2 does not make a sample cold", 2)
-  end
-  return o
-end
 
 -- ---- scratch memory without allocations in the timed region ----
 -- A pool hands out views of device blocks it keeps; a view's :free() drops the view only, so

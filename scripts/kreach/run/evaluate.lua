@@ -6,7 +6,6 @@
 -- reused unless `force`. This module is the parent's side: it never touches candidate code.
 local campaign = require "kreach.run.campaign"
 local candidate = require "kreach.candidate.lua"
-local check = require "kreach.judge.check"
 local core = require "kreach.core"
 local cudnn = require "kreach.cudnn"
 local errors = require "kreach.errors"
@@ -14,14 +13,13 @@ local evaluation = require "kreach.results.evaluation"
 local fs = require "kreach.core.fs"
 local json = require "kreach.json"
 local kinds = require "kreach.kinds"
+local jpolicy = require "kreach.judge.policy"
 local kbcandidate = require "kreach.candidate.pylint"
 local lfs = require "lfs"
-local measure = require "kreach.judge.measure"
 local problem = require "kreach.problem"
 local protocol = require "kreach.run.protocol"
 local pytorch = require "kreach.pytorch"
 local text = require "kreach.text"
-local timing = require "kreach.judge.timing"
 local verdict = require "kreach.verdict"
 local worker = require "kreach.run.worker"
 
@@ -323,10 +321,10 @@ function M.resolve(o)
     if not ok then errors.usage(errors.message(r)) end
     return r
   end
-  local policy = resolved(check.policy, o.policy)
+  local policy = resolved(jpolicy.check, o.policy)
   policy.steps = nil
   local conf = { protocol = M.PROTOCOL, dtype = o.dtype, sizes = o.sizes or {}, policy = policy,
-                 timing = resolved(timing.options, o.timing), measure = resolved(measure.options, o.measure),
+                 timing = resolved(jpolicy.timing, o.timing), measure = resolved(jpolicy.measure, o.measure),
                  -- --no-lint: KernelBench-format candidates go to the GPU without the static lint
                  -- (for testing the harness's own defences); part of the configuration
                  no_lint = o.no_lint or nil }
