@@ -5,7 +5,11 @@
 --      function (a require whose name is computed, as cli.lua's loading of a command by its
 --      name, must say why on its line with the comment `-- require: <why>`);
 --   2. no internal module requires the facade ("kreach");
---   3. there is no cycle among the modules' requires.
+--   3. there is no cycle among the modules' requires;
+--   4. the stages keep their borders (STAGE_RULES below; docs/scripting.md, "Where things
+--      live"): the judge runs in the worker, so run/ (the parent) takes only its options;
+--      results/ reads what the judge wrote, never the judge or the candidate; and a command is
+--      the top of the tree, so nothing outside cmd/ requires one.
 -- usage: kreach tests/layering.lua [scripts-dir]   (exit 1 with every violation listed)
 local lfs = require "lfs"
 
@@ -35,6 +39,32 @@ end
 local problems = {}
 local function problem(path, line, fmt, ...)
   problems[#problems + 1] = ("%s:%d: %s"):format(path:sub(#root + 2), line, fmt:format(...))
+end
+
+-- The stages' borders: { from, to, except, why }. A require from a module matching `from` of
+-- one matching `to` (and not `except`) is a violation.
+local STAGE_RULES = {
+  { from = "^kreach%.run%.", to = "^kreach%.judge%.", except = "^kreach%.judge%.policy$",
+    why = "run/ may require only the options of judge/ (kreach.judge.policy), never its code: the judge runs in the worker" },
+  { from = "^kreach%.results%.", to = "^kreach%.judge[%.]?", why = "results/ never requires judge/" },
+  { from = "^kreach%.results%.", to = "^kreach%.candidate[%.]?", why = "results/ never requires candidate/" },
+  { from = "^kreach%.problem", to = "^kreach%.candidate[%.]?", why = "problem/ comes before every other stage" },
+  { from = "^kreach%.problem", to = "^kreach%.judge%.", why = "problem/ comes before every other stage" },
+  { from = "^kreach%.problem", to = "^kreach%.run%.", why = "problem/ comes before every other stage" },
+  { from = "^kreach%.problem", to = "^kreach%.results%.", why = "problem/ comes before every other stage" },
+  { from = "^kreach%.candidate", to = "^kreach%.judge%.", why = "candidate/ is judged, it does not judge" },
+  -- (the seal's paths and limits are what a candidate's #includes and heap are checked against)
+  { from = "^kreach%.candidate", to = "^kreach%.run%.", except = "^kreach%.run%.seal$", why = "candidate/ does not run evaluations" },
+  { from = "^kreach%.candidate", to = "^kreach%.results%.", why = "candidate/ does not read results" },
+  { from = "^kreach%.judge%.", to = "^kreach%.run%.", why = "judge/ runs inside the worker that run/ starts, never the reverse" },
+  { from = "^kreach%.judge%.", to = "^kreach%.results%.", why = "judge/ returns results; results/ stores them" },
+  { from = "^kreach", to = "^kreach%.cmd%.", why = "nothing outside cmd/ requires a command" },
+}
+local function stage_rule(name, dep)
+  for _, r in ipairs(STAGE_RULES) do
+    local from_ok = name:match(r.from) and not (r.to:find("cmd", 1, true) and name:match("^kreach%.cmd%."))
+    if from_ok and dep:match(r.to) and not (r.except and dep:match(r.except)) then return r end
+  end
 end
 
 local graph, names = {}, {}
@@ -75,6 +105,8 @@ for _, path in ipairs(files) do
       else
         if dep:match("^kreach") then
           if not dep:match("^kreach%.core") then graph[name][dep] = n end
+          local rule = stage_rule(name, dep)
+          if rule then problem(path, n, "%s requires %s: %s", name, dep, rule.why) end
           if dep == "kreach" and internal then
             problem(path, n, "the internal module %s requires the facade \"kreach\" (require what it needs from kreach.core.* and the internal modules)", name)
           end
@@ -137,4 +169,4 @@ if #problems > 0 then
   print(("%d problem%s"):format(#problems, #problems == 1 and "" or "s"))
   os.exit(1)
 end
-print("layering ok: every require at the top, no internal module requires the facade, no cycle")
+print(("layering ok: every require at the top, no internal module requires the facade, no cycle, the %d stage rules kept"):format(#STAGE_RULES))

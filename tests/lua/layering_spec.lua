@@ -8,7 +8,9 @@ local checker = here .. "/../layering.lua"
 
 local function tree(files)
   local root = support.tmpdir()
-  os.execute(("mkdir -p %q"):format(root .. "/kreach/cmd"))
+  for _, d in ipairs({ "cmd", "run", "judge", "results", "candidate", "problem" }) do
+    os.execute(("mkdir -p %q"):format(root .. "/kreach/" .. d))
+  end
   for name, text in pairs(files) do support.spit(root .. "/kreach/" .. name, text) end
   return root
 end
@@ -46,5 +48,26 @@ describe("tests/layering.lua", function()
     assert.matches("kreach/b%.lua:4: require \"kreach%.text\" inside a block", out)
     assert.matches("kreach/c%.lua:2: a require with a computed name", out)
     assert.matches("require cycle: kreach%.a %-> kreach%.b %-> kreach%.a", out)
+  end)
+  it("keeps the stages' borders: run/ takes only judge's policy, results/ neither judge/ nor candidate/, and only cmd/ requires cmd/", function()
+    local out, rc = check(tree(filler{
+      ["init.lua"] = "return {}\n",
+      ["judge/policy.lua"] = "return {}\n",
+      ["judge/measure.lua"] = "return {}\n",
+      ["candidate/init.lua"] = "return {}\n",
+      ["run/evaluate.lua"] = 'local policy = require "kreach.judge.policy"\nlocal measure = require "kreach.judge.measure"\nreturn {}\n',
+      ["results/store.lua"] = 'local c = require "kreach.candidate"\nlocal m = require "kreach.judge.measure"\nreturn {}\n',
+      ["cmd/eval.lua"] = 'local e = require "kreach.run.evaluate"\nreturn {}\n',
+      ["cmd/check.lua"] = 'local e = require "kreach.cmd.eval"\nreturn {}\n',
+      ["a.lua"] = 'local e = require "kreach.cmd.eval"\nreturn {}\n',
+    }))
+    assert.equals(1, rc, out)
+    assert.matches("kreach/run/evaluate%.lua:2: kreach%.run%.evaluate requires kreach%.judge%.measure: run/ may require only the options", out)
+    assert.is_nil(out:find("evaluate.lua:1:", 1, true), out) -- the policy is allowed
+    assert.matches("kreach/results/store%.lua:1: kreach%.results%.store requires kreach%.candidate: results/ never requires candidate/", out)
+    assert.matches("kreach/results/store%.lua:2: kreach%.results%.store requires kreach%.judge%.measure: results/ never requires judge/", out)
+    assert.matches("kreach/a%.lua:1: kreach%.a requires kreach%.cmd%.eval: nothing outside cmd/ requires a command", out)
+    assert.is_nil(out:find("cmd/check.lua", 1, true), out) -- a command may require another
+    assert.matches("4 problems", out)
   end)
 end)
