@@ -103,4 +103,14 @@ function T:evaluations(q)
   return rows
 end
 
+-- verdicts() -> the evaluation kreach eval stored for each candidate, by candidate hash (a
+-- correct one wins over the others): what kreach generate sends back and counts
+function T:verdicts()
+  local v = {}
+  for _, e in ipairs(self:evaluations{}) do
+    if e.candidate_hash and e.verdict and (not v[e.candidate_hash] or e.verdict == "correct") then v[e.candidate_hash] = e end
+  end
+  return v
+end
+
 return M
