@@ -84,4 +84,13 @@ function T:reopen_run(run_id)
   end
 end
 
+-- run_counts() -> run id -> the number of evaluations it recorded
+function T:run_counts()
+  local counts = {}
+  for _, r in ipairs(query(self, "SELECT run_id, count(*) AS n FROM evaluations GROUP BY run_id")) do
+    counts[r.run_id] = r.n
+  end
+  return counts
+end
+
 return M
