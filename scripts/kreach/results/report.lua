@@ -1,7 +1,9 @@
 -- kreach.results.report: what is in a results database, written out for other tools: JSON lines (every
 -- column), CSV (the flat columns) and KernelBench's eval_results.json layout; and the short
 -- text tables of `kreach results list` and `runs`. Every writer takes the store's decoded rows
--- and a write(string) function, so a caller chooses the destination.
+-- and a write(string) function, so a caller chooses the destination; `kreach results
+-- generations`' table too, and read(db, what), what each `kreach results` subcommand reads. Part
+-- of the results stage (kreach.results.store's header says what it owns and may require).
 local evaluation = require "kreach.results.evaluation"
 local store = require "kreach.results.store"
 local text = require "kreach.text"

@@ -7,16 +7,16 @@
 -- version), and only a missing file, an empty one or an SQLite database without any table gets
 -- the schema. Open errors come back as nil, message; a failing statement afterwards raises
 -- "<path>: <sqlite's message>" (the store is not usable then, unlike a candidate's failure).
--- docs/results.md describes the tables.--
--- The stage results/ (this module, its table files under results/store/, kreach.results.evaluation
--- and kreach.results.report) owns what a run leaves behind: the store, one file per table
+-- docs/results.md describes the tables.
+--
+-- The stage results/ owns what a run leaves behind: the store (this module: opening, reading,
+-- transactions, migration, the inspection of a file that may not be ours), one file per table
 -- (results/store/<table>.lua: its CREATE statement, its migration, its methods, installed on the
 -- store here so that callers call store:record_evaluation(...), store:generations(...)), the
--- evaluation records, their export, and kreach.results.report with every text table and summary
--- (pass@k included). It requires base modules (kreach.json, kreach.errors, kreach.stats,
--- kreach.text ...) and kreach.core.*; never judge/ or candidate/, nothing in cmd/.
--- This module keeps opening, reading, transactions, migration and the inspection of a file that
--- may not be ours.
+-- evaluation records (kreach.results.evaluation), their export and every text table
+-- (kreach.results.report), and the summaries (kreach.results.summary: kreach generate's, pass@k
+-- included). It requires base modules (kreach.json, kreach.errors, kreach.stats, kreach.text ...)
+-- and kreach.core.*; never judge/ or candidate/, nothing in cmd/.
 local lfs = require "lfs"
 local core = require "kreach.core"
 local sqlite = require "kreach.core.sqlite"
