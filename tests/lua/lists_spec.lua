@@ -174,7 +174,7 @@ end)
 
 describe("kreach.results.store's generations table", function()
   it("is defined once (the schema's definition is the migration's)", function()
-    local src = slurp(SCRIPTS .. "/kreach/results/store.lua")
+    local src = slurp(SCRIPTS .. "/kreach/results/store/generations.lua")
     local n = 0
     for _ in src:gmatch("CREATE TABLE[%w ]-generations%(") do n = n + 1 end
     assert.equals(1, n)

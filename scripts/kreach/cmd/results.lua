@@ -2,39 +2,14 @@
 -- does not open (missing, not ours, corrupt, another schema version) is status 3.
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
-local json = require "kreach.json"
 local output = require "kreach.atomic"
 local results = require "kreach.results.report"
 local store = require "kreach.results.store"
-local text = require "kreach.text"
 
 local function run_id(s)
   local n = math.tointeger(tonumber(s))
   if not n or n < 1 then return nil, "a run id is a positive integer" end
   return n
-end
-
-local function cut(s, n)
-  s = text.clean(tostring(s == nil and "-" or s))
-  if #s > n then s = s:sub(1, n - 1) .. "~" end
-  return s
-end
-
--- The generations as a table, one line each; an empty table says so and how one is filled.
-local function generations_text(rows, db)
-  if #rows == 0 then
-    io.write(("no generations stored in %s (kreach generate stores each request it makes there)\n"):format(db))
-    return
-  end
-  io.write(("%5s  %-20s %-24s %-28s %6s %4s  %-9s %8s %8s %9s  %s\n"):format("id", "created_at", "model", "problem",
-    "sample", "turn", "status", "in_tok", "out_tok", "cost_usd", "candidate"))
-  for _, r in ipairs(rows) do
-    local prob = r.problem_name or (r.suite and r.problem_id and ("%s/%s"):format(r.suite, r.problem_id)) or "-"
-    io.write(("%5d  %-20s %-24s %-28s %6s %4s  %-9s %8s %8s %9s  %s\n"):format(r.id, cut(r.created_at, 20),
-      cut(r.model, 24), cut(prob, 28), cut(r.sample, 6), cut(r.turn, 4), cut(r.status, 9), cut(r.input_tokens, 8),
-      cut(r.output_tokens, 8), r.cost_usd and ("%.4f"):format(r.cost_usd) or "-",
-      cut(r.candidate_file or (r.error and ("error: " .. r.error)), 60)))
-  end
 end
 
 return {
@@ -87,14 +62,7 @@ return {
       if args.run and not db:get_run(args.run) then
         errors.usage("--run %d: there is no run %d in %s (kreach results runs lists them)", args.run, args.run, args.db)
       end
-      if args.command == "export" then return results.fetch(db, { run_id = args.run })
-      elseif args.command == "list" then return db:evaluations{ run_id = args.run }
-      elseif args.command == "generations" then return db:generation_list() end
-      local counts = {}
-      for _, r in ipairs(db.sql:query("SELECT run_id, count(*) AS n FROM evaluations GROUP BY run_id")) do
-        counts[r.run_id] = r.n
-      end
-      return { runs = db:runs(), counts = counts }
+      return results.read(db, args.command, { run_id = args.run })
     end)
     if not ok or not opened then
       if out then out:abort() end
@@ -114,8 +82,8 @@ return {
     elseif args.command == "list" then
       if args.json then results.list_json(data, io.write) else results.list(data, io.write) end
     elseif args.command == "generations" then
-      if args.json then io.write(json.encode({ db = args.db, generations = json.array(data) }), "\n")
-      else generations_text(data, args.db) end
+      if args.json then results.generations_json(data, args.db, io.write)
+      else results.generations(data, args.db, io.write) end
     else
       if args.json then results.runs_json(data.runs, data.counts, io.write)
       else results.runs(data.runs, data.counts, io.write) end

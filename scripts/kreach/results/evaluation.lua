@@ -275,7 +275,8 @@ function M.csv_columns()
   for _, f in ipairs(M.FIELDS) do
     if f.csv then
       local name = f.name
-      cols[#cols + 1] = { f.csv == true and name or f.csv, f.csv_get or function(r) return r[name] end }
+      local get = f.csv_get or function(r) return r[name] end
+      cols[#cols + 1] = { f.csv == true and name or f.csv, get }
     end
   end
   return cols

@@ -1,7 +1,9 @@
 -- kreach.results.report: what is in a results database, written out for other tools: JSON lines (every
 -- column), CSV (the flat columns) and KernelBench's eval_results.json layout; and the short
 -- text tables of `kreach results list` and `runs`. Every writer takes the store's decoded rows
--- and a write(string) function, so a caller chooses the destination.
+-- and a write(string) function, so a caller chooses the destination; `kreach results
+-- generations`' table too, and read(db, what), what each `kreach results` subcommand reads. Part
+-- of the results stage (kreach.results.store's header says what it owns and may require).
 local evaluation = require "kreach.results.evaluation"
 local store = require "kreach.results.store"
 local text = require "kreach.text"
@@ -182,6 +184,17 @@ function M.export(db, format, opts, write)
   return M.write(format, M.fetch(db, opts), write)
 end
 
+-- read(db, what, {run_id =}) -> what `kreach results <what>` shows, read from the database:
+-- export: fetch's { rows, runs }; list: the evaluations; generations: db:generation_list();
+-- runs: { runs = db:runs(), counts = run id -> number of evaluations }
+function M.read(db, what, opts)
+  opts = opts or {}
+  if what == "export" then return M.fetch(db, { run_id = opts.run_id })
+  elseif what == "list" then return db:evaluations{ run_id = opts.run_id }
+  elseif what == "generations" then return db:generation_list() end
+  return { runs = db:runs(), counts = db:run_counts() }
+end
+
 -- ---- text tables ----
 
 -- A cell of a text table: made safe for a terminal (kreach.text.clean: a candidate's file name
@@ -251,6 +264,31 @@ function M.runs(runs, counts, write)
       cut(r.finished_at, 20), counts[r.id] or 0, cut(r.config_hash, 12), cut(cmd, 60)))
   end
   return #runs
+end
+
+-- generations(rows, db, write): the rows of db:generation_list() as a table, one line each; an
+-- empty table says so and how one is filled (db: the database's path)
+function M.generations(rows, db, write)
+  if #rows == 0 then
+    write(("no generations stored in %s (kreach generate stores each request it makes there)\n"):format(db))
+    return 0
+  end
+  write(("%5s  %-20s %-24s %-28s %6s %4s  %-9s %8s %8s %9s  %s\n"):format("id", "created_at", "model", "problem",
+    "sample", "turn", "status", "in_tok", "out_tok", "cost_usd", "candidate"))
+  for _, r in ipairs(rows) do
+    local prob = r.problem_name or (r.suite and r.problem_id and ("%s/%s"):format(r.suite, r.problem_id)) or "-"
+    write(("%5d  %-20s %-24s %-28s %6s %4s  %-9s %8s %8s %9s  %s\n"):format(r.id, cut(r.created_at, 20),
+      cut(r.model, 24), cut(prob, 28), cut(r.sample, 6), cut(r.turn, 4), cut(r.status, 9), cut(r.input_tokens, 8),
+      cut(r.output_tokens, 8), r.cost_usd and ("%.4f"):format(r.cost_usd) or "-",
+      cut(r.candidate_file or (r.error and ("error: " .. r.error)), 60)))
+  end
+  return #rows
+end
+
+-- generations_json(rows, db, write): { db =, generations = [...] } on one line (--json)
+function M.generations_json(rows, db, write)
+  write(json.encode({ db = db, generations = json.array(rows) }), "\n")
+  return #rows
 end
 
 return M

@@ -8,162 +8,53 @@
 -- the schema. Open errors come back as nil, message; a failing statement afterwards raises
 -- "<path>: <sqlite's message>" (the store is not usable then, unlike a candidate's failure).
 -- docs/results.md describes the tables.
+--
+-- The stage results/ owns what a run leaves behind: the store (this module: opening, reading,
+-- transactions, migration, the inspection of a file that may not be ours), one file per table
+-- (results/store/<table>.lua: its CREATE statement, its migration, its methods, installed on the
+-- store here so that callers call store:record_evaluation(...), store:generations(...)), the
+-- evaluation records (kreach.results.evaluation), their export and every text table
+-- (kreach.results.report), and the summaries (kreach.results.summary: kreach generate's, pass@k
+-- included). It requires base modules (kreach.json, kreach.errors, kreach.stats, kreach.text ...)
+-- and kreach.core.*; never judge/ or candidate/, nothing in cmd/.
 local lfs = require "lfs"
 local core = require "kreach.core"
 local sqlite = require "kreach.core.sqlite"
 local fs = require "kreach.core.fs"
-local util = require "kreach.core.util"
 local errors = require "kreach.errors"
-local evaluation = require "kreach.results.evaluation"
+local common = require "kreach.results.store.common"
+local runs = require "kreach.results.store.runs"
+local refs = require "kreach.results.store.refs"
+local evaluations = require "kreach.results.store.evaluations"
+local calibrations = require "kreach.results.store.calibrations"
+local profiles = require "kreach.results.store.profiles"
+local generations = require "kreach.results.store.generations"
 
 local M = { SCHEMA_VERSION = 3, DEFAULT_PATH = "results.db" }
 
-
--- ---- JSON: kreach.json, with non-finite numbers as bare tokens (the store reads them back) ----
-local codec = require "kreach.json"
-local json = {
-  encode = function(v) return codec.encode(v, { nonfinite = "token" }) end,
-  decode = codec.decode,
-}
-M.json = json
-
-local function enc(v) if v == nil then return nil end return json.encode(v) end
-
--- ---- damaged columns ----
--- A stored column that cannot be read as what it holds (JSON text that does not decode, a text
--- in a REAL column: someone edited the file with the sqlite3 shell) does not make the rest of
--- the database unreadable: the row is read without that field, and the damage is noted on the
--- store (self.damaged: { what =, id =, column =, why = }, one entry each) and reported through
--- self.warn(message), which writes "kreach: warning: <message>" to standard error unless the
--- caller set its own (kreach results collects them and exits 1 after writing what it read).
-local function default_warn(msg) io.stderr:write("kreach: warning: ", msg, "\n") end
-
-local function damage(self, what, id, column, why)
-  local d = { what = what, id = id, column = column, why = tostring(why) }
-  d.message = ("%s: %s %s: column '%s' cannot be read (%s); left out"):format(self.path, what,
-    tostring(id), column, d.why)
-  self.damaged[#self.damaged + 1] = d
-  local warn = self.warn
-  if warn == nil then warn = default_warn end
-  if warn then warn(d.message) end
-end
-
--- dec(self, row, what, column[, id]): the JSON column of a row decoded in place (nil stays nil;
--- text that does not decode is left out, and noted as `what id`, id the row's own by default).
-local function dec(self, r, what, column, id)
-  local v = r[column]
-  if v == nil then return end
-  if type(v) == "string" then
-    local ok, x = pcall(json.decode, v)
-    if ok then r[column] = x; return end
-    v = x
-  else
-    v = ("a %s, not JSON text"):format(type(v))
-  end
-  r[column] = nil
-  damage(self, what, id or r.id, column, v)
-end
-
--- ---- helpers ----
-
-local function now() return os.date("!%Y-%m-%dT%H:%M:%SZ") end
+M.json = common.json -- kreach.json, with non-finite numbers as bare tokens (the store reads them back)
+local now = common.now
 M.now = now -- ISO-8601 UTC, to the second
-
-local function pid() return util.pid() end
-local function hostname() return util.hostname() end
-
--- CUDA versions as the integers CUDA reports (13000 for 13.0); kreach.versions() gives "13.0".
-local function cuda_int(v)
-  if v == nil or v == false then return nil end
-  if math.type(v) == "integer" then return v end
-  local a, b = tostring(v):match("^(%d+)%.(%d+)")
-  if a then return tonumber(a) * 1000 + tonumber(b) * 10 end
-  return math.tointeger(tonumber(v))
-end
-
-local function need(t, field, kind, what)
-  local v = t[field]
-  if type(v) ~= kind or (kind == "string" and v == "") then
-    error(("%s: '%s' must be a%s %s (got %s)"):format(what, field, kind == "integer" and "n" or "",
-      kind, v == nil and "nil" or type(v)), 3)
-  end
-  return v
-end
-
-local function need_id(v, what)
-  if math.type(v) ~= "integer" then
-    error(("%s: an integer id expected, got %s"):format(what, v == nil and "nil" or math.type(v) or type(v)), 3)
-  end
-  return v
-end
+local exec, query = common.exec, common.query
 
 -- ---- the schema ----
 
--- The requests `kreach generate` made and their replies (issue 19): part of a new database's
--- schema, and MIGRATIONS[3]'s for an older one (hence IF NOT EXISTS, which SQLite leaves out of
--- the definition it keeps).
-local GENERATIONS_SQL = [[
-CREATE TABLE IF NOT EXISTS generations(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, created_at TEXT,
-  model TEXT, provider TEXT, config_hash TEXT, suite TEXT, problem_id INTEGER, problem_name TEXT,
-  sample INTEGER, turn INTEGER, format TEXT, prompt TEXT NOT NULL, request TEXT, response TEXT,
-  status TEXT NOT NULL, error TEXT, reply TEXT, finish TEXT, request_id TEXT, input_tokens INTEGER,
-  output_tokens INTEGER, cost_usd REAL, latency_s REAL, retries INTEGER, attempts INTEGER,
-  candidate_file TEXT, candidate_hash TEXT);
-CREATE INDEX IF NOT EXISTS generations_problem ON generations(suite, problem_id);
-]]
+-- The tables, in the order of the schema (and of their methods' installation).
+local TABLES = { runs, refs, evaluations, calibrations, profiles, generations }
 
-local SCHEMA = [[
-CREATE TABLE kreach_meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE runs(id INTEGER PRIMARY KEY, started_at TEXT, finished_at TEXT, status TEXT NOT NULL,
-  command TEXT, config TEXT, config_hash TEXT NOT NULL, device TEXT, driver_version INTEGER,
-  runtime_version INTEGER, nvrtc_version TEXT, kreach_version TEXT, kreach_revision TEXT,
-  hostname TEXT, pid INTEGER);
-CREATE TABLE problems(id INTEGER PRIMARY KEY, suite TEXT, problem_id INTEGER, name TEXT NOT NULL,
-  path TEXT, file_hash TEXT NOT NULL, UNIQUE(name, file_hash));
-CREATE TABLE candidates(id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, path TEXT, name TEXT,
-  source TEXT NOT NULL, origin TEXT);
-]] .. evaluation.create_sql() .. [[
-CREATE INDEX evaluations_eval_key ON evaluations(eval_key);
-CREATE INDEX evaluations_run_id ON evaluations(run_id);
-CREATE TABLE calibrations(id INTEGER PRIMARY KEY, device_uuid TEXT NOT NULL, device_name TEXT,
-  measured_at TEXT, driver_version INTEGER, copy_bytes_per_s REAL, flops_per_s TEXT, details TEXT);
-CREATE TABLE profiles(id INTEGER PRIMARY KEY, created_at TEXT, source TEXT NOT NULL, command TEXT,
-  workload TEXT, knobs TEXT, device TEXT, wall_s REAL, window_start_ns INTEGER,
-  window_end_ns INTEGER, dropped INTEGER, meta TEXT);
-CREATE TABLE profile_kernels(profile_id INTEGER NOT NULL REFERENCES profiles(id), name TEXT NOT NULL,
-  mangled TEXT, start_ns INTEGER, end_ns INTEGER, device INTEGER, stream INTEGER, grid TEXT,
-  block TEXT, registers INTEGER, shared_bytes INTEGER, correlation INTEGER);
-CREATE TABLE profile_memops(profile_id INTEGER NOT NULL REFERENCES profiles(id), kind TEXT,
-  start_ns INTEGER, end_ns INTEGER, bytes INTEGER, copy_kind TEXT, device INTEGER, stream INTEGER);
-CREATE TABLE profile_ranges(profile_id INTEGER NOT NULL REFERENCES profiles(id), name TEXT,
-  start_ns INTEGER, end_ns INTEGER);
-CREATE INDEX profile_kernels_profile ON profile_kernels(profile_id);
-CREATE INDEX profile_memops_profile ON profile_memops(profile_id);
-CREATE INDEX profile_ranges_profile ON profile_ranges(profile_id);
-]] .. GENERATIONS_SQL
+local SCHEMA = "CREATE TABLE kreach_meta(key TEXT PRIMARY KEY, value TEXT);\n"
+for _, t in ipairs(TABLES) do SCHEMA = SCHEMA .. t.SQL end
 
 -- Migrations: MIGRATIONS[v] takes a database of version v - 1 to version v, inside the write
 -- transaction of the first writer that opens it (a reader reads an older database as it is:
 -- the columns it lacks read as absent).
 --   2: PyTorch's times and the speedups against them (issue 17): the evaluations columns that
---      kreach.results.evaluation lists and version 1 had not.
+--      kreach.results.evaluation lists and version 1 had not (kreach.results.store.evaluations).
 --   3: the requests `kreach generate` made and their replies (issue 19): the generations table
---      (GENERATIONS_SQL, the schema's own definition).
+--      (kreach.results.store.generations, the schema's own definition).
 M.MIGRATIONS = {
-  [3] = function(exec_sql)
-    for stmt in GENERATIONS_SQL:gmatch("[^;]+") do
-      if stmt:match("%S") then exec_sql(stmt) end
-    end
-  end,
-  [2] = function(exec_sql, query_sql)
-    local have = {}
-    for _, r in ipairs(query_sql("PRAGMA table_info(evaluations)")) do have[r.name] = true end
-    for _, f in ipairs(evaluation.FIELDS) do
-      if f.column and not have[f.name] then
-        exec_sql(("ALTER TABLE evaluations ADD COLUMN %s %s"):format(f.name, f.column))
-      end
-    end
-  end,
+  [3] = generations.MIGRATION,
+  [2] = evaluations.MIGRATION,
 }
 
 local SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26
@@ -291,18 +182,9 @@ end
 local Store = {}
 Store.__index = Store
 
--- A failing statement raises "<path>: <sqlite's message>" as a kreach.errors database error
--- (exit status 3: the database cannot be used), never with a position.
-local function exec(self, sql, ...)
-  local n, err = self.sql:exec(sql, ...)
-  if not n then errors.database("%s: %s", self.path, err) end
-  return n
-end
-
-local function query(self, sql, ...)
-  local rows, err = self.sql:query(sql, ...)
-  if not rows then errors.database("%s: %s", self.path, err) end
-  return rows
+-- each table's methods (results/store/<table>.lua)
+for _, t in ipairs(TABLES) do
+  for name, fn in pairs(t.methods) do Store[name] = fn end
 end
 
 local OPEN_OPTIONS = { create = true, readonly = true, busy_timeout_ms = true }
@@ -481,323 +363,6 @@ function M.read(path, fn, opts)
       return true, table.unpack(res, 2, res.n)
     end
   end
-end
-
--- ---- runs ----
-
-local function decode_run(self, r)
-  if not r then return nil end
-  for _, c in ipairs{ "command", "config", "device" } do dec(self, r, "run", c) end
-  return r
-end
-
--- begin_run{command=, config=, config_hash=, device=, versions = {driver=, runtime=, nvrtc=},
---           kreach_version=, kreach_revision=} -> run id
-function Store:begin_run(r)
-  need(r, "config_hash", "string", "begin_run")
-  local v = r.versions or {}
-  local kv, krev = core.version:match("^(%S+)%s*%(?([^)]*)%)?")
-  exec(self, [[INSERT INTO runs(started_at, status, command, config, config_hash, device,
-      driver_version, runtime_version, nvrtc_version, kreach_version, kreach_revision, hostname, pid)
-      VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)]],
-    now(), enc(r.command), enc(r.config), r.config_hash, enc(r.device), cuda_int(v.driver),
-    cuda_int(v.runtime), v.nvrtc and tostring(v.nvrtc) or nil, r.kreach_version or kv,
-    r.kreach_revision or (krev ~= "" and krev or nil), hostname(), pid())
-  return self.sql:last_insert_rowid()
-end
-
-local RUN_END = { finished = true, failed = true }
-
-function Store:finish_run(run_id, status)
-  need_id(run_id, "finish_run")
-  if not RUN_END[status] then
-    error(("finish_run: status must be 'finished' or 'failed' (got %s)"):format(tostring(status)), 2)
-  end
-  if exec(self, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", status, now(), run_id) == 0 then
-    error(("finish_run: no run %d in %s"):format(run_id, self.path), 2)
-  end
-end
-
-function Store:get_run(run_id)
-  need_id(run_id, "get_run")
-  return decode_run(self, query(self, "SELECT * FROM runs WHERE id = ?", run_id)[1])
-end
-
--- latest_run{config_hash=, status=} -> the newest matching run, or nil
-function Store:latest_run(q)
-  need(q, "config_hash", "string", "latest_run")
-  local rows
-  if q.status then
-    rows = query(self, "SELECT * FROM runs WHERE config_hash = ? AND status = ? ORDER BY id DESC LIMIT 1",
-      q.config_hash, q.status)
-  else
-    rows = query(self, "SELECT * FROM runs WHERE config_hash = ? ORDER BY id DESC LIMIT 1", q.config_hash)
-  end
-  return decode_run(self, rows[1])
-end
-
--- runs() -> every run, in id order
-function Store:runs()
-  local rows = query(self, "SELECT * FROM runs ORDER BY id")
-  for _, r in ipairs(rows) do decode_run(self, r) end
-  return rows
-end
-
--- reopen_run(id): a resumed run is 'running' again, under this process
-function Store:reopen_run(run_id)
-  need_id(run_id, "reopen_run")
-  if exec(self, "UPDATE runs SET status = 'running', finished_at = NULL, pid = ?, hostname = ? WHERE id = ?",
-      pid(), hostname(), run_id) == 0 then
-    error(("reopen_run: no run %d in %s"):format(run_id, self.path), 2)
-  end
-end
-
--- ---- problems and candidates ----
-
-function Store:problem_ref(p)
-  need(p, "name", "string", "problem_ref")
-  need(p, "file_hash", "string", "problem_ref")
-  exec(self, [[INSERT INTO problems(suite, problem_id, name, path, file_hash) VALUES (?, ?, ?, ?, ?)
-      ON CONFLICT(name, file_hash) DO NOTHING]], p.suite, p.problem_id, p.name, p.path, p.file_hash)
-  return query(self, "SELECT id FROM problems WHERE name = ? AND file_hash = ?", p.name, p.file_hash)[1].id
-end
-
-function Store:candidate_ref(c)
-  need(c, "hash", "string", "candidate_ref")
-  need(c, "source", "string", "candidate_ref")
-  exec(self, [[INSERT INTO candidates(hash, path, name, source, origin) VALUES (?, ?, ?, ?, ?)
-      ON CONFLICT(hash) DO NOTHING]], c.hash, c.path, c.name, c.source, enc(c.origin))
-  return query(self, "SELECT id FROM candidates WHERE hash = ?", c.hash)[1].id
-end
-
--- ---- evaluations ----
-
--- record_evaluation(e) -> id: the problem and candidate rows and the evaluation (a record of
--- kreach.results.evaluation: its columns are that module's), in one transaction, committed before it
--- returns (inside a caller's transaction it joins that one). e.problem and e.candidate (nil for
--- a baseline timed alone) are the rows it refers to.
-function Store:record_evaluation(e)
-  need_id(e.run_id, "record_evaluation: run_id")
-  if type(e.problem) ~= "table" then error("record_evaluation: 'problem' must be a table", 2) end
-  if e.candidate ~= nil and type(e.candidate) ~= "table" then
-    error("record_evaluation: 'candidate' must be a table or nil", 2)
-  end
-  need(e, "eval_key", "string", "record_evaluation")
-  need(e, "dtype", "string", "record_evaluation")
-  need(e, "verdict", "string", "record_evaluation")
-  return self:transaction(function()
-    local row = setmetatable({ problem_ref = self:problem_ref(e.problem),
-                               candidate_ref = e.candidate and self:candidate_ref(e.candidate) or nil },
-                             { __index = e })
-    if row.finished_at == nil then row.finished_at = now() end
-    local sql, values, n = evaluation.insert_sql(row)
-    exec(self, sql, table.unpack(values, 1, n))
-    return self.sql:last_insert_rowid()
-  end)
-end
-
-local EVAL_SELECT = evaluation.select_sql()
-
--- What each kind of field reads as from SQLite (a NULL is nil, and always fine).
-local KIND_OK = {
-  integer = function(v) return math.type(v) == "integer" end,
-  real = function(v) return type(v) == "number" end,
-  bool = function(v) return type(v) == "number" end,
-  text = function(v) return type(v) == "string" end,
-  json = function(v) return type(v) == "string" end,
-}
-
--- An evaluation row as kreach.results.evaluation decodes it; a field that does not read as its kind
--- (JSON that does not decode, a text where a number belongs) is left out, and noted.
-local function decode_eval(self, r)
-  if not r then return nil end
-  for _, f in ipairs(evaluation.FIELDS) do
-    local v = r[f.name]
-    if v ~= nil and not KIND_OK[f.kind](v) then
-      r[f.name] = nil
-      damage(self, "evaluation", r.id, f.name, ("a %s where %s %s belongs"):format(math.type(v) or type(v),
-        f.kind == "integer" and "an" or "a", f.kind == "json" and "JSON text" or f.kind))
-    end
-  end
-  return evaluation.decode(r, function(name, why) damage(self, "evaluation", r.id, name, why) end)
-end
-
--- find_evaluation(eval_key) -> the newest evaluation with this key, or nil
-function Store:find_evaluation(key)
-  if type(key) ~= "string" then error("find_evaluation: eval_key must be a string", 2) end
-  return decode_eval(self, query(self, EVAL_SELECT .. " WHERE e.eval_key = ? ORDER BY e.id DESC LIMIT 1", key)[1])
-end
-
--- evaluations{run_id=, eval_keys={...}} -> decoded rows in id order
-function Store:evaluations(q)
-  q = q or {}
-  local where, args = {}, {}
-  if q.run_id ~= nil then
-    need_id(q.run_id, "evaluations: run_id")
-    where[#where + 1] = "e.run_id = ?"
-    args[#args + 1] = q.run_id
-  end
-  if q.eval_keys ~= nil then
-    if type(q.eval_keys) ~= "table" then error("evaluations: eval_keys must be a list", 2) end
-    where[#where + 1] = "e.eval_key IN (SELECT value FROM json_each(?))"
-    args[#args + 1] = json.encode(#q.eval_keys > 0 and q.eval_keys or {})
-  end
-  local sql = EVAL_SELECT .. (#where > 0 and (" WHERE " .. table.concat(where, " AND ")) or "") .. " ORDER BY e.id"
-  local rows = query(self, sql, table.unpack(args, 1, #args))
-  for _, r in ipairs(rows) do decode_eval(self, r) end
-  return rows
-end
-
--- ---- calibrations ----
-
-function Store:save_calibration(c)
-  need(c, "device_uuid", "string", "save_calibration")
-  exec(self, [[INSERT INTO calibrations(device_uuid, device_name, measured_at, driver_version,
-      copy_bytes_per_s, flops_per_s, details) VALUES (?, ?, ?, ?, ?, ?, ?)]],
-    c.device_uuid, c.device_name, c.measured_at or now(), cuda_int(c.driver_version),
-    c.copy_bytes_per_s, enc(c.flops_per_s), enc(c.details))
-  return self.sql:last_insert_rowid()
-end
-
-function Store:calibration(uuid)
-  if type(uuid) ~= "string" then error("calibration: a device uuid string expected", 2) end
-  local r = query(self, "SELECT * FROM calibrations WHERE device_uuid = ? ORDER BY id DESC LIMIT 1", uuid)[1]
-  if r then dec(self, r, "calibration", "flops_per_s"); dec(self, r, "calibration", "details") end
-  return r
-end
-
--- ---- profiles ----
-
-local function decode_profile(self, r)
-  for _, c in ipairs{ "command", "knobs", "device", "meta" } do dec(self, r, "profile", c) end
-  -- the window as kreach.profile.trace has it: {start_ns, end_ns}
-  if r.window_start_ns or r.window_end_ns then r.window = { r.window_start_ns, r.window_end_ns } end
-  return r
-end
-
--- save_profile(trace) -> id: the profile and all its kernels, memory operations and ranges, in
--- one transaction. trace.window is {start_ns, end_ns} ({start_ns =, end_ns =} is read too).
-function Store:save_profile(t)
-  need(t, "source", "string", "save_profile")
-  local w = t.window or {}
-  return self:transaction(function()
-    exec(self, [[INSERT INTO profiles(created_at, source, command, workload, knobs, device, wall_s,
-        window_start_ns, window_end_ns, dropped, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)]],
-      t.created_at or now(), t.source, enc(t.command), t.workload, enc(t.knobs), enc(t.device), t.wall_s,
-      w.start_ns or w[1], w.end_ns or w[2], t.dropped, enc(t.meta))
-    local id = self.sql:last_insert_rowid()
-    local db = self.sql
-    local function put(sql, ...)
-      local ok, err = db:exec(sql, ...)
-      if not ok then error(("%s: %s"):format(self.path, err), 0) end
-    end
-    for i, k in ipairs(t.kernels or {}) do
-      if type(k.name) ~= "string" then error(("save_profile: kernel %d has no name"):format(i), 0) end
-      put([[INSERT INTO profile_kernels(profile_id, name, mangled, start_ns, end_ns, device, stream,
-          grid, block, registers, shared_bytes, correlation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)]],
-        id, k.name, k.mangled, k.start_ns, k.end_ns, k.device, k.stream, enc(k.grid), enc(k.block),
-        k.registers, k.shared_bytes, k.correlation)
-    end
-    for _, m in ipairs(t.memops or {}) do
-      put([[INSERT INTO profile_memops(profile_id, kind, start_ns, end_ns, bytes, copy_kind, device, stream)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?)]], id, m.kind, m.start_ns, m.end_ns, m.bytes, m.copy_kind, m.device, m.stream)
-    end
-    for _, r in ipairs(t.ranges or {}) do
-      put("INSERT INTO profile_ranges(profile_id, name, start_ns, end_ns) VALUES (?, ?, ?, ?)",
-        id, r.name, r.start_ns, r.end_ns)
-    end
-    return id
-  end)
-end
-
--- load_profile(id) -> the trace as saved (plus id and created_at), or nil
-function Store:load_profile(id)
-  need_id(id, "load_profile")
-  local r = query(self, "SELECT * FROM profiles WHERE id = ?", id)[1]
-  if not r then return nil end
-  decode_profile(self, r)
-  local t = { id = r.id, created_at = r.created_at, source = r.source, command = r.command,
-              workload = r.workload, knobs = r.knobs, device = r.device, wall_s = r.wall_s,
-              window = r.window, dropped = r.dropped, meta = r.meta }
-  t.kernels = query(self, [[SELECT name, mangled, start_ns, end_ns, device, stream, grid, block, registers,
-      shared_bytes, correlation FROM profile_kernels WHERE profile_id = ? ORDER BY rowid]], id)
-  local what = ("profile %d kernel"):format(id)
-  for i, k in ipairs(t.kernels) do
-    dec(self, k, what, "grid", i)
-    dec(self, k, what, "block", i)
-  end
-  t.memops = query(self, [[SELECT kind, start_ns, end_ns, bytes, copy_kind, device, stream
-      FROM profile_memops WHERE profile_id = ? ORDER BY rowid]], id)
-  t.ranges = query(self, "SELECT name, start_ns, end_ns FROM profile_ranges WHERE profile_id = ? ORDER BY rowid", id)
-  return t
-end
-
--- profiles() -> the profile rows (decoded, with n_kernels), in id order
-function Store:profiles()
-  local rows = query(self, [[SELECT p.*, (SELECT count(*) FROM profile_kernels k WHERE k.profile_id = p.id)
-      AS n_kernels FROM profiles p ORDER BY p.id]])
-  for _, r in ipairs(rows) do decode_profile(self, r) end
-  return rows
-end
-
-
--- ---- generations (kreach generate) ----
-
-local GEN_COLUMNS = { "key", "created_at", "model", "provider", "config_hash", "suite", "problem_id", "problem_name",
-                      "sample", "turn", "format", "prompt", "request", "response", "status", "error", "reply",
-                      "finish", "request_id", "input_tokens", "output_tokens", "cost_usd", "latency_s", "retries",
-                      "attempts", "candidate_file", "candidate_hash" }
-
--- save_generation(g) -> id: a request and its outcome, replacing an earlier one with the same
--- key (--refresh). g.request is a table (JSON-encoded here) that must not hold the API key.
-function Store:save_generation(g)
-  need(g, "key", "string", "save_generation")
-  need(g, "prompt", "string", "save_generation")
-  need(g, "status", "string", "save_generation")
-  local vals = {}
-  for i, c in ipairs(GEN_COLUMNS) do
-    local v = g[c]
-    if c == "request" then v = enc(v) end
-    if c == "created_at" then v = v or now() end
-    vals[i] = v
-  end
-  local marks = {}
-  for i = 1, #GEN_COLUMNS do marks[i] = "?" end
-  return self:transaction(function()
-    exec(self, "DELETE FROM generations WHERE key = ?", g.key)
-    exec(self, ("INSERT INTO generations(%s) VALUES (%s)"):format(table.concat(GEN_COLUMNS, ", "), table.concat(marks, ", ")),
-      table.unpack(vals, 1, #GEN_COLUMNS))
-    return self.sql:last_insert_rowid()
-  end)
-end
-
--- find_generation(key) -> the stored generation with this key (request decoded), or nil
-function Store:find_generation(key)
-  if type(key) ~= "string" then error("find_generation: key must be a string", 2) end
-  local r = query(self, "SELECT * FROM generations WHERE key = ?", key)[1]
-  if r then dec(self, r, "generation", "request") end
-  return r
-end
-
--- generation_list() -> what `kreach results generations` lists: each stored generation's
--- columns without the texts (no prompt, request, response or reply), in id order; {} for a
--- database of a version before the generations table (2). Read-only.
-local GEN_LIST_COLUMNS = { "id", "key", "created_at", "model", "provider", "suite", "problem_id", "problem_name",
-                           "sample", "turn", "format", "status", "error", "finish", "input_tokens", "output_tokens",
-                           "cost_usd", "latency_s", "retries", "attempts", "candidate_file", "candidate_hash" }
-function Store:generation_list()
-  if not query(self, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'generations'")[1] then return {} end
-  return query(self, ("SELECT %s FROM generations ORDER BY id"):format(table.concat(GEN_LIST_COLUMNS, ", ")))
-end
-
--- generations{model =} -> the stored generations, in id order (request decoded)
-function Store:generations(q)
-  q = q or {}
-  local rows
-  if q.model then rows = query(self, "SELECT * FROM generations WHERE model = ? ORDER BY id", q.model)
-  else rows = query(self, "SELECT * FROM generations ORDER BY id") end
-  for _, r in ipairs(rows) do dec(self, r, "generation", "request") end
-  return rows
 end
 
 return M
