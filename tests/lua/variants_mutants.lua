@@ -299,27 +299,27 @@ return {
     old = "for (i64 r = warp; r < rows; r += nwarps) {",
     new = "for (i64 r = warp; r < rows; r += nwarps + 1) {",
     specs = { "variants_values" }, env = V("sdpa_chunks"), host_values = "passes" },
-  { id = "conv_direct_v_acc", file = "scripts/kreach/ops/conv.lua",
+  { id = "conv_direct_v_acc", file = "scripts/kreach/ops/conv/direct.lua",
     what = "the direct convolution writes its first output for every output of a thread",
     old = "if (ow < OW) yr[ow] = st<T>(acc[u][v] + bv);",
     new = "if (ow < OW) yr[ow] = st<T>(acc[u][v > 0 ? 0 : v] + bv);",
     specs = { "variants_values" }, env = V("conv_direct_v2"), host_values = "passes" },
-  { id = "conv_direct_transposed_v", file = "scripts/kreach/ops/conv.lua",
+  { id = "conv_direct_transposed_v", file = "scripts/kreach/ops/conv/direct.lua",
     what = "the direct transposed convolution's second and later outputs of a thread read one column early",
     old = "              const int t = ow + p3 - c * e3;",
     new = "              const int t = ow + p3 - c * e3 - (v > 0);",
     specs = { "variants_values" }, env = V("convt_direct_v4"), host_values = "passes" },
-  { id = "conv_direct_co_weight", file = "scripts/kreach/ops/conv.lua",
+  { id = "conv_direct_co_weight", file = "scripts/kreach/ops/conv/direct.lua",
     what = "the direct convolution multiplies every channel of a thread by the first's weight",
     old = "for (int u = 0; u < CO; u++) acc[u][v] += xv * wv[u];",
     new = "for (int u = 0; u < CO; u++) acc[u][v] += xv * wv[0];",
     specs = { "variants_values" }, env = V("conv_direct_v2"), host_values = "fails" },
-  { id = "conv_gemm_tn8", file = "scripts/kreach/ops/conv.lua",
+  { id = "conv_gemm_tn8", file = "scripts/kreach/ops/conv/gemm.lua",
     what = "conv_gemm's 8-wide column tile takes b1.y for b[4]",
     old = "b[4] = b1.x; b[5] = b1.y; b[6] = b1.z; b[7] = b1.w;",
     new = "b[4] = b1.y; b[5] = b1.y; b[6] = b1.z; b[7] = b1.w;",
     specs = { "variants_values" }, env = V("conv_33"), host_values = "passes" },
-  { id = "conv_gemm_tn4", file = "scripts/kreach/ops/conv.lua",
+  { id = "conv_gemm_tn4", file = "scripts/kreach/ops/conv/gemm.lua",
     what = "conv_gemm's 4-wide column tile takes b0.z for b[3]",
     old = [=[} else if constexpr (TN == 4) {
           const float4 b0 = *reinterpret_cast<const float4 *>(&Bs[cur][kk][tn * 4]);
@@ -328,7 +328,7 @@ return {
           const float4 b0 = *reinterpret_cast<const float4 *>(&Bs[cur][kk][tn * 4]);
           b[0] = b0.x; b[1] = b0.y; b[2] = b0.z; b[3] = b0.z;]=],
     specs = { "variants_values" }, env = V("conv_17"), host_values = "passes" },
-  { id = "conv_gemm_mtiles", file = "scripts/kreach/ops/conv.lua",
+  { id = "conv_gemm_mtiles", file = "scripts/kreach/ops/conv/gemm.lua",
     what = "conv_gemm's row tiles start BM - 1 apart",
     old = [=[    const i64 m0 = (i64)blockIdx.x * BM;
     if (m0 >= t.Mp) continue; /* the whole block */
@@ -345,12 +345,12 @@ return {
 
     /* the output position]=],
     specs = { "variants_values" }, env = V("conv_mtiles"), host_values = "passes" },
-  { id = "conv_gemm_ntiles", file = "scripts/kreach/ops/conv.lua",
+  { id = "conv_gemm_ntiles", file = "scripts/kreach/ops/conv/gemm.lua",
     what = "conv_gemm writes a column tile's channels at half its offset",
     old = "        const int c = t.g * Cout_g + co;",
     new = "        const int c = t.g * Cout_g + co - n0 / 2;",
     specs = { "variants_values" }, env = V("conv_65"), host_values = "passes" },
-  { id = "conv_mma_mtiles", file = "scripts/kreach/ops/conv.lua",
+  { id = "conv_mma_mtiles", file = "scripts/kreach/ops/conv/gemm.lua",
     what = "conv_mma's row tiles start BM - 1 apart",
     old = [=[    const i64 m0 = (i64)blockIdx.x * BM;
     if (m0 >= t.Mp) continue; /* the whole block */
@@ -367,27 +367,27 @@ return {
 
     const int am]=],
     specs = { "variants_values" }, env = V("conv_mtiles"), host_values = "passes" },
-  { id = "conv_mma_ntiles", file = "scripts/kreach/ops/conv.lua",
+  { id = "conv_mma_ntiles", file = "scripts/kreach/ops/conv/gemm.lua",
     what = "conv_mma writes a column tile's channels at half its offset",
     old = "if (co < Cout_g) y[yo + (i64)(t.g * Cout_g + co) * Otot] = Cs[r][am];",
     new = "if (co < Cout_g) y[yo + (i64)(t.g * Cout_g + co - n0 / 2) * Otot] = Cs[r][am];",
     specs = { "variants_values" }, env = V("conv_129"), host_values = "passes" },
-  { id = "conv_mma_wm_128", file = "scripts/kreach/ops/conv.lua",
+  { id = "conv_mma_wm_128", file = "scripts/kreach/ops/conv/gemm.lua",
     what = "conv_mma's tile rows past the second 16 of a warp written over the first",
     old = "const int ml = wm0 + i * 16 + gid + (e >= 2 ? 8 : 0);",
     new = "const int ml = wm0 + (i & 1) * 16 + gid + (e >= 2 ? 8 : 0);",
     specs = { "variants_values" }, env = V("conv_65"), host_values = "passes" },
-  { id = "conv_mma_wn_64", file = "scripts/kreach/ops/conv.lua",
+  { id = "conv_mma_wn_64", file = "scripts/kreach/ops/conv/gemm.lua",
     what = "conv_mma's tile columns past the second 8 of a warp written over the first",
     old = "const int nl = wn0 + j * 8 + tig * 2 + (e & 1);",
     new = "const int nl = wn0 + (j & 1) * 8 + tig * 2 + (e & 1);",
     specs = { "variants_values" }, env = V("conv_33"), host_values = "passes" },
-  { id = "conv_mma_wm_64x32", file = "scripts/kreach/ops/conv.lua",
+  { id = "conv_mma_wm_64x32", file = "scripts/kreach/ops/conv/gemm.lua",
     what = "conv_mma's tile rows past the first 16 of a warp written over them",
     old = "const int ml = wm0 + i * 16 + gid + (e >= 2 ? 8 : 0);",
     new = "const int ml = wm0 + (i & 0) * 16 + gid + (e >= 2 ? 8 : 0);",
     specs = { "variants_values" }, env = V("conv_17"), host_values = "passes" },
-  { id = "conv_gemm_z_loop", file = "scripts/kreach/ops/conv.lua",
+  { id = "conv_gemm_z_loop", file = "scripts/kreach/ops/conv/gemm.lua",
     what = "conv_gemm skips a (group, phase) when a block loops over them",
     old = [=[  const int tid = threadIdx.x;
   const i64 DHW = (i64)D * H * W, Otot = (i64)OD * OH * OW;
@@ -396,7 +396,7 @@ return {
   const i64 DHW = (i64)D * H * W, Otot = (i64)OD * OH * OW;
   for (int z = blockIdx.z; z < nz; z += gridDim.z + 1) {]=],
     specs = { "variants_values" }, env = V("convt_z_loop"), host_values = "passes" },
-  { id = "conv_mma_z_loop", file = "scripts/kreach/ops/conv.lua",
+  { id = "conv_mma_z_loop", file = "scripts/kreach/ops/conv/gemm.lua",
     what = "conv_mma skips a (group, phase) when a block loops over them",
     old = [=[  const int wm0 = (wid % WGM) * WM, wn0 = (wid / WGM) * WN;
   const i64 DHW = (i64)D * H * W, Otot = (i64)OD * OH * OW;
@@ -405,7 +405,7 @@ return {
   const i64 DHW = (i64)D * H * W, Otot = (i64)OD * OH * OW;
   for (int z = blockIdx.z; z < nz; z += gridDim.z + 1) {]=],
     specs = { "variants_values" }, env = V("convt_z_loop"), host_values = "passes" },
-  { id = "conv_pack_loop", file = "scripts/kreach/ops/conv.lua",
+  { id = "conv_pack_loop", file = "scripts/kreach/ops/conv/gemm.lua",
     what = "conv_pack skips a weight when a thread loops over several",
     old = "       e += (i64)gridDim.x * blockDim.x) {",
     new = "       e += (i64)gridDim.x * blockDim.x + 1) {",
