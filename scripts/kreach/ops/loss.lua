@@ -9,9 +9,10 @@
 -- chain exists anywhere (fp64 adds cost nothing next to the memory traffic). Semantics are
 -- PyTorch's, NaN propagation included (clamp(min=0) keeps a NaN, unlike fmax).
 local core = require "kreach.core"
+local snippets = require "kreach.ops.snippets"
 local tensor = require "kreach.core.tensor"
 
-local SRC = [==[
+local SRC = snippets.LD_PACK .. snippets.ONLINE_SOFTMAX .. [==[
 enum { MSE, SMOOTH_L1, KL_DIV, HINGE };
 
 /* The pointwise loss of prediction x and target y; a and b are the op's parameters (smooth L1:
@@ -37,10 +38,6 @@ template <int OP, typename A> __device__ __forceinline__ A pair_op(A x, A y, A a
   }
   if (OP == HINGE) { A v = (A)1 - x * y; return v < (A)0 ? (A)0 : v; }
   return x;
-}
-
-template <typename T> __device__ __forceinline__ Pack<T> ld_pack(const T *p) {
-  return *reinterpret_cast<const Pack<T> *>(p);
 }
 
 /* partial[block] = sum of pair_op over this block's share of n elements (grid-stride, two packs
@@ -100,22 +97,6 @@ pair_sum(const T *__restrict__ x, const T *__restrict__ y, i64 n, i64 cols, doub
   }
   acc = block_sum(acc, scratch);
   if (threadIdx.x == 0) partial[blockIdx.x] = acc;
-}
-
-/* Online log-sum-exp state: the running maximum m and the sum s of exp(x - m). */
-template <typename A> __device__ __forceinline__ void lse_merge(A &m, A &s, A om, A os) {
-  A nm = kmax(m, om);
-  if (nm == -kinf<A>()) return; /* both empty: exp(-inf - -inf) would be NaN */
-  s = s * kexp(m - nm) + os * kexp(om - nm);
-  m = nm;
-}
-template <typename A, int N> __device__ __forceinline__ void lse_add(A &m, A &s, const A *v) {
-  A pm = v[0];
-#pragma unroll
-  for (int k = 1; k < N; k++) pm = kmax(pm, v[k]);
-  if (pm > m) { s = m == -kinf<A>() ? (A)0 : s * kexp(m - pm); m = pm; }
-#pragma unroll
-  for (int k = 0; k < N; k++) s += kexp(v[k] - m); /* a NaN makes s NaN */
 }
 
 /* Cross entropy of an N x C matrix of logits: row_loss[r] = logsumexp(row) - row[target[r]],

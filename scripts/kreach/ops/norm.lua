@@ -18,6 +18,7 @@
 -- its map pass is compute-bound in bf16 with a division. RMS norm reduces over channels of
 -- NCHW (a strided column per thread, held in registers) and has its own kernel.
 local core = require "kreach.core"
+local snippets = require "kreach.ops.snippets"
 local tensor = require "kreach.core.tensor"
 
 local SRC = [==[
@@ -89,20 +90,7 @@ template <int F, typename A> __device__ __forceinline__ Stat<F, A> shfl_down(con
   return r;
 }
 
-/* Merges the states of a 1-D block (blockDim.x a multiple of 32); the result is thread 0's. */
-template <int F, typename A> __device__ Stat<F, A> block_merge(Stat<F, A> s, Stat<F, A> *sh) {
-  int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) s.merge(shfl_down(s, o));
-  if (lane == 0) sh[w] = s;
-  __syncthreads();
-  if (w == 0) {
-    if (lane < nw) s = sh[lane]; else s.init();
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s.merge(shfl_down(s, o));
-  }
-  return s;
-}
+]==] .. snippets.BLOCK_MERGE .. [==[
 
 /* The statistics of p[0, n) over the threads of a block: the unaligned head and the tail one
  * element at a time, the 16-byte aligned body as packs (VEC), four chains a thread. */
