@@ -271,7 +271,9 @@ local function instantiate(T)
   return inst
 end
 
-local function install(lib, K)
+-- What the losses share (K: the operators' kit): their program, the resident blocks of a kernel,
+-- the finish of a mean, and the mean of a pointwise loss (pair_mean).
+local function helpers(K)
   local function prog(dtype) return K.program("loss", SRC, dtype, instantiate) end
   local function pack_elems(dtype) return 16 // tensor.dtype_size(dtype) end
 
@@ -322,7 +324,12 @@ local function install(lib, K)
     partial:free()
     return out
   end
+  return { prog = prog, pack_elems = pack_elems, resident_blocks = resident_blocks, finish = finish, pair_mean = pair_mean, ONE = ONE }
+end
 
+-- the means of pointwise losses: MSE, smooth L1, KL divergence, hinge
+local function install_pointwise(lib, K, H)
+  local pair_mean, ONE = H.pair_mean, H.ONE
   -- out = mean((pred - target)^2)
   function lib.mse_loss(pred, target, out)
     local op = "mse_loss"
@@ -381,7 +388,11 @@ local function install(lib, K)
     if not K.writes(out) then return out end
     return pair_mean(op, PAIR.hinge, pred, target, out, 0, 0, nil, true)
   end
+end
 
+-- cross entropy
+local function install_cross_entropy(lib, K, H)
+  local prog, pack_elems, finish, ONE = H.prog, H.pack_elems, H.finish, H.ONE
   -- out = F.cross_entropy(logits, targets): mean over rows of logsumexp(row) - row[target],
   -- logits (N, C), targets (N,) i64 class indices; rows whose target is ignore_index (default
   -- -100, PyTorch's) are left out of the sum and of the count.
@@ -432,7 +443,11 @@ local function install(lib, K)
     count_r:free()
     return out
   end
+end
 
+-- the triplet margin loss
+local function install_triplet(lib, K, H)
+  local prog, pack_elems, finish, ONE = H.prog, H.pack_elems, H.finish, H.ONE
   -- out = nn.TripletMarginLoss(margin, p, eps, swap=False)(anchor, positive, negative), mean:
   -- per row clamp_min(margin + ||a - p + eps||_p - ||a - n + eps||_p, 0), rows of (N, D)
   function lib.triplet_margin_loss(anchor, positive, negative, out, margin, p, eps)
@@ -475,6 +490,13 @@ local function install(lib, K)
     loss_r:free()
     return out
   end
+end
+
+local function install(lib, K)
+  local H = helpers(K)
+  install_pointwise(lib, K, H)
+  install_cross_entropy(lib, K, H)
+  install_triplet(lib, K, H)
 end
 
 -- the size-selected paths (kreach.ops' header)
