@@ -209,7 +209,8 @@ local function pow2_at_least(n)
   return p
 end
 
-local function install(lib, K)
+-- The reduction every operator runs (K: the operators' kit).
+local function make_reduce(K)
   local sms
   local function sm_count()
     sms = sms or core.device().sm_count
@@ -318,7 +319,11 @@ local function install(lib, K)
     if arg then pi:free() end
     return y
   end
+  return reduce
+end
 
+local function install(lib, K)
+  local reduce = make_reduce(K)
   -- y = reduction of x over dimension `dim` (1-based; negative counts from the end). y has x's
   -- shape with that dimension removed or kept as 1 (any shape with that many elements is
   -- accepted); its dtype is x's, or i64 for argmax/argmin.
