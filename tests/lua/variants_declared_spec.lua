@@ -74,7 +74,9 @@ describe("the operators' declared variants", function()
     local known = {}
     for _, v in ipairs(ops.variants()) do known[v.id] = v end
     for _, fam in ipairs(ops.families) do
-      local f = assert(io.open(("%s/scripts/kreach/ops/%s.lua"):format(root, fam)))
+      -- a family is one file, ops/<family>.lua, or a directory whose entry is ops/<family>/init.lua
+      local f = io.open(("%s/scripts/kreach/ops/%s.lua"):format(root, fam))
+        or assert(io.open(("%s/scripts/kreach/ops/%s/init.lua"):format(root, fam)))
       local src = f:read("a")
       f:close()
       for named in src:gmatch('K%.variant%("([%w_]+)"') do

@@ -10,21 +10,9 @@
 -- computes in fp32 (fp64 for the oracle).
 local tensor = require "kreach.core.tensor"
 local cublas = require "kreach.core.cublas"
+local snippets = require "kreach.ops.snippets"
 
-local SRC = [==[
-template <typename T> __device__ __forceinline__ Pack<T> ld_pack(const T *p) {
-  return *reinterpret_cast<const Pack<T> *>(p);
-}
-
-/* Online softmax state: the running maximum m and the sum s of exp(x - m). */
-template <typename A, int N> __device__ __forceinline__ void online_add(A &m, A &s, const A *v) {
-  A pm = v[0];
-#pragma unroll
-  for (int k = 1; k < N; k++) pm = kmax(pm, v[k]);
-  if (pm > m) { s = m == -kinf<A>() ? (A)0 : s * kexp(m - pm); m = pm; }
-#pragma unroll
-  for (int k = 0; k < N; k++) s += kexp(v[k] - m); /* a NaN makes s NaN */
-}
+local SRC = snippets.LD_PACK .. snippets.ONLINE_SOFTMAX .. [==[
 
 /* Softmax along rows of a rows x cols matrix, in place; one warp a row (grid-stride). A lane's
  * share of a row of at most U * 32 * N values (CACHED) stays in registers: the maximum,
@@ -103,13 +91,12 @@ __global__ void __launch_bounds__(256) softmax_rows(T *__restrict__ x, i64 rows,
       }
 #pragma unroll
       for (int u = 0; u < U; u++)
-        if (c0 + u * gstep < cols) online_add<A, N>(m, s, v[u]);
+        if (c0 + u * gstep < cols) lse_add<A, N>(m, s, v[u]);
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
       A om = __shfl_xor_sync(0xffffffffu, m, o), os = __shfl_xor_sync(0xffffffffu, s, o);
-      A nm = kmax(m, om);
-      if (nm != -kinf<A>()) { s = s * kexp(m - nm) + os * kexp(om - nm); m = nm; }
+      lse_merge(m, s, om, os);
     }
     for (i64 c = (i64)lane * N; c < cols; c += gstep) {
       if (VEC) {

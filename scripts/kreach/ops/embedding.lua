@@ -317,7 +317,8 @@ end
 
 local MODES = { sum = true, mean = true }
 
-local function install(lib, K)
+-- embedding_bag
+local function install_bag(lib, K)
   local OP = "embedding_bag"
   -- embedding_bag(weight, indices, offsets, out [, opts]): out = embedding_bag(indices, weight,
   -- offsets, mode = opts.mode or "sum", per_sample_weights = opts.per_sample_weights), written
@@ -375,7 +376,10 @@ local function install(lib, K)
     k{ grid = pl.grid, block = pl.block }(weight, indices, offsets or indices, psw or weight, out, bags, D, ldo, col, pl.G)
     return out
   end
+end
 
+-- rowwise_adagrad
+local function install_adagrad(lib, K)
   -- rowwise_adagrad(table, state, ids, grad, lr, eps, new_rows, new_state): row-wise Adagrad on
   -- the distinct rows ids (i64 [touched]) of table [rows, D] with states state [rows]: new_state[u]
   -- = state[ids[u]] + mean(grad[u]^2), new_rows[u] = table[ids[u]] - lr / (sqrt(new_state[u]) +
@@ -407,7 +411,10 @@ local function install(lib, K)
       touched, D, lr + 0.0, eps + 0.0)
     return new_rows
   end
+end
 
+-- the gradient of a table from a sparse one: embedding_bag_backward
+local function install_backward(lib, K)
   -- embedding_bag_backward(indices, offsets, grad_out, rows, uniq, grads, count): the gradient
   -- of embedding_bag(sum)'s table, aggregated per touched row: the touched rows in ascending
   -- order in uniq (i64 [L], the rest -1), their summed gradients in grads ([L, D], the rest 0),
@@ -475,7 +482,10 @@ local function install(lib, K)
     sums:free()
     return grads
   end
+end
 
+-- SGD's update of a table from a sparse gradient: sparse_sgd
+local function install_sgd(lib, K)
   -- sparse_sgd(table, ids, grad, lr, uniq, new_rows, count): SGD's update of an embedding table
   -- from a sparse gradient, table.index_add_(0, ids, grad, alpha = -lr), on the rows it touches:
   -- the touched rows ascending in uniq (i64 [L], the rest -1), their values after the update in
@@ -523,7 +533,10 @@ local function install(lib, K)
     offs:free()
     return new_rows
   end
+end
 
+-- the draws of rows: unique_rows, zipf_rows
+local function install_rows(lib, K)
   -- unique_rows(out, n, start): out (i64, count <= n elements) = distinct rows of a table of n
   -- rows, (start + j) * 2654435761 mod n for j = 0, 1, ... (a bijection: no row repeats).
   function lib.unique_rows(out, n, start)
@@ -565,6 +578,14 @@ local function install(lib, K)
     k{ grid = math.min(K.blocks(count, THREADS, 1), 1 << 20), block = THREADS }(u, out, count, n, alpha + 0.0)
     return out
   end
+end
+
+local function install(lib, K)
+  install_bag(lib, K)
+  install_adagrad(lib, K)
+  install_backward(lib, K)
+  install_sgd(lib, K)
+  install_rows(lib, K)
 end
 
 M.HASH_PRIME = 2654435761

@@ -9,9 +9,10 @@
 -- chain exists anywhere (fp64 adds cost nothing next to the memory traffic). Semantics are
 -- PyTorch's, NaN propagation included (clamp(min=0) keeps a NaN, unlike fmax).
 local core = require "kreach.core"
+local snippets = require "kreach.ops.snippets"
 local tensor = require "kreach.core.tensor"
 
-local SRC = [==[
+local SRC = snippets.LD_PACK .. snippets.ONLINE_SOFTMAX .. [==[
 enum { MSE, SMOOTH_L1, KL_DIV, HINGE };
 
 /* The pointwise loss of prediction x and target y; a and b are the op's parameters (smooth L1:
@@ -37,10 +38,6 @@ template <int OP, typename A> __device__ __forceinline__ A pair_op(A x, A y, A a
   }
   if (OP == HINGE) { A v = (A)1 - x * y; return v < (A)0 ? (A)0 : v; }
   return x;
-}
-
-template <typename T> __device__ __forceinline__ Pack<T> ld_pack(const T *p) {
-  return *reinterpret_cast<const Pack<T> *>(p);
 }
 
 /* partial[block] = sum of pair_op over this block's share of n elements (grid-stride, two packs
@@ -100,22 +97,6 @@ pair_sum(const T *__restrict__ x, const T *__restrict__ y, i64 n, i64 cols, doub
   }
   acc = block_sum(acc, scratch);
   if (threadIdx.x == 0) partial[blockIdx.x] = acc;
-}
-
-/* Online log-sum-exp state: the running maximum m and the sum s of exp(x - m). */
-template <typename A> __device__ __forceinline__ void lse_merge(A &m, A &s, A om, A os) {
-  A nm = kmax(m, om);
-  if (nm == -kinf<A>()) return; /* both empty: exp(-inf - -inf) would be NaN */
-  s = s * kexp(m - nm) + os * kexp(om - nm);
-  m = nm;
-}
-template <typename A, int N> __device__ __forceinline__ void lse_add(A &m, A &s, const A *v) {
-  A pm = v[0];
-#pragma unroll
-  for (int k = 1; k < N; k++) pm = kmax(pm, v[k]);
-  if (pm > m) { s = m == -kinf<A>() ? (A)0 : s * kexp(m - pm); m = pm; }
-#pragma unroll
-  for (int k = 0; k < N; k++) s += kexp(v[k] - m); /* a NaN makes s NaN */
 }
 
 /* Cross entropy of an N x C matrix of logits: row_loss[r] = logsumexp(row) - row[target[r]],
@@ -290,7 +271,9 @@ local function instantiate(T)
   return inst
 end
 
-local function install(lib, K)
+-- What the losses share (K: the operators' kit): their program, the resident blocks of a kernel,
+-- the finish of a mean, and the mean of a pointwise loss (pair_mean).
+local function helpers(K)
   local function prog(dtype) return K.program("loss", SRC, dtype, instantiate) end
   local function pack_elems(dtype) return 16 // tensor.dtype_size(dtype) end
 
@@ -341,7 +324,12 @@ local function install(lib, K)
     partial:free()
     return out
   end
+  return { prog = prog, pack_elems = pack_elems, resident_blocks = resident_blocks, finish = finish, pair_mean = pair_mean, ONE = ONE }
+end
 
+-- the means of pointwise losses: MSE, smooth L1, KL divergence, hinge
+local function install_pointwise(lib, K, H)
+  local pair_mean, ONE = H.pair_mean, H.ONE
   -- out = mean((pred - target)^2)
   function lib.mse_loss(pred, target, out)
     local op = "mse_loss"
@@ -400,7 +388,11 @@ local function install(lib, K)
     if not K.writes(out) then return out end
     return pair_mean(op, PAIR.hinge, pred, target, out, 0, 0, nil, true)
   end
+end
 
+-- cross entropy
+local function install_cross_entropy(lib, K, H)
+  local prog, pack_elems, finish, ONE = H.prog, H.pack_elems, H.finish, H.ONE
   -- out = F.cross_entropy(logits, targets): mean over rows of logsumexp(row) - row[target],
   -- logits (N, C), targets (N,) i64 class indices; rows whose target is ignore_index (default
   -- -100, PyTorch's) are left out of the sum and of the count.
@@ -451,7 +443,11 @@ local function install(lib, K)
     count_r:free()
     return out
   end
+end
 
+-- the triplet margin loss
+local function install_triplet(lib, K, H)
+  local prog, pack_elems, finish, ONE = H.prog, H.pack_elems, H.finish, H.ONE
   -- out = nn.TripletMarginLoss(margin, p, eps, swap=False)(anchor, positive, negative), mean:
   -- per row clamp_min(margin + ||a - p + eps||_p - ||a - n + eps||_p, 0), rows of (N, D)
   function lib.triplet_margin_loss(anchor, positive, negative, out, margin, p, eps)
@@ -494,6 +490,13 @@ local function install(lib, K)
     loss_r:free()
     return out
   end
+end
+
+local function install(lib, K)
+  local H = helpers(K)
+  install_pointwise(lib, K, H)
+  install_cross_entropy(lib, K, H)
+  install_triplet(lib, K, H)
 end
 
 -- the size-selected paths (kreach.ops' header)

@@ -18,6 +18,7 @@
 -- its map pass is compute-bound in bf16 with a division. RMS norm reduces over channels of
 -- NCHW (a strided column per thread, held in registers) and has its own kernel.
 local core = require "kreach.core"
+local snippets = require "kreach.ops.snippets"
 local tensor = require "kreach.core.tensor"
 
 local SRC = [==[
@@ -89,20 +90,7 @@ template <int F, typename A> __device__ __forceinline__ Stat<F, A> shfl_down(con
   return r;
 }
 
-/* Merges the states of a 1-D block (blockDim.x a multiple of 32); the result is thread 0's. */
-template <int F, typename A> __device__ Stat<F, A> block_merge(Stat<F, A> s, Stat<F, A> *sh) {
-  int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) s.merge(shfl_down(s, o));
-  if (lane == 0) sh[w] = s;
-  __syncthreads();
-  if (w == 0) {
-    if (lane < nw) s = sh[lane]; else s.init();
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s.merge(shfl_down(s, o));
-  }
-  return s;
-}
+]==] .. snippets.BLOCK_MERGE .. [==[
 
 /* The statistics of p[0, n) over the threads of a block: the unaligned head and the tail one
  * element at a time, the 16-byte aligned body as packs (VEC), four chains a thread. */
@@ -388,7 +376,9 @@ local function pow2_at_least(n)
 end
 local function clamp(v, lo, hi) return math.max(lo, math.min(hi, v)) end
 
-local function install(lib, K)
+-- The schemes every operator runs through (K: the operators' kit): prog, the fused rows scheme
+-- and the split one (run_split), and by_rows, which picks between them.
+local function runners(K)
   local sms
   local function sm_count()
     sms = sms or core.device().sm_count
@@ -494,7 +484,12 @@ local function install(lib, K)
     if threads then run_rows(f, aff, threads, x, y, w, bias, rows, R, eps)
     else run_split(f, aff, x, y, w, bias, rows, R, { kind = "plane" }, eps) end
   end
+  return { prog = prog, run_split = run_split, by_rows = by_rows }
+end
 
+-- softmax and log_softmax
+local function install_softmax(lib, K, S)
+  local by_rows = S.by_rows
   -- The checks below sit in each operator (or in a function it tail-calls), never in a helper
   -- of its own: K's errors name the caller of the function that raises, which must be the
   -- problem's reference.
@@ -516,9 +511,14 @@ local function install(lib, K)
   -- x:dim()); y may be x.
   function lib.softmax(x, y, dim) return softmax("softmax", F.softmax, x, y, dim) end
   function lib.log_softmax(x, y, dim) return softmax("log_softmax", F.log_softmax, x, y, dim) end
+end
 
-  local function bad_eps(eps) return type(eps) ~= "number" or eps < 0 end
+-- whether eps is a non-negative number
+local function bad_eps(eps) return type(eps) ~= "number" or eps < 0 end
 
+-- the normalisations by mean and variance: batch, instance, group and layer norm
+local function install_stat_norms(lib, K, S)
+  local by_rows, run_split = S.by_rows, S.run_split
   -- nn.BatchNorm2d in training mode: per channel (dimension 2) statistics over every other
   -- dimension, biased variance; y = (x - mean) / sqrt(var + eps) * weight + bias.
   -- (The running statistics are not updated: they do not affect the output.)
@@ -586,6 +586,38 @@ local function install(lib, K)
     return y
   end
 
+  -- nn.LayerNorm over the trailing dimensions of x that make weight's shape:
+  -- y = (x - mean) / sqrt(var + eps) * weight + bias, elementwise weight and bias.
+  function lib.layer_norm(x, weight, bias, y, eps)
+    local op = "layer_norm"
+    eps = eps or 1e-5
+    K.check_float(op, x, "x")
+    K.check_float(op, weight, "weight")
+    local ws, xs = weight.shape, x.shape
+    local lead = #xs - #ws
+    local fits = lead >= 0
+    for i = 1, #ws do if not fits or xs[lead + i] ~= ws[i] then fits = false end end
+    if not fits then
+      K.fail(op, "weight is %s but x is %s: weight's shape must be x's trailing dimensions",
+        K.shape_str(ws), K.shape_str(xs))
+    end
+    K.check_float(op, bias, "bias")
+    K.check_shape(op, bias, ws, "bias")
+    K.check_dtype(op, weight, x.dtype, "weight")
+    K.check_dtype(op, bias, x.dtype, "bias")
+    K.check_same(op, x, y, "x", "y")
+    if bad_eps(eps) then K.fail(op, "eps is %s, a non-negative number is needed", tostring(eps)) end
+    if not K.writes(y) then return y end
+    if x:numel() == 0 then return y end
+    local M = weight:numel()
+    by_rows(F.std, 2, x, y, weight, bias, x:numel() // M, M, eps)
+    return y
+  end
+end
+
+-- the normalisations by a norm: RMS, Frobenius, L1 and L2
+local function install_scaled(lib, K, S)
+  local by_rows, run_split, prog = S.by_rows, S.run_split, S.prog
   -- RMS norm over dimension 2 (the channels of NCHW), no weight:
   -- y = x / sqrt(mean(x^2, dim = 2, keepdim) + eps).
   function lib.rms_norm(x, y, eps)
@@ -636,34 +668,13 @@ local function install(lib, K)
   function lib.l1_normalize(x, y) return rows2d("l1_normalize", F.mean_abs, x, y) end
   -- y = x / ||x||_2 over dim 2 (keepdim) for a matrix x.
   function lib.l2_normalize(x, y) return rows2d("l2_normalize", F.norm2, x, y) end
+end
 
-  -- nn.LayerNorm over the trailing dimensions of x that make weight's shape:
-  -- y = (x - mean) / sqrt(var + eps) * weight + bias, elementwise weight and bias.
-  function lib.layer_norm(x, weight, bias, y, eps)
-    local op = "layer_norm"
-    eps = eps or 1e-5
-    K.check_float(op, x, "x")
-    K.check_float(op, weight, "weight")
-    local ws, xs = weight.shape, x.shape
-    local lead = #xs - #ws
-    local fits = lead >= 0
-    for i = 1, #ws do if not fits or xs[lead + i] ~= ws[i] then fits = false end end
-    if not fits then
-      K.fail(op, "weight is %s but x is %s: weight's shape must be x's trailing dimensions",
-        K.shape_str(ws), K.shape_str(xs))
-    end
-    K.check_float(op, bias, "bias")
-    K.check_shape(op, bias, ws, "bias")
-    K.check_dtype(op, weight, x.dtype, "weight")
-    K.check_dtype(op, bias, x.dtype, "bias")
-    K.check_same(op, x, y, "x", "y")
-    if bad_eps(eps) then K.fail(op, "eps is %s, a non-negative number is needed", tostring(eps)) end
-    if not K.writes(y) then return y end
-    if x:numel() == 0 then return y end
-    local M = weight:numel()
-    by_rows(F.std, 2, x, y, weight, bias, x:numel() // M, M, eps)
-    return y
-  end
+local function install(lib, K)
+  local S = runners(K)
+  install_softmax(lib, K, S)
+  install_stat_norms(lib, K, S)
+  install_scaled(lib, K, S)
 end
 
 -- the size-selected paths (kreach.ops' header)

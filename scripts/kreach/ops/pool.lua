@@ -248,27 +248,28 @@ local function rows_tile(OW, W, kw, sw, dw, n, acc_bytes)
   return tile_w, span, best.tx, best.ty, best.q
 end
 
-local function install(lib, K)
-  -- A per-dimension parameter: an integer for every spatial dimension, or a list of n; nil and
-  -- a message when it is neither.
-  local function per_dim(v, n, what)
-    if math.type(v) == "integer" then
-      local r = {}
-      for i = 1, n do r[i] = v end
-      return r
-    end
-    if type(v) ~= "table" or #v ~= n then
-      local shown = type(v) == "table" and "{" .. table.concat(v, ", ") .. "}" or tostring(v)
-      return nil, ("%s is %s, expected an integer or a list of %d integers"):format(what, shown, n)
-    end
-    for i = 1, n do
-      if math.type(v[i]) ~= "integer" then
-        return nil, ("%s[%d] is %s, not an integer"):format(what, i, tostring(v[i]))
-      end
-    end
-    return v
+-- A per-dimension parameter: an integer for every spatial dimension, or a list of n; nil and
+-- a message when it is neither.
+local function per_dim(v, n, what)
+  if math.type(v) == "integer" then
+    local r = {}
+    for i = 1, n do r[i] = v end
+    return r
   end
+  if type(v) ~= "table" or #v ~= n then
+    local shown = type(v) == "table" and "{" .. table.concat(v, ", ") .. "}" or tostring(v)
+    return nil, ("%s is %s, expected an integer or a list of %d integers"):format(what, shown, n)
+  end
+  for i = 1, n do
+    if math.type(v[i]) ~= "integer" then
+      return nil, ("%s[%d] is %s, not an integer"):format(what, i, tostring(v[i]))
+    end
+  end
+  return v
+end
 
+-- The pooling every operator runs (K: the operators' kit).
+local function make_pool(K)
   -- pool(op, n, max, x, y, k, s, p, d): checks like PyTorch's pool shape checks, then launches.
   local function pool(op, n, is_max, x, y, k, s, p, d)
     K.check_float(op, x, "x")
@@ -368,7 +369,11 @@ local function install(lib, K)
     end
     return y
   end
+  return pool
+end
 
+local function install(lib, K)
+  local pool = make_pool(K)
   -- y = max_poolNd(x) (nn.MaxPoolNd with return_indices and ceil_mode False). kernel_size,
   -- stride (default: kernel_size), padding (default 0) and dilation (default 1) are integers or
   -- lists with one entry per spatial dimension.

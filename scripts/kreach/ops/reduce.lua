@@ -10,6 +10,7 @@
 -- Semantics follow PyTorch: NaN propagates through max/min and wins argmax/argmin; among equal
 -- values the lowest index wins; mean of an empty dimension is NaN, sum is 0.
 local core = require "kreach.core"
+local snippets = require "kreach.ops.snippets"
 local tensor = require "kreach.core.tensor"
 
 local SRC = [==[
@@ -51,20 +52,7 @@ template <int OP, typename A> __device__ __forceinline__ Red<OP, A> shfl_down(Re
   return r;
 }
 
-/* Merges the states of a 1-D block (blockDim.x a multiple of 32); the result is thread 0's. */
-template <int OP, typename A> __device__ Red<OP, A> block_merge(Red<OP, A> s, Red<OP, A> *sh) {
-  int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) s.merge(shfl_down(s, o));
-  if (lane == 0) sh[w] = s;
-  __syncthreads();
-  if (w == 0) {
-    if (lane < nw) s = sh[lane]; else s.init();
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s.merge(shfl_down(s, o));
-  }
-  return s;
-}
+]==] .. snippets.BLOCK_MERGE .. [==[
 
 /* U independent states (for parallel chains), merged pairwise into s[0]. */
 template <int U, int OP, typename A> __device__ __forceinline__ void merge_all(Red<OP, A> (&s)[U]) {
@@ -221,7 +209,8 @@ local function pow2_at_least(n)
   return p
 end
 
-local function install(lib, K)
+-- The reduction every operator runs (K: the operators' kit).
+local function make_reduce(K)
   local sms
   local function sm_count()
     sms = sms or core.device().sm_count
@@ -330,7 +319,11 @@ local function install(lib, K)
     if arg then pi:free() end
     return y
   end
+  return reduce
+end
 
+local function install(lib, K)
+  local reduce = make_reduce(K)
   -- y = reduction of x over dimension `dim` (1-based; negative counts from the end). y has x's
   -- shape with that dimension removed or kept as 1 (any shape with that many elements is
   -- accepted); its dtype is x's, or i64 for argmax/argmin.
