@@ -10,12 +10,22 @@
 --                  without a GPU (a .py file's ast lint); a Lua candidate has none here (its
 --                  file is code: it is loaded only in a sealed worker, `kreach lint`'s and the
 --                  judge's), so nil
+--   lint_in_worker whether `kreach lint` judges it in a sealed worker (its file is code that
+--                  must be loaded to be linted: the Lua format) rather than with lint above
+--   open(inst, path, o) -> an opened candidate | nil, verdict: the worker side, the object the
+--                  judge (kreach.judge.check, kreach.judge.measure) drives every format through:
+--                  :bind(sets, {pool}), :call(k), :sample(k, so) (where it times itself in
+--                  another process), :check_call(vals, outs, args, lib), :release(),
+--                  :mutated(k, vals, lib), :method(), :close() (kreach.candidate.lua's open says
+--                  what each does). o = { phase, source (the bytes the worker read), build, arch,
+--                  steps (the Lua format's), python (the Python format's worker session) }
 -- The stage owns the formats and the directives of candidate sources; it may require the base
 -- modules and kreach.problem, never judge/, run/ or results/ (tests/layering.lua).
 local fs = require "kreach.core.fs"
 local kinds = require "kreach.kinds"
 local lua_format = require "kreach.candidate.lua"
 local pylint = require "kreach.candidate.pylint"
+local python_format = require "kreach.candidate.python"
 
 local M = {}
 
@@ -27,6 +37,8 @@ M.FORMATS = {
     needs_python = false,
     read = lua_format.read,
     lint = function() return nil end,
+    lint_in_worker = true,
+    open = lua_format.open,
   },
   python = {
     name = "python",
@@ -37,6 +49,8 @@ M.FORMATS = {
       return body
     end,
     lint = function(path, problem) return pylint.lint(path, problem) end,
+    lint_in_worker = false,
+    open = python_format.open_candidate,
   },
 }
 for _, k in ipairs(kinds.CANDIDATE_KINDS) do assert(M.FORMATS[k], "kreach.candidate: no format for the kind " .. k) end

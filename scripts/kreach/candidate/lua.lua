@@ -521,6 +521,75 @@ function M.call_forward(cand, k, vals, opts)
   return true
 end
 
+-- ---- the judge's side: an opened candidate ----
+-- open(inst, path, o) -> an opened candidate, or nil and a verdict: the file loaded (from
+-- o.source, the bytes the caller read, when given; else read now) and compiled (o.build, in
+-- place of kreach.core.nvrtc.build: tests give a host program; o.arch). The object the judge
+-- (kreach.judge.check, kreach.judge.measure) drives any candidate format through
+-- (kreach.candidate's open):
+--   :bind(sets, {pool =})      -> true: the kit its forward is given (scratch from pool); the
+--                                 timed calls' sets (kreach.judge.sets) it calls on
+--   :call(k)                   -> true | nil, verdict: forward on set k's cvals (measure)
+--   :check_call(vals, outs, args, lib) -> {} (mutated inputs: none beyond kreach's own hashes)
+--                                 | nil, verdict: forward on a trial's arguments `args` (its
+--                                 inputs vals, its fenced outputs outs; kreach.judge.check)
+--   :release()                 after a call (and its synchronisation): the kit's launches
+--   :mutated(k, vals, lib)     -> {} (a Lua candidate has no copies of the inputs of its own)
+--   :method()                  -> how its time was measured (the record's time_method), warnings
+--   :close()
+--   round_checks = true        its timed rounds are judged (kreach.judge.rounds)
+--   compile_ms, kernels        from the compile
+local Opened = {}
+Opened.__index = Opened
+
+M.METHOD = "kreach worker: CUDA events on kreach's stream, taken in C, the candidate's Lua sandboxed"
+
+function M.open(inst, path, o)
+  o = o or {}
+  local phase = o.phase or function() end
+  phase("load")
+  local ok, cand
+  if o.source then ok, cand = pcall(M.load_text, o.source, path)
+  else ok, cand = pcall(M.load, path) end
+  if not ok then return nil, verdict.from_candidate_error(cand) end
+  phase("compile")
+  local prog, err = (o.build or nvrtc.build){ source = cand.source, name = (path:match("([^/]+)%.lua$") or "candidate") .. ".cu",
+                                               options = cand.options, arch = o.arch }
+  if not prog then return nil, verdict.new("compile_error", err) end
+  return setmetatable({ cand = cand, prog = prog, inst = inst, steps = o.steps, round_checks = true,
+                        compile_ms = prog.compile_ms, kernels = prog.kernels }, Opened)
+end
+
+function Opened:bind(sets, b)
+  self.sets = sets
+  self.pool = b and b.pool
+  self.kit, self.ctl = M.kit(self.prog, self.pool and { pool = self.pool } or nil)
+  return true
+end
+
+function Opened:call(k)
+  local ok, err = M.call_forward(self.cand, self.kit, self.sets[k].cvals, { steps = self.steps })
+  self.ctl.release()
+  if self.pool then self.pool:release() end
+  if not ok then return nil, verdict.from_candidate_error(err) end
+  return true
+end
+
+function Opened:check_call(_, _, args)
+  if not self.kit then self:bind(nil) end
+  local ok, err = M.call_forward(self.cand, self.kit, args, { steps = self.steps })
+  if not ok then
+    self.ctl.release()
+    return nil, verdict.new("invalid_candidate", err)
+  end
+  return {}
+end
+
+function Opened:release() if self.ctl then self.ctl.release() end end
+function Opened:mutated() return {} end
+function Opened:method() return { method = M.METHOD }, {} end
+function Opened:close() self:release() end
+
 -- ---- before the GPU: compile and a dry run on shape-only tensors ----
 
 -- The line the candidate file `path` is at (its innermost running frame), for messages.
@@ -578,7 +647,9 @@ function M.lint(inst, path, opts)
   opts = opts or {}
   local phase = opts.phase or function() end
   phase("load")
-  local ok, cand = pcall(M.load, path)
+  local ok, cand
+  if opts.source then ok, cand = pcall(M.load_text, opts.source, path)
+  else ok, cand = pcall(M.load, path) end
   if not ok then return verdict.from_candidate_error(cand) end
   phase("compile")
   local prog, err = nvrtc.build{ source = cand.source, name = (path:match("([^/]+)%.lua$") or "candidate") .. ".cu",

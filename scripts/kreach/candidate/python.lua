@@ -22,6 +22,7 @@
 --     stream and the span of everything it ran on any stream, both taken in C.
 -- Its time is still measured inside the Python worker's process, next to the candidate's own
 -- code: native code from load_inline shares that process (docs/candidates.md, "Trust").
+local core = require "kreach.core"
 local fs = require "kreach.core.fs"
 local kbcandidate = require "kreach.candidate.pylint"
 local util = require "kreach.core.util"
@@ -206,5 +207,81 @@ function Runner:check_call(vals, outs, lib)
   for i, out in pairs(outs) do out.view:copy_from(mapped[i]) end
   return true, self:mutated("check", vals, lib)
 end
+
+-- ---- the judge's side: an opened candidate ----
+-- open_candidate(inst, path, o) -> the object kreach.judge.check and kreach.judge.measure drive a
+-- KernelBench-format candidate through (kreach.candidate's open; its methods are those of
+-- kreach.candidate.lua's open). o.python = { session = a kreach.pytorch session, dirs = its
+-- build directories, seal = bool, source = the file's text as the worker read it } (required),
+-- o.phase. Nothing runs until :bind, which builds ModelNew in the Python worker (after
+-- PyTorch's own models, so that a compiled model compiles before the candidate's seal).
+local Opened = {}
+Opened.__index = Opened
+
+function M.open_candidate(inst, path, o)
+  o = o or {}
+  if not o.python then error("a KernelBench-format candidate needs the Python worker (opts.python)", 3) end
+  -- its rounds are checked for changed inputs only (its last calls are judged after timing)
+  return setmetatable({ inst = inst, path = path, py = o.python, phase = o.phase or function() end,
+                        round_checks = false }, Opened)
+end
+
+-- bind(sets) -> true | nil, verdict: ModelNew built in the Python worker (self.python says how
+-- long it took, and the session's seal); with the timed calls' sets (kreach.judge.sets), their
+-- copies in the Python worker, whose output buffers become the sets' candidate outputs
+function Opened:bind(sets)
+  self.phase("load")
+  local session = self.py.session
+  local t0 = core.now()
+  local runner, v = M.open(session, self.inst, self.path, self.py)
+  self.python = { load_s = core.now() - t0, sealed = session.sealed or false, torch = session.info.torch,
+                  guarded = session.info.guarded }
+  if not runner then return nil, v end
+  self.runner = runner
+  if not sets then return true end
+  if not sets.mirrored then
+    local ok, why = sets:mirror(session)
+    if not ok then return nil, verdict.new("runtime_error", "cannot share buffers with the Python worker: " .. why) end
+  end
+  for k = 1, #sets do
+    for i, t in pairs(session:outputs(k)) do sets[k].cvals[i]:free(); sets[k].cvals[i] = t:poison() end
+  end
+  return true
+end
+
+function Opened:call(k)
+  local r, v = self.runner:call(k)
+  if not r then return nil, v end
+  return true
+end
+
+-- sample(k, {flush_bytes}) -> ms | nil, verdict: a timed call, timed in the Python worker
+function Opened:sample(k, so)
+  local r, v = self.runner:call(k, { timed = true, flush_bytes = so.flush_bytes })
+  if not r then return nil, v end
+  if not r.gated then self.ungated = (self.ungated or 0) + 1 end
+  return r.ms
+end
+
+function Opened:check_call(vals, outs, _, lib)
+  local ok, r = self.runner:check_call(vals, outs, lib)
+  if not ok then return nil, r end
+  return r
+end
+
+function Opened:release() end
+function Opened:mutated(k, vals, lib) return self.runner:mutated(k, vals, lib) end
+
+function Opened:method()
+  local warnings = {}
+  if self.ungated then
+    warnings[1] = ("candidate: %d calls took longer to queue than the gate held, so their times include some of the host's launch time"):format(self.ungated)
+  end
+  local prov, pwarn = self.runner:provenance()
+  for _, w in ipairs(pwarn) do warnings[#warnings + 1] = w end
+  return prov, warnings
+end
+
+function Opened:close() end
 
 return M

@@ -8,11 +8,10 @@
 -- phase, so a hang (in the compiler, or in a library call the step limit cannot interrupt)
 -- is the verdict `timeout` and a crash is `runtime_error`.
 local kreach = require "kreach"
-local candidate = require "kreach.candidate.lua"
+local candidate = require "kreach.candidate"
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
-local kbcandidate = require "kreach.candidate.pylint"
 local protocol = require "kreach.run.protocol"
 local seal = require "kreach.run.seal"
 local text = require "kreach.text"
@@ -38,10 +37,13 @@ return {
     -- a candidate path that names no readable file (missing, a directory, a FIFO, too large)
     -- is the user's mistake, a file that cannot be loaded (status 3), not the candidate's
     -- verdict; what the file holds is judged in the worker
-    local ctext, cerr = candidate.read(args.candidate)
+    local fmt = candidate.kind(args.candidate)
+    local ctext, cerr = fmt.read(args.candidate)
     if not ctext then errors.load(cerr) end
-    if kbcandidate.is_python(args.candidate) then
-      local v, report = kbcandidate.lint(args.candidate, inst.problem)
+    -- a format whose file is not code kreach loads (KernelBench's, parsed by python3's ast) is
+    -- linted here; a Lua candidate only in a sealed worker
+    if not fmt.lint_in_worker then
+      local v, report = fmt.lint(args.candidate, inst.problem)
       if args.json then
         io.write(json.encode({ problem = inst.problem.name, candidate = args.candidate,
           verdict = v or json.null, report = report or json.null }), "\n")

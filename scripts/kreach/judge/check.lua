@@ -7,11 +7,8 @@
 -- every trial's numbers.
 local core = require "kreach.core"
 local tensor = require "kreach.core.tensor"
-local nvrtc = require "kreach.core.nvrtc"
-local candidate = require "kreach.candidate.lua"
-local kinds = require "kreach.kinds"
+local candidate = require "kreach.candidate"
 local ops = require "kreach.ops"
-local pycandidate = require "kreach.candidate.python"
 local jpolicy = require "kreach.judge.policy"
 local verdict = require "kreach.verdict"
 
@@ -131,24 +128,15 @@ function Runner:call(vals, label)
   local before = M.hash_inputs(inst, vals, lib)
   sync_or_raise()
   self.phase(label .. ".forward")
-  local py_mutated
-  if self.py then
-    -- a KernelBench-format candidate: called in the Python worker (kreach.candidate.python)
-    local ok, r = self.py:check_call(vals, outs, lib)
-    if not ok then
-      free_outputs(outs)
-      error({ verdict = r }, 0)
-    end
-    py_mutated = r
-  else
-    local ok, err = candidate.call_forward(cand, self.k, args, { steps = self.policy.steps })
-    if not ok then
-      self.ctl.release()
-      error({ verdict = verdict.new("invalid_candidate", err) }, 0)
-    end
+  -- the candidate, of any format, through its opened object (kreach.candidate): the names of
+  -- inputs it changed in copies of its own (a KernelBench-format one's in the Python worker)
+  local own_mutated, v = cand:check_call(vals, outs, args, lib)
+  if not own_mutated then
+    free_outputs(outs)
+    error({ verdict = v }, 0)
   end
   local sok, serr = pcall(sync_or_raise)
-  if self.ctl then self.ctl.release() end
+  cand:release()
   if not sok then
     local msg = tostring(serr):gsub("^[^:\n]+%.lua:%d+: ", "")
     error({ verdict = verdict.new("runtime_error", "the candidate's kernels failed: " .. msg) }, 0)
@@ -159,7 +147,7 @@ function Runner:call(vals, label)
   for i, a in ipairs(inst.args) do
     if before[i] and before[i] ~= after[i] then r.mutated[#r.mutated + 1] = a.name end
   end
-  for _, name in ipairs(py_mutated or {}) do r.mutated[#r.mutated + 1] = name end
+  for _, name in ipairs(own_mutated) do r.mutated[#r.mutated + 1] = name end
   for i, o in pairs(outs) do
     local b, f = guard_damage(o)
     r.guards[i] = { b, f }
@@ -311,39 +299,32 @@ function Runner:trial(t)
   return rec, res
 end
 
--- run(inst, path, {policy =, phase =, arch =, python =}) -> result table: { verdict, trials,
--- warnings, policy, compile_ms, kernels }. A KernelBench-format candidate (a .py path) needs
--- python = { session = a kreach.pytorch session, dirs = its build directories, seal = bool }.
+-- run(inst, path, {policy =, phase =, arch =, python =, source =}) -> result table: { verdict,
+-- trials, warnings, policy, compile_ms, kernels (a compiled candidate's), python (a
+-- KernelBench-format one's load) }. The candidate, of any format, is opened through
+-- kreach.candidate (source: its bytes as the worker read them); a KernelBench-format candidate
+-- (a .py path) needs python = { session = a kreach.pytorch session, dirs = its build
+-- directories, seal = bool }.
 function M.run(inst, path, opts)
   opts = opts or {}
   local phase = opts.phase or function() end
   local policy = M.policy(opts.policy)
   local result = { problem = inst.problem.name, dtype = inst.dtype, sizes = inst.sizes, candidate = path,
                    trials = {}, warnings = {}, policy = policy }
-  if kinds.kind(path) == "python" then
-    if not opts.python then error("check.run: a KernelBench-format candidate needs the Python worker (opts.python)", 2) end
-    phase("load")
-    local t0 = core.now()
-    local py, v = pycandidate.open(opts.python.session, inst, path, opts.python)
-    result.python = { load_s = core.now() - t0, sealed = opts.python.session.sealed or false,
-                      torch = opts.python.session.info.torch, guarded = opts.python.session.info.guarded }
-    if not py then result.verdict = v; return result end
-    local runner = setmetatable({ inst = inst, py = py, policy = policy, phase = phase,
-                                  lib = inst:ops(ops.get(false)), warnings = result.warnings }, Runner)
-    return M.finish(result, runner)
-  end
-  phase("load")
-  local ok, cand = pcall(candidate.load, path)
-  if not ok then result.verdict = verdict.from_candidate_error(cand); return result end
-  phase("compile")
-  local prog, err = nvrtc.build{ source = cand.source, name = (path:match("([^/]+)%.lua$") or "candidate") .. ".cu",
-                                  options = cand.options, arch = opts.arch }
-  if not prog then result.verdict = verdict.new("compile_error", err); return result end
-  result.compile_ms, result.kernels = prog.compile_ms, prog.kernels
-  local k, ctl = candidate.kit(prog)
-  local runner = setmetatable({ inst = inst, cand = cand, k = k, ctl = ctl, policy = policy, phase = phase,
+  local fmt = candidate.kind(path)
+  if fmt.needs_python and not opts.python then error("check.run: a KernelBench-format candidate needs the Python worker (opts.python)", 2) end
+  local cand, v = fmt.open(inst, path, { phase = phase, arch = opts.arch, steps = policy.steps, python = opts.python,
+                                         source = opts.source })
+  if not cand then result.verdict = v; return result end
+  result.compile_ms, result.kernels = cand.compile_ms, cand.kernels
+  local ok, bv = cand:bind(nil)
+  result.python = cand.python
+  if not ok then result.verdict = bv; return result end
+  local runner = setmetatable({ inst = inst, cand = cand, policy = policy, phase = phase,
                                 lib = inst:ops(ops.get(false)), warnings = result.warnings }, Runner)
-  return M.finish(result, runner)
+  local res = M.finish(result, runner)
+  cand:close()
+  return res
 end
 
 -- finish(result, runner) -> result: the trials of a loaded candidate, and the verdict.

@@ -3,8 +3,10 @@
 -- (kreach.judge.measure), each a table of defaults and a function that applies a caller's
 -- overrides and checks them. The parent (kreach.run.evaluate) resolves them once and sends the
 -- result to the workers as it is; this is the only part of judge/ that run/ may require
--- (tests/layering.lua), so it requires nothing of the judge's code.
+-- (tests/layering.lua), so it requires nothing of the judge's code but the timing modes' tables
+-- (kreach.judge.modes: plain tables that require nothing but kreach.kinds).
 local kinds = require "kreach.kinds"
+local modes = require "kreach.judge.modes"
 
 local M = {}
 local MODES = kinds.set(kinds.MODES)
@@ -111,7 +113,7 @@ function M.timing(over)
     end
   end
   if o.level >= 1 then error(("timing: option 'level' must be below 1, got %s"):format(tostring(o.level)), 2) end
-  if o.flush_factor < 2 and o.mode == "cold" then
+  if o.flush_factor < 2 and modes.get(o.mode).flush then
     error("timing: flush_factor below 2 does not make a sample cold", 2)
   end
   return o

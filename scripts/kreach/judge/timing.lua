@@ -1,12 +1,9 @@
 -- kreach.judge.timing: the timing engine's policy (docs/timing.md). Each sample is one call of a
 -- subject, timed with CUDA events on the harness stream. Before it, outside the timed region,
--- the subject prepares it (the caller poisons the call's outputs), and then by mode:
---   cold   (default) persisting L2 lines are reset and a buffer of flush_factor x the L2 size
---          is written and read back, so the call starts from a cold L2;
---   hot    nothing more: the call finds in L2 what the work before it left there;
---   graph  one call on each input set is captured once in a CUDA graph, each between two
---          events of its own (the preparation outside them), and replayed; a sample is the
---          mean of the replay's calls (launch overhead gone; for kernels under about 10 us).
+-- the subject prepares it (the caller poisons the call's outputs), and then what the timing mode
+-- does (kreach.judge.modes: one table a mode, judge/modes/<name>.lua): cold (the default) flushes
+-- the L2, hot does nothing more, graph captures one call on each input set in a CUDA graph and
+-- replays it.
 -- The calls rotate over the caller's input sets (plan.sets), and the caller may run hooks
 -- before and after each sampling round (new values into the round's inputs, checks of its
 -- outputs), outside the timed region. In cold and hot modes a gate holds the stream while
@@ -23,6 +20,7 @@ local tensor = require "kreach.core.tensor"
 local event = require "kreach.core.event"
 local kinds = require "kreach.kinds"
 local jpolicy = require "kreach.judge.policy"
+local modes = require "kreach.judge.modes"
 local stats = require "kreach.stats"
 
 local M = {}
@@ -157,31 +155,31 @@ local Sampler = {}
 Sampler.__index = Sampler
 
 local function new_sampler(o, sets, dev)
-  local self = setmetatable({ o = o, sets = sets, dev = dev, ev = events(2, dev), timeouts = 0 }, Sampler)
-  if o.gate and o.mode ~= "graph" then self.gate = dev.gate() end
+  local mode = modes.get(o.mode)
+  local self = setmetatable({ o = o, mode = mode, sets = sets, dev = dev, ev = events(2, dev), timeouts = 0 }, Sampler)
+  if o.gate and mode.gated then self.gate = dev.gate() end
   return self
 end
 
--- Times one call of subject s on input set `set` (cold, hot) or one replay of its graph, one
--- call on each set (graph). Before each call, outside the timed region: s.prepare(set) (the
--- caller poisons the outputs there), then in cold mode the L2 flush. Returns the milliseconds
--- of the sample: the call's, or in graph mode the mean over the replay's calls.
+-- Times one sample of subject s on input set `set`, as the mode takes it (its sample: one call
+-- of s, or in graph mode one replay of its graph, one call on each set). Before each call,
+-- outside the timed region: s.prepare(set) (the caller poisons the outputs there), then what
+-- the mode adds (cold: the L2 flush). Returns the milliseconds of the sample.
 function Sampler:sample(s, set)
-  local o, ev, dev = self.o, self.ev, self.dev
+  local o, dev = self.o, self.dev
   -- a subject in another process (PyTorch's worker) times itself, with the same flush
   if s.sample then
     if s.prepare then s.prepare(set) end
-    if o.mode == "cold" and not self.flush_bytes then self.flush_bytes = dev.flush(o.flush_factor) end
-    return s.sample(set, { flush_bytes = o.mode == "cold" and self.flush_bytes or nil })
+    if self.mode.flush and not self.flush_bytes then self.flush_bytes = dev.flush(o.flush_factor) end
+    return s.sample(set, { flush_bytes = self.mode.flush and self.flush_bytes or nil })
   end
-  if o.mode == "graph" then
-    s.graph:launch()
-    local sum = 0
-    for k = 1, self.sets do sum = sum + s.graph_ev[2 * k - 1]:elapsed_ms(s.graph_ev[2 * k]) end
-    return sum / self.sets
-  end
-  if s.prepare then s.prepare(set) end
-  if o.mode == "cold" then self.flush_bytes = dev.flush(o.flush_factor) end
+  return self.mode.sample(self, s, set)
+end
+
+-- The call of subject s on set `set` between the sampler's two events, under the gate where
+-- there is one (the modes' sample uses it). Returns its milliseconds.
+function Sampler:timed_call(s, set)
+  local o, ev = self.o, self.ev
   local gate = not s.ungated and self.gate
   -- while the gate holds, no finalizer may run: a tensor collected there is freed with
   -- cudaFree, which waits for the device, and so for the gate
@@ -202,31 +200,6 @@ function Sampler:sample(s, set)
     if n > self.timeouts then self.timeouts = n; s.ungated = true end
   end
   return ms
-end
-
--- Captures one call on each input set into a graph (graph mode): before each call its
--- preparation, then an event, the call, an event (record nodes of the graph), so that a
--- replay times each call apart from the preparation, as cold and hot modes do.
-local function capture(s, sets, dev)
-  local t = dev
-  s.graph_ev = events(2 * sets, dev)
-  t.graph_begin()
-  local ok, err = pcall(function()
-    for k = 1, sets do
-      if s.prepare then s.prepare(k) end
-      s.graph_ev[2 * k - 1]:record()
-      s.call(k)
-      s.graph_ev[2 * k]:record()
-    end
-  end)
-  if not ok then
-    t.graph_abort()
-    error(("%s: the call failed while being captured in a CUDA graph: %s"):format(s.name, tostring(err)), 0)
-  end
-  local g, why = t.graph_end()
-  if not g then error(("%s: %s"):format(s.name, why), 0) end
-  s.graph = g
-  s.graph_nodes = g:nodes()
 end
 
 local function median_of(xs, from, to)
@@ -254,14 +227,11 @@ function Sampler:warmup(s)
   return times, settled
 end
 
--- The input sets a sampling round uses: one in turn in cold and hot modes, all of them in
--- graph mode (a replay calls each once).
+-- round_sets(mode, round, sets) -> the input sets a sampling round uses: the mode's round_sets
+-- (graph mode: all of them, a replay calls each once), else one in turn (cold and hot modes).
 local function round_sets(mode, round, sets)
-  if mode == "graph" then
-    local all = {}
-    for k = 1, sets do all[k] = k end
-    return all
-  end
+  local m = modes.get(mode)
+  if m.round_sets then return m.round_sets(round, sets) end
   return { (round - 1) % sets + 1 }
 end
 M.round_sets = round_sets
@@ -284,16 +254,17 @@ function M.stop_reason(subjects, spent_s, o)
 end
 
 -- measure(subjects, opts, plan) -> result.
--- subjects: a list of { name =, call = function(set) end, prepare = function(set) end }:
+-- subjects: a list of { name =, call(set), prepare(set) } (functions):
 --   call(set) queues one call on input set `set` (1..plan.sets); prepare(set), optional, runs
 --   before each call outside the timed region (the caller poisons that call's outputs there,
 --   so that nothing a call leaves behind can stand in for the next call's work).
---   A subject in another process has sample = function(set, {flush_bytes}) -> ms instead: it
+--   A subject in another process has sample(set, {flush_bytes}) -> ms instead: it
 --   prepares, flushes (the same bytes) and times the call itself (PyTorch's worker). An
 --   optional subject that fails leaves the measurement (result.subjects[name].dropped says
 --   why); any other failure ends it.
--- plan (optional): { sets = n (default 1), order = {indices}, before_round = function(round,
---   sets), after_round = function(round, sets), device = {operations in place of M.DEVICE's} }: order (default 1, 2, ...: the list's) is the
+-- plan (optional): { sets = n (default 1), order = {indices}, before_round(round, sets),
+--   after_round(round, sets), device = {operations in place of M.DEVICE's} }: order (default
+--   1, 2, ...: the list's) is the
 --   order in which the subjects are called, in the plain calls and warm-ups and in every round
 --   (kreach.judge.measure calls the candidate first: while candidate code runs, no other subject has
 --   left an answer to the round's inputs in device memory). A sampling round calls every
@@ -346,7 +317,7 @@ function M.measure(subjects, over, plan)
         s.dropped = tostring(cerr)
       end
       dev.synchronize()
-      if o.mode == "graph" then capture(s, sets, dev) end
+      if sampler.mode.setup then sampler.mode.setup(s, sets, dev) end
       local wok, times, settled = true, {}, false
       if not s.dropped then wok, times, settled = pcall(sampler.warmup, sampler, s) end
       if not wok then
@@ -393,15 +364,14 @@ function M.measure(subjects, over, plan)
     end
     res.rounds, res.discarded, res.spent_s, res.stop_reason = rounds, discarded, dev.now() - t0, why
   end)
-  for _, s in ipairs(subjects) do
-    if s.graph then s.graph:free(); s.graph = nil end
-    free_events(s.graph_ev); s.graph_ev = nil
+  if sampler.mode.teardown then
+    for _, s in ipairs(subjects) do sampler.mode.teardown(s) end
   end
   free_events(sampler.ev)
   if sampler.gate then sampler.gate:free() end
   if not ok then error(err, 0) end
   res.gated = sampler.gate ~= nil
-  res.flush_bytes = o.mode == "cold" and sampler.flush_bytes or nil
+  res.flush_bytes = sampler.mode.flush and sampler.flush_bytes or nil
   if clocks.available then clocks:add() end
   res.clocks = clocks:report()
   for _, s in ipairs(subjects) do
@@ -438,8 +408,8 @@ end
 -- The time below which no implementation can run, from a problem's compulsory bytes and its
 -- flops against this device's measured ceilings (kreach calibrate): copy bandwidth, and the
 -- fastest matrix rate that could compute at this dtype (f32 problems count TF32, since a
--- split-TF32 product can pass an f32 tolerance). In hot and graph modes the bytes may sit in
--- L2, so only the flops bound holds there.
+-- split-TF32 product can pass an f32 tolerance). Only where the mode flushes the L2 (cold) do
+-- the bytes come from DRAM: in the others they may sit in L2, so only the flops bound holds.
 -- sol(inst_like, median_ms, calibration, mode) -> { bound_ms, bytes_bound_ms, flops_bound_ms,
 --   achieved_bytes_per_s, achieved_flops_per_s, fraction } or nil without a calibration.
 function M.peak_flops(cal, dtype)
@@ -459,7 +429,7 @@ function M.sol(p, median_ms, cal, mode)
     r.achieved_bytes_per_s = bytes / (median_ms * 1e-3)
     r.achieved_flops_per_s = flops / (median_ms * 1e-3)
   end
-  if (mode or "cold") == "cold" and cal.copy_bytes_per_s and cal.copy_bytes_per_s > 0 then
+  if modes.get(mode or M.DEFAULTS.mode).flush and cal.copy_bytes_per_s and cal.copy_bytes_per_s > 0 then
     r.bytes_bound_ms = bytes / cal.copy_bytes_per_s * 1e3
   end
   local peak = M.peak_flops(cal, p.dtype)

@@ -18,7 +18,7 @@ M.JOBS = { lint = true, check = true, time = true, calibrate = true }
 local FIELDS = {
   problem = "string", candidate = "string", dtype = "string", sizes = "table", arch = "string",
   policy = "table", timing = "table", measure = "table", calibration = "table", options = "table",
-  pytorch = "table", python = "table", draw_salt = "number",
+  pytorch = "table", python = "table", draw_salt = "number", candidate_hash = "string",
 }
 local REQUIRED = {
   lint = { "problem", "candidate" }, check = { "problem", "candidate" }, time = { "problem" },
