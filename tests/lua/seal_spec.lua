@@ -60,10 +60,16 @@ describe("kreach.run.seal", function()
 
   it("reads only the toolkit, kreach, the problem and the candidate; writes its directory and the cache", function()
     local core = require "kreach.core.seal"
-    local rules = seal.rules{ candidate = "tests/candidates/019_relu.lua", problem = "problems/kernelbench/level1/019_ReLU.lua" }
+    local rules = seal.rules({ candidate = "tests/candidates/019_relu.lua", problem = "problems/kernelbench/level1/019_ReLU.lua" },
+                             { "problems" })
     local by = {}
     for _, r in ipairs(rules) do by[r.path] = r.access end
     assert.equals("read", by[core.realpath(seal.toolkit_root())])
+    -- the problem roots come from the caller (kreach worker passes kreach.problem.roots()): the
+    -- seal does not load the problem language itself
+    assert.equals("read", by[core.realpath("problems")])
+    assert.has_error(function() seal.rules({ problem = "problems/kernelbench/level1/019_ReLU.lua" }) end,
+      "seal.rules: roots must be a list of paths, got nil")
     assert.equals("read", by[core.realpath("tests/candidates/019_relu.lua")])
     assert.equals("device", by["/dev/null"])
     for path, access in pairs(by) do
