@@ -267,9 +267,8 @@ end
 -- The Landlock rules of a worker: o.candidate (the file), o.problem (the file), o.loader_cache
 -- (NVRTC's builtins could not be loaded ahead: the dynamic loader's cache stays readable);
 -- roots: the problem roots (kreach.problem.roots(), from the caller: this module does not load
--- the problem language).
+-- the problem language; none given, none is readable).
 function M.rules(o, roots)
-  if type(roots) ~= "table" then error(("seal.rules: roots must be a list of paths, got %s"):format(type(roots)), 2) end
   local rules, add = rule_list()
   add(M.toolkit_root(), "read")
   add(core.nvrtc_dir(), "read")
@@ -277,7 +276,7 @@ function M.rules(o, roots)
   local exe = kcore.executable()
   add(exe and exe:match("^(.*)/[^/]*$"), "read")
   add(os.getenv("KREACH_LUA_DIR"), "read")
-  for _, r in ipairs(roots) do add(r, "read") end
+  for _, r in ipairs(roots or {}) do add(r, "read") end
   add(o.problem, "read")
   add(o.candidate, "read")
   if o.loader_cache then add("/etc/ld.so.cache", "read") end
