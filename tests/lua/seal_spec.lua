@@ -60,10 +60,18 @@ describe("kreach.run.seal", function()
 
   it("reads only the toolkit, kreach, the problem and the candidate; writes its directory and the cache", function()
     local core = require "kreach.core.seal"
-    local rules = seal.rules{ candidate = "tests/candidates/019_relu.lua", problem = "problems/kernelbench/level1/019_ReLU.lua" }
+    local rules = seal.rules({ candidate = "tests/candidates/019_relu.lua", problem = "problems/kernelbench/level1/019_ReLU.lua" },
+                             { "problems" })
     local by = {}
     for _, r in ipairs(rules) do by[r.path] = r.access end
     assert.equals("read", by[core.realpath(seal.toolkit_root())])
+    -- the problem roots come from the caller (kreach worker passes kreach.problem.roots()): the
+    -- seal does not load the problem language itself
+    assert.equals("read", by[core.realpath("problems")])
+    local none = {}
+    for _, r in ipairs(seal.rules({ problem = "problems/kernelbench/level1/019_ReLU.lua" })) do none[r.path] = r.access end
+    assert.is_nil(none[core.realpath("problems")])
+    assert.equals("read", none[core.realpath("problems/kernelbench/level1/019_ReLU.lua")])
     assert.equals("read", by[core.realpath("tests/candidates/019_relu.lua")])
     assert.equals("device", by["/dev/null"])
     for path, access in pairs(by) do

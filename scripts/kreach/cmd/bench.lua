@@ -1,21 +1,16 @@
 -- kreach bench <suite|problem>: times the baselines alone, each problem in a fresh worker
--- process, with the timing engine's options; a run of kreach.run.campaign, so each measurement is
--- stored in the results database as it finishes (an evaluation without a candidate, verdict
--- "baseline"), and prints a table with the achieved bandwidth, FLOP rate and fraction of the
+-- process, with the timing engine's options; a run of kreach.run.campaign
+-- (kreach.run.evaluate.bench), so each measurement is stored in the results database as it
+-- finishes (an evaluation without a candidate, verdict "baseline"), and prints a table with the achieved bandwidth, FLOP rate and fraction of the
 -- speed-of-light bound.
-local campaign = require "kreach.run.campaign"
 local cli = require "kreach.cli"
 local core = require "kreach.core"
 local ev = require "kreach.run.evaluate"
 local errors = require "kreach.errors"
 local evaluation = require "kreach.results.evaluation"
 local json = require "kreach.json"
-local problem = require "kreach.problem"
-local protocol = require "kreach.run.protocol"
 local stats = require "kreach.stats"
 local util = require "kreach.core.util"
-local verdict = require "kreach.verdict"
-local worker = require "kreach.run.worker"
 
 local function fmt(x, f) return x and (f or "%.4g"):format(x) or "-" end
 
@@ -98,43 +93,17 @@ return {
     local sizes, err = cli.sizes(args.size)
     if not sizes then errors.usage(err) end
     local timing, measure, torch = cli.timing_overrides(args)
-    local files
-    local is_suite = false
-    for _, s in ipairs(problem.suites()) do if s == args.target then is_suite = true end end
-    if is_suite then files = problem.load_suite(args.target).files
-    else files = { problem.resolve(args.target) } end
-    local items = {}
-    for i, f in ipairs(files) do
-      local p = problem.load(f)
-      items[i] = { problem_path = f, problem_id = p.id, problem_name = p.name, suite = p.suite, label = p.name }
-    end
-    local conf = ev.resolve{ dtype = args.dtype, sizes = sizes, timing = timing, measure = measure, torch = torch }
-    conf.kind, conf.policy = "bench", nil
-    local log = function(l) io.stderr:write("kreach bench: ", l, "\n") end
-    if conf.pytorch_note then log(conf.pytorch_note) end
-    conf.pytorch_note = nil
-    local with_torch = conf.pytorch ~= nil
     local argv = { "kreach", "bench" }
     for _, a in ipairs(arg or {}) do argv[#argv + 1] = a end
-    local t_start = core.now()
-    if not args.json then io.write(header(with_torch)) end
-    local res = campaign.run{
-      db = args.db, command = argv, config = conf, scope = { target = args.target }, items = items,
-      reuse = false, log = log, tty = util.isatty(2), lines = false,
-      identify = function(item)
-        item.problem_hash = campaign.hash(assert(ev.file_text(item.problem_path, 64 * 1024 * 1024)))
-        return { item.problem_hash, "baseline" }
-      end,
-      evaluate = function(item, ctx)
-        local t0 = core.now()
-        local rec = evaluation.new(item, conf)
-        ctx.status("timing")
-        local spec = { problem = item.problem_path, dtype = conf.dtype, sizes = conf.sizes, timing = conf.timing,
-                       measure = conf.measure, calibration = ctx.calibration, pytorch = conf.pytorch }
-        local r, failed = worker.run(protocol.argv("time", spec), { timeout_s = args.timeout, memory_bytes = args.worker_memory,
-                                                                    lua_memory_bytes = args.lua_memory,
-                                                                    timeouts = protocol.timeouts("time", spec, args.timeout) })
-        return evaluation.finish(rec, { verdict = r and verdict.baseline() or failed, timing = r, wall_s = core.now() - t0 })
+    local with_torch, t_start
+    local res = ev.bench{
+      target = args.target, dtype = args.dtype, sizes = sizes, timing = timing, measure = measure, torch = torch,
+      db = args.db, timeout_s = args.timeout, memory_bytes = args.worker_memory, lua_memory_bytes = args.lua_memory,
+      command = argv, tty = util.isatty(2), log = function(l) io.stderr:write("kreach bench: ", l, "\n") end,
+      on_config = function(conf)
+        with_torch = conf.pytorch ~= nil
+        t_start = core.now()
+        if not args.json then io.write(header(with_torch)) end
       end,
       on_record = function(rec)
         if not args.json then io.write(line(rec, with_torch)); io.flush() end
@@ -146,7 +115,7 @@ return {
       for i, r in ipairs(res.records) do rows[i] = json_row(r) end
       io.write(json.encode({ run_id = res.run_id, db = res.db, rows = json.array(rows), wall_s = wall }), "\n")
     else
-      io.write(("\n%d %s at %s in %.1f s (run %d in %s)\n"):format(#files, #files == 1 and "problem" or "problems",
+      io.write(("\n%d %s at %s in %.1f s (run %d in %s)\n"):format(res.planned, res.planned == 1 and "problem" or "problems",
         args.dtype, wall, res.run_id, res.db))
       local p = parity(res.records)
       if p then

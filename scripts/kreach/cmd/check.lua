@@ -1,21 +1,15 @@
 -- kreach check <problem> <candidate.lua>: runs the correctness protocol (docs/correctness.md)
--- on one candidate in a worker process and prints the verdict and every trial's metrics.
+-- on one candidate in a worker process (kreach.run.pair.check) and prints the verdict and every
+-- trial's metrics.
 -- Exit status 0 for `correct`, 1 for any other verdict.
-local candidate = require "kreach.candidate.lua"
-local check = require "kreach.judge.check"
 local cli = require "kreach.cli"
-local device = require "kreach.device"
-local ev = require "kreach.run.evaluate"
 local errors = require "kreach.errors"
 local evaluation = require "kreach.results.evaluation"
+local jpolicy = require "kreach.judge.policy"
 local json = require "kreach.json"
-local kbcandidate = require "kreach.candidate.pylint"
+local pair = require "kreach.run.pair"
 local problem = require "kreach.problem"
-local protocol = require "kreach.run.protocol"
-local seal = require "kreach.run.seal"
 local text = require "kreach.text"
-local verdict = require "kreach.verdict"
-local worker = require "kreach.run.worker"
 
 local function fmt(x)
   if type(x) == "string" then return x end
@@ -34,7 +28,7 @@ local function policy_from(args, dtype)
   if args.baseline_multiple then p.baseline_multiple = args.baseline_multiple end
   if args.centred_cap then p.centred_cap = args.centred_cap end
   if args.rel_l2 or args.max_scaled then
-    local d = check.DEFAULTS.tol[dtype]
+    local d = jpolicy.CHECK.tol[dtype]
     p.tol = { [dtype] = { rel_l2 = args.rel_l2 or d.rel_l2, max_scaled = args.max_scaled or d.max_scaled } }
   end
   return p
@@ -95,44 +89,12 @@ return {
     if not sizes then errors.usage(err) end
     local inst = problem.load(problem.resolve(args.problem)):instantiate{ dtype = args.dtype, sizes = sizes }
     inst:validate()
-    local function report(res)
-      if args.json then io.write(json.encode(res), "\n") else print_report(res) end
-      return res.verdict.verdict == "correct" and 0 or 1
-    end
-    -- a KernelBench-format candidate: its static lint first (no GPU needed to refuse it); a
-    -- file that cannot be read (missing, a directory, too large) is refused without a GPU too
-    local python
-    if kbcandidate.is_python(args.candidate) then
-      local lv = not args.no_lint and kbcandidate.lint(args.candidate, inst.problem)
-      if lv then
-        return report({ problem = inst.problem.name, dtype = inst.dtype, candidate = args.candidate, verdict = lv, trials = {} })
-      end
-    else
-      local readable, rerr = candidate.read(args.candidate)
-      if not readable then
-        return report({ problem = inst.problem.name, dtype = inst.dtype, candidate = args.candidate,
-                        verdict = verdict.new("invalid_candidate", rerr), trials = {} })
-      end
-    end
-    device.require("kreach check")
-    if kbcandidate.is_python(args.candidate) then
-      local why
-      python, why = ev.find_python()
-      if not python then errors.raise(errors.STATUS.load, ("%s: a KernelBench-format candidate runs in a python3 with CUDA PyTorch: %s"):format(args.candidate, why), "python") end
-    end
-    local sok, serr = seal.check_available("check")
-    if not sok then errors.raise(errors.STATUS.load, serr, "seal") end
-    local okp, policy = pcall(check.policy, policy_from(args, inst.dtype))
-    if not okp then errors.usage(errors.message(policy)) end
-    policy.steps = nil
-    local spec = { problem = inst.problem.path, candidate = args.candidate, dtype = inst.dtype, sizes = sizes,
-                   policy = policy, python = python }
-    local res, failed = worker.run(protocol.argv("check", spec), { timeout_s = args.timeout, memory_bytes = args.worker_memory,
-                                                                   lua_memory_bytes = args.lua_memory,
-                                                                   timeouts = protocol.timeouts("check", spec, args.timeout) })
-    if not res then
-      res = { problem = inst.problem.name, dtype = inst.dtype, candidate = args.candidate, verdict = failed, trials = {} }
-    end
-    return report(res)
+    -- kreach.run.pair.check: the lint and an unreadable file refused without a GPU, then the
+    -- correctness job in a worker
+    local res = pair.check{ problem = inst.problem, candidate = args.candidate, dtype = inst.dtype, sizes = sizes,
+                            policy = policy_from(args, inst.dtype), no_lint = args.no_lint, timeout_s = args.timeout,
+                            memory_bytes = args.worker_memory, lua_memory_bytes = args.lua_memory }
+    if args.json then io.write(json.encode(res), "\n") else print_report(res) end
+    return res.verdict.verdict == "correct" and 0 or 1
   end,
 }

@@ -29,7 +29,7 @@ local worker = require "kreach.run.worker"
 
 -- The end of the setup: the seal, or the worker's end when it cannot be sealed.
 local function seal_or_die(job, o)
-  local rec, err = seal.apply(o)
+  local rec, err = seal.apply(o, problem.roots())
   if rec then return true end
   io.stderr:write("kreach worker ", job, ": ", err, "\n")
   return false

@@ -48,13 +48,14 @@ function M.check(job, spec)
 end
 
 -- argv(job, spec) -> the worker's command line. spec: { problem = path, candidate = path (not
--- for the baseline alone), dtype =, sizes = {name = n}, arch = "sm_90" (lint), policy =
--- (kreach.judge.check.policy's result), timing = (kreach.judge.timing.options'), measure =
+-- for the baseline alone), candidate_hash = (kreach.run.campaign.hash of the candidate file's
+-- bytes, as the parent read them: kreach.run.plan.identify), dtype =, sizes = {name = n},
+-- arch = "sm_90" (lint), policy = (kreach.judge.check.policy's result), timing = (kreach.judge.timing.options'), measure =
 -- (kreach.judge.measure.options'), calibration = (this device's, for time), options = (calibrate's),
 -- pytorch = { python =, compile = bool, cudnn_tf32 = bool } (time: PyTorch timed beside),
 -- python = { python =, dirs = } (a KernelBench-format candidate: the interpreter that runs it
 -- and the directories its seal lets it read, kreach.pytorch.find's), draw_salt = (time: added
--- to the timed inputs' seeds, kreach.run.evaluate.draw_salt) }.
+-- to the timed inputs' seeds, kreach.run.pair.draw_salt) }.
 -- Raises on a spec that check refuses: the harness built it.
 function M.argv(job, spec)
   spec = spec or {}

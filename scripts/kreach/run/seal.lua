@@ -14,7 +14,6 @@ local errors = require "kreach.errors"
 local lfs = require "lfs"
 local nvrtc = require "kreach.core.nvrtc"
 local output = require "kreach.atomic"
-local problem = require "kreach.problem"
 
 local M = {}
 
@@ -266,8 +265,10 @@ local function add_common(add)
 end
 
 -- The Landlock rules of a worker: o.candidate (the file), o.problem (the file), o.loader_cache
--- (NVRTC's builtins could not be loaded ahead: the dynamic loader's cache stays readable).
-function M.rules(o)
+-- (NVRTC's builtins could not be loaded ahead: the dynamic loader's cache stays readable);
+-- roots: the problem roots (kreach.problem.roots(), from the caller: this module does not load
+-- the problem language; none given, none is readable).
+function M.rules(o, roots)
   local rules, add = rule_list()
   add(M.toolkit_root(), "read")
   add(core.nvrtc_dir(), "read")
@@ -275,7 +276,7 @@ function M.rules(o)
   local exe = kcore.executable()
   add(exe and exe:match("^(.*)/[^/]*$"), "read")
   add(os.getenv("KREACH_LUA_DIR"), "read")
-  for _, r in ipairs(problem.roots()) do add(r, "read") end
+  for _, r in ipairs(roots or {}) do add(r, "read") end
   add(o.problem, "read")
   add(o.candidate, "read")
   if o.loader_cache then add("/etc/ld.so.cache", "read") end
@@ -285,13 +286,14 @@ function M.rules(o)
   return rules
 end
 
--- apply({candidate =, problem =, device = bool, nvml = bool}): the end of a worker's setup.
+-- apply({candidate =, problem =, device = bool, nvml = bool}, roots): the end of a worker's
+-- setup; roots: the problem roots the worker may read (kreach.problem.roots(), M.rules).
 -- Loads now what would be loaded later from outside the seal (the CUDA context when device,
 -- NVML when nvml, NVRTC's builtins, and cuDNN's sub-libraries and handle when the setup loaded
 -- cuDNN), then restricts the process with Landlock. With a
 -- candidate and no Landlock it refuses unless KREACH_UNSEALED=1. Returns the seal's record, or
 -- nil and why.
-function M.apply(o)
+function M.apply(o, roots)
   record = record or { memory_bytes = core.memory_limit(), env = "inherited", parent_watch = "none" }
   if o.device then kcore.has_device() end
   if o.nvml then pcall(ctiming.clocks) end
@@ -317,7 +319,7 @@ function M.apply(o)
     record.filesystem = "none" -- the harness's own code only (a baseline, a calibration)
     return record
   end
-  local used, err = core.landlock(M.rules(o))
+  local used, err = core.landlock(M.rules(o, roots))
   if not used then return nil, err end
   record.filesystem, record.landlock_abi = "landlock", used
   return record
