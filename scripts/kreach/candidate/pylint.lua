@@ -484,8 +484,6 @@ local function config()
   })
 end
 
--- is_python(path) -> whether a candidate path is a KernelBench-format (Python) one
-function M.is_python(path) return kinds.kind(path) == "python" end
 
 -- The number of constructor arguments of a problem (its torch.init, a Python list literal:
 -- "[kernel_size, stride, padding]" or "[]"), or nil when it has none declared.

@@ -119,6 +119,15 @@ function M.timing(over)
   return o
 end
 
+-- pytorch_note(mode) -> why PyTorch is not timed in this timing mode (a mode that cannot time a
+-- subject outside kreach's process), or nil: for the parent, which decides before any worker
+-- whether to start PyTorch
+function M.pytorch_note(mode)
+  local m = modes.get(mode)
+  if m.foreign == false then return m.no_pytorch end
+  return nil
+end
+
 -- ---- the measurement ----
 
 M.MEASURE = { seed = 1, sol_margin = 0.25, sets = 2, memory_fraction = 0.8 }

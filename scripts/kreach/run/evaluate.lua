@@ -129,9 +129,8 @@ function M.resolve_pytorch(t, topts)
     end
     return nil
   end
-  if topts and topts.mode == "graph" then
-    return nil, "PyTorch is not timed in graph mode (a replay of kreach's graph has no PyTorch call in it)"
-  end
+  local note = topts and jpolicy.pytorch_note(topts.mode)
+  if note then return nil, note end
   if not core.has_device() then return nil end -- the command stops at the device, and says why
   local found, why = pytorch.find()
   if not found then
