@@ -39,7 +39,7 @@ end
 
 -- the folder a module belongs to: "(top)" for scripts/kreach/*.lua
 local function folder(path)
-  local rel = path:sub(#root + #"/kreach/" + 2)
+  local rel = path:sub(#root + #"/kreach/" + 1)
   return rel:match("^([^/]+)/") or "(top)"
 end
 
