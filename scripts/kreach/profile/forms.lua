@@ -20,6 +20,9 @@ local trace_mod = require "kreach.profile.trace"
 
 local M = {}
 
+-- the device, required before a program runs (raises "no CUDA device: ..." without one)
+local require_device = device.require
+
 local FAILED, USAGE, LOAD = errors.STATUS.failed, errors.STATUS.usage, errors.STATUS.load
 local function status_of(kind) return kind and errors.STATUS[kind] or FAILED end
 M.status_of = status_of
@@ -237,7 +240,7 @@ local function program_options(args, o)
   if args.output and lfs.attributes(args.output) then
     return fail(("%s exists (a trace is never overwritten): remove it or name another with -o"):format(args.output))
   end
-  device.require("kreach profile")
+  require_device("kreach profile")
   local opts = selection(args, o)
   opts.lib, opts.output, opts.kinds, opts.allow_partial = lib, args.output, spec, args.allow_partial
   opts.alternate = args.alternate and args.steps or nil
