@@ -8,7 +8,8 @@
  * process gets entries of its own), and an entry that is not a regular file is a miss, never
  * opened in a way that blocks. A failed #include reads the same in the log whatever the reason
  * (NVRTC appends strerror's text, which told a denied file from a missing one). A confined
- * build (kr_nvrtc.h) runs NVRTC with its file access checked (kr_nvrtc_api.c). */
+ * build (kr_nvrtc.h) runs NVRTC with its file access checked (kr_nvrtc_api.c). A program's
+ * accessors and its freeing are kr_program.c's. */
 #define _GNU_SOURCE
 #include "kr_program.h"
 
@@ -35,17 +36,6 @@
 #define MEM_CACHE_MAX (256ull << 20)     /* what one process keeps in its memory cache */
 #define STALE_TEMP_S (3600)              /* a temporary this old was left by a killed writer */
 static const char MAGIC[8] = {'K', 'R', 'C', 'U', 'B', 'I', 'N', '1'};
-
-const char *kr_cache_result_name(kr_cache_result r) {
-    switch (r) {
-    case KR_CACHE_OFF: return "off";
-    case KR_CACHE_MISS: return "miss";
-    case KR_CACHE_MEMORY: return "memory";
-    case KR_CACHE_DISK: return "disk";
-    case KR_CACHE_REBUILT: return "rebuilt";
-    }
-    return "?";
-}
 
 static double now_ms(void) {
     struct timespec ts;
@@ -368,27 +358,6 @@ static int disk_write(const char *path, XXH128_hash_t key, const unsigned char *
 }
 
 /* ---- program construction ---- */
-
-void kr_program_free(kr_program *p) {
-    if (!p) return;
-    if (p->library) {
-        int cur = -1;
-        /* unloading needs the device it was loaded on to be current */
-        if (cudaGetDevice(&cur) == cudaSuccess && cur != p->device) cudaSetDevice(p->device);
-        cudaLibraryUnload((cudaLibrary_t)p->library);
-        if (cur >= 0 && cur != p->device) cudaSetDevice(cur);
-    }
-    for (int i = 0; i < p->n_kernels; i++) {
-        free(p->kernels[i].name);
-        free(p->kernels[i].lowered);
-    }
-    free(p->kernels);
-    free(p->name);
-    free(p->log);
-    free(p->cache_path);
-    free(p->cubin);
-    free(p);
-}
 
 static kr_pkernel *add_kernel(kr_program *p, const char *name) {
     kr_pkernel *k = realloc(p->kernels, sizeof *k * (size_t)(p->n_kernels + 1));
@@ -798,26 +767,4 @@ kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **o
     p->compile_ms = now_ms() - t0;
     *out = p;
     return KR_OK;
-}
-
-const char *kr_program_name(const kr_program *p) { return p->name; }
-const char *kr_program_arch(const kr_program *p) { return p->arch; }
-const char *kr_program_log(const kr_program *p) { return p->log; }
-const char *kr_program_key(const kr_program *p) { return p->key; }
-const char *kr_program_cache_path(const kr_program *p) { return p->cache_path ? p->cache_path : ""; }
-const char *kr_program_cache_note(const kr_program *p) { return p->cache_note; }
-kr_cache_result kr_program_cache_result(const kr_program *p) { return p->cache; }
-double kr_program_compile_ms(const kr_program *p) { return p->compile_ms; }
-const void *kr_program_cubin(const kr_program *p, size_t *size) {
-    *size = p->cubin_size;
-    return p->cubin;
-}
-int kr_program_n_kernels(const kr_program *p) { return p->n_kernels; }
-const char *kr_program_kernel_name(const kr_program *p, int i) { return p->kernels[i].name; }
-const kr_kernel_sig *kr_program_kernel_sig(const kr_program *p, int i) { return &p->kernels[i].sig; }
-
-int kr_program_find(const kr_program *p, const char *name) {
-    for (int i = 0; i < p->n_kernels; i++)
-        if (strcmp(p->kernels[i].name, name) == 0) return i;
-    return -1;
 }
