@@ -393,8 +393,8 @@ kr_status kr_cublas_gemm(kr_context *ctx, kr_tensor *c, const kr_tensor *a, cons
                         "gemm: A, B and C must have the same dtype; A is %s, B is %s, C is %s",
                         kr_dtype_name(a->dtype), kr_dtype_name(b->dtype),
                         kr_dtype_name(c->dtype));
-    cudaDataType dt;
-    cublasComputeType_t ct;
+    cudaDataType dt = CUDA_R_32F; /* set by gemm_types (initialised for the compiler's sake) */
+    cublasComputeType_t ct = CUBLAS_COMPUTE_32F;
     if ((s = gemm_types(ctx, a->dtype, o, &dt, &ct)) != KR_OK) return s;
 
     /* op(A) is m x k, op(B) is k x n; the last two dimensions are the matrix */
