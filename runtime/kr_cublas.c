@@ -309,6 +309,73 @@ static kr_status host_gemm(kr_context *ctx, kr_tensor *c, const kr_tensor *a, co
 
 /* ---- gemm ---- */
 
+/* The cuBLAS data and compute types of a gemm at `dtype` (o->tf32: f32's tensor-core mode). */
+static kr_status gemm_types(kr_context *ctx, kr_dtype dtype, const kr_gemm_opts *o,
+                            cudaDataType *dt, cublasComputeType_t *ct) {
+    switch (dtype) {
+    case KR_F64: *dt = CUDA_R_64F; *ct = CUBLAS_COMPUTE_64F; break;
+    /* pedantic rather than plain 32F: standard fp32 arithmetic whatever the math mode says */
+    case KR_F32: *dt = CUDA_R_32F; *ct = o->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                 : CUBLAS_COMPUTE_32F_PEDANTIC; break;
+    case KR_F16: *dt = CUDA_R_16F; *ct = CUBLAS_COMPUTE_32F; break;
+    case KR_BF16: *dt = CUDA_R_16BF; *ct = CUBLAS_COMPUTE_32F; break;
+    default:
+        return KR_ERROR(ctx, KR_ERR_ARG, "gemm: dtype %s is not supported (f64, f32, f16, bf16)",
+                        kr_dtype_name(dtype));
+    }
+    if (o->tf32 && dtype != KR_F32)
+        return KR_ERROR(ctx, KR_ERR_ARG, "gemm: tf32 applies to f32 only, and the tensors are %s",
+                        kr_dtype_name(dtype));
+    return KR_OK;
+}
+
+/* The checked gemm on the device: one cuBLAS call (a batch: strided, a batch of 1 in A or B
+ * used for every matrix of C), its failure described with the call's arguments. */
+static kr_status gemm_call(kr_context *ctx, void *hp, kr_tensor *c, const kr_tensor *a,
+                           const kr_tensor *b, const kr_gemm_opts *o, cudaDataType dt,
+                           cublasComputeType_t ct, int64_t m, int64_t n, int64_t k, int64_t lda,
+                           int64_t ldb, int64_t ldc, int64_t batch, int64_t ba, int64_t bb) {
+    cublasHandle_t h = hp;
+    int d = a->ndim - 2;
+    /* Row-major X is column-major X^T, so C^T = op(B)^T op(A)^T is a column-major GEMM with the
+     * operands swapped: B first (n x k), then A (k x m), no layout change at all. */
+    cublasOperation_t opb = o->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t opa = o->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    double alpha64 = o->alpha, beta64 = o->beta;
+    float alpha32 = (float)o->alpha, beta32 = (float)o->beta;
+    const void *alpha = a->dtype == KR_F64 ? (const void *)&alpha64 : (const void *)&alpha32;
+    const void *beta = a->dtype == KR_F64 ? (const void *)&beta64 : (const void *)&beta32;
+    cublasStatus_t st;
+    const char *fn;
+    if (!d) {
+        fn = "cublasGemmEx";
+        st = cublasGemmEx(h, opb, opa, (int)n, (int)m, (int)k, alpha, kr_tensor_data(b), dt,
+                          (int)ldb, kr_tensor_data(a), dt, (int)lda, beta, kr_tensor_data(c), dt,
+                          (int)ldc, ct, CUBLAS_GEMM_DEFAULT);
+    } else {
+        fn = "cublasGemmStridedBatchedEx";
+        long long sa = ba == 1 ? 0 : (long long)(a->shape[1] * a->shape[2]);
+        long long sb = bb == 1 ? 0 : (long long)(b->shape[1] * b->shape[2]);
+        long long sc = (long long)(m * n);
+        st = cublasGemmStridedBatchedEx(h, opb, opa, (int)n, (int)m, (int)k, alpha,
+                                        kr_tensor_data(b), dt, (int)ldb, sb, kr_tensor_data(a),
+                                        dt, (int)lda, sa, beta, kr_tensor_data(c), dt, (int)ldc,
+                                        sc, (int)batch, ct, CUBLAS_GEMM_DEFAULT);
+    }
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        char call[512];
+        snprintf(call, sizeof call,
+                 "%s(%c, %c, n=%lld, m=%lld, k=%lld, ldb=%lld, lda=%lld, ldc=%lld, batch=%lld, "
+                 "%s, %s) for C[%lld,%lld] = %s @ %s",
+                 fn, o->trans_b ? 'T' : 'N', o->trans_a ? 'T' : 'N', (long long)n, (long long)m,
+                 (long long)k, (long long)ldb, (long long)lda, (long long)ldc, (long long)batch,
+                 kr_dtype_name(a->dtype), compute_name(ct), (long long)m, (long long)n,
+                 o->trans_a ? "A^T" : "A", o->trans_b ? "B^T" : "B");
+        return cublas_fail(ctx, st, call, __LINE__);
+    }
+    return KR_OK;
+}
+
 kr_status kr_cublas_gemm(kr_context *ctx, kr_tensor *c, const kr_tensor *a, const kr_tensor *b,
                          const kr_gemm_opts *o) {
     static const kr_gemm_opts defaults = KR_GEMM_OPTS_DEFAULT;
@@ -326,22 +393,9 @@ kr_status kr_cublas_gemm(kr_context *ctx, kr_tensor *c, const kr_tensor *a, cons
                         "gemm: A, B and C must have the same dtype; A is %s, B is %s, C is %s",
                         kr_dtype_name(a->dtype), kr_dtype_name(b->dtype),
                         kr_dtype_name(c->dtype));
-    cudaDataType dt;
-    cublasComputeType_t ct;
-    switch (a->dtype) {
-    case KR_F64: dt = CUDA_R_64F; ct = CUBLAS_COMPUTE_64F; break;
-    /* pedantic rather than plain 32F: standard fp32 arithmetic whatever the math mode says */
-    case KR_F32: dt = CUDA_R_32F; ct = o->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                               : CUBLAS_COMPUTE_32F_PEDANTIC; break;
-    case KR_F16: dt = CUDA_R_16F; ct = CUBLAS_COMPUTE_32F; break;
-    case KR_BF16: dt = CUDA_R_16BF; ct = CUBLAS_COMPUTE_32F; break;
-    default:
-        return KR_ERROR(ctx, KR_ERR_ARG, "gemm: dtype %s is not supported (f64, f32, f16, bf16)",
-                        kr_dtype_name(a->dtype));
-    }
-    if (o->tf32 && a->dtype != KR_F32)
-        return KR_ERROR(ctx, KR_ERR_ARG, "gemm: tf32 applies to f32 only, and the tensors are %s",
-                        kr_dtype_name(a->dtype));
+    cudaDataType dt = CUDA_R_32F; /* set by gemm_types (initialised for the compiler's sake) */
+    cublasComputeType_t ct = CUBLAS_COMPUTE_32F;
+    if ((s = gemm_types(ctx, a->dtype, o, &dt, &ct)) != KR_OK) return s;
 
     /* op(A) is m x k, op(B) is k x n; the last two dimensions are the matrix */
     int d = a->ndim - 2;
@@ -393,44 +447,9 @@ kr_status kr_cublas_gemm(kr_context *ctx, kr_tensor *c, const kr_tensor *a, cons
     if (kr_context_is_host(ctx)) return host_gemm(ctx, c, a, b, o, m, n, k, batch, ba, bb);
     void *hp;
     if ((s = kr_cublas_handle(ctx, &hp)) != KR_OK) return s;
-    cublasHandle_t h = hp;
 
-    /* Row-major X is column-major X^T, so C^T = op(B)^T op(A)^T is a column-major GEMM with the
-     * operands swapped: B first (n x k), then A (k x m), no layout change at all. */
-    cublasOperation_t opb = o->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    cublasOperation_t opa = o->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-    double alpha64 = o->alpha, beta64 = o->beta;
-    float alpha32 = (float)o->alpha, beta32 = (float)o->beta;
-    const void *alpha = a->dtype == KR_F64 ? (const void *)&alpha64 : (const void *)&alpha32;
-    const void *beta = a->dtype == KR_F64 ? (const void *)&beta64 : (const void *)&beta32;
-    cublasStatus_t st;
-    const char *fn;
-    if (!d) {
-        fn = "cublasGemmEx";
-        st = cublasGemmEx(h, opb, opa, (int)n, (int)m, (int)k, alpha, kr_tensor_data(b), dt,
-                          (int)ldb, kr_tensor_data(a), dt, (int)lda, beta, kr_tensor_data(c), dt,
-                          (int)ldc, ct, CUBLAS_GEMM_DEFAULT);
-    } else {
-        fn = "cublasGemmStridedBatchedEx";
-        long long sa = ba == 1 ? 0 : (long long)(a->shape[1] * a->shape[2]);
-        long long sb = bb == 1 ? 0 : (long long)(b->shape[1] * b->shape[2]);
-        long long sc = (long long)(m * n);
-        st = cublasGemmStridedBatchedEx(h, opb, opa, (int)n, (int)m, (int)k, alpha,
-                                        kr_tensor_data(b), dt, (int)ldb, sb, kr_tensor_data(a),
-                                        dt, (int)lda, sa, beta, kr_tensor_data(c), dt, (int)ldc,
-                                        sc, (int)batch, ct, CUBLAS_GEMM_DEFAULT);
-    }
-    if (st != CUBLAS_STATUS_SUCCESS) {
-        char call[512];
-        snprintf(call, sizeof call,
-                 "%s(%c, %c, n=%lld, m=%lld, k=%lld, ldb=%lld, lda=%lld, ldc=%lld, batch=%lld, "
-                 "%s, %s) for C[%lld,%lld] = %s @ %s",
-                 fn, o->trans_b ? 'T' : 'N', o->trans_a ? 'T' : 'N', (long long)n, (long long)m,
-                 (long long)k, (long long)ldb, (long long)lda, (long long)ldc, (long long)batch,
-                 kr_dtype_name(a->dtype), compute_name(ct), (long long)m, (long long)n,
-                 o->trans_a ? "A^T" : "A", o->trans_b ? "B^T" : "B");
-        return cublas_fail(ctx, st, call, __LINE__);
-    }
+    if ((s = gemm_call(ctx, hp, c, a, b, o, dt, ct, m, n, k, lda, ldb, ldc, batch, ba, bb)) != KR_OK)
+        return s;
     kr_context_note_launch(ctx, "cublas gemm");
     return KR_OK;
 }

@@ -412,6 +412,101 @@ static int engine_notes(cudnnBackendDescriptor_t cfg, int64_t *index, unsigned *
 
 #define NOTE(x) (1u << (unsigned)CUDNN_NUMERICAL_NOTE_##x)
 
+/* The execution plan of an engine configuration, and its workspace's size in *ws; NULL where
+ * cuDNN cannot build it. */
+static cudnnBackendDescriptor_t exec_plan(state *st, cudnnBackendDescriptor_t cfg, int64_t *ws) {
+    cudnnBackendDescriptor_t plan_d = NULL;
+    int64_t m = 0;
+    if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan_d) !=
+        CUDNN_STATUS_SUCCESS)
+        return NULL;
+    if (cudnnBackendSetAttribute(plan_d, (cudnnBackendAttributeName_t)400, CUDNN_TYPE_HANDLE, 1,
+                                 &st->h) != CUDNN_STATUS_SUCCESS ||
+        cudnnBackendSetAttribute(plan_d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg) != CUDNN_STATUS_SUCCESS ||
+        cudnnBackendFinalize(plan_d) != CUDNN_STATUS_SUCCESS ||
+        cudnnBackendGetAttribute(plan_d, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
+                                 1, &m, ws) != CUDNN_STATUS_SUCCESS ||
+        *ws < 0) {
+        cudnnBackendDestroyDescriptor(plan_d);
+        return NULL;
+    }
+    return plan_d;
+}
+
+/* Runs an engine's plan on the call's tensors, its workspace reserved first, on the context's
+ * stream: its time in ms (fastest: the mean of up to TIMED_RUNS timed runs, *timed counted;
+ * otherwise one run, 0 where it ran), or -1 where it failed. A sticky CUDA error sets *s
+ * (KR_ERR_BROKEN), which ends the search. */
+static float run_engine(kr_context *ctx, state *st, cudnnBackendDescriptor_t plan_d, size_t ws,
+                        void *x, void *w, void *y, cudaStream_t stream, cudaEvent_t ev[2],
+                        int fastest, int chosen, float best, kr_status *s, int *timed) {
+    /* a workspace that does not fit: this engine is not for this device now */
+    kr_status rs = reserve(ctx, st, ws);
+    if (rs == KR_ERR_BROKEN) *s = rs;
+    float ms = -1;
+    if (rs == KR_OK) {
+        cudnnStatus_t e1 = execute(st, plan_d, x, w, y);
+        /* timed one run at a time: one far slower than the best so far stops at once
+         * (PyTorch's choice: the one run, to know that it runs, is enough) */
+        float sum = 0, one_ms = 0;
+        int runs = 0;
+        if (!fastest && e1 == CUDNN_STATUS_SUCCESS) {
+            if (cudaStreamSynchronize(stream) == cudaSuccess) ms = 0;
+            runs = TIMED_RUNS;
+        }
+        while (e1 == CUDNN_STATUS_SUCCESS && runs < TIMED_RUNS) {
+            if (cudaEventRecord(ev[0], stream) != cudaSuccess) break;
+            e1 = execute(st, plan_d, x, w, y);
+            if (e1 != CUDNN_STATUS_SUCCESS || cudaEventRecord(ev[1], stream) != cudaSuccess ||
+                cudaEventSynchronize(ev[1]) != cudaSuccess ||
+                cudaEventElapsedTime(&one_ms, ev[0], ev[1]) != cudaSuccess)
+                break;
+            sum += one_ms;
+            runs++;
+            if (chosen >= 0 && one_ms > 1.5f * best) break;
+        }
+        if (fastest && runs > 0 && e1 == CUDNN_STATUS_SUCCESS) {
+            ms = sum / runs;
+            (*timed)++;
+        }
+        if (ms < 0) {
+            /* a failure of this engine: a sticky error ends the search */
+            cudaError_t ce = cudaStreamSynchronize(stream);
+            if (ce != cudaSuccess && (*s = kr_cuda_check(ctx, (int)ce, "a cuDNN engine", __FILE__,
+                                                         __LINE__)) != KR_ERR_BROKEN) {
+                (void)cudaGetLastError();
+                *s = KR_OK;
+            }
+        }
+    } else {
+        (void)cudaGetLastError();
+    }
+    return ms;
+}
+
+/* The engine becomes the plan's, replacing the one chosen before: its plan, and its
+ * configuration and engine descriptors, taken from the lists (*cfg, *eng set to NULL). */
+static void keep_engine(plan *p, cudnnBackendDescriptor_t plan_d, cudnnBackendDescriptor_t *cfg,
+                        cudnnBackendDescriptor_t *eng, int64_t index, unsigned notes, int64_t ws,
+                        const char *list) {
+    if (p->b[BD_PLAN]) cudnnBackendDestroyDescriptor(p->b[BD_PLAN]);
+    if (p->b[BD_CFG]) cudnnBackendDestroyDescriptor(p->b[BD_CFG]);
+    p->b[BD_PLAN] = p->b[BD_CFG] = NULL;
+    p->b[BD_PLAN] = plan_d;
+    p->b[BD_CFG] = *cfg;
+    *cfg = NULL;
+    if (p->b[BD_ENG]) cudnnBackendDestroyDescriptor(p->b[BD_ENG]);
+    p->b[BD_ENG] = *eng;
+    *eng = NULL;
+    p->engine = index;
+    p->tensor_cores = (notes & NOTE(TENSOR_CORE)) != 0;
+    p->ws = (size_t)ws;
+    snprintf(p->name, sizeof p->name, "engine %lld%s%s%s", (long long)index, list,
+             (notes & NOTE(TENSOR_CORE)) ? ", tensor cores" : "",
+             (notes & NOTE(NONDETERMINISTIC)) ? ", nondeterministic" : "");
+}
+
 static kr_status make_plan(kr_context *ctx, state *st, const plan_key *k, void *x, void *w, void *y,
                            plan **out) {
     *out = NULL;
@@ -472,87 +567,21 @@ static kr_status make_plan(kr_context *ctx, state *st, const plan_key *k, void *
                 continue;
             }
             listed++;
-            cudnnBackendDescriptor_t plan_d = NULL;
-            int64_t ws = 0, m = 0;
-            if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan_d) !=
-                CUDNN_STATUS_SUCCESS)
-                continue;
-            if (cudnnBackendSetAttribute(plan_d, (cudnnBackendAttributeName_t)400, CUDNN_TYPE_HANDLE, 1,
-                                         &st->h) != CUDNN_STATUS_SUCCESS ||
-                cudnnBackendSetAttribute(plan_d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]) != CUDNN_STATUS_SUCCESS ||
-                cudnnBackendFinalize(plan_d) != CUDNN_STATUS_SUCCESS ||
-                cudnnBackendGetAttribute(plan_d, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
-                                         1, &m, &ws) != CUDNN_STATUS_SUCCESS ||
-                ws < 0) {
-                cudnnBackendDestroyDescriptor(plan_d);
-                continue;
-            }
+            int64_t ws = 0;
+            cudnnBackendDescriptor_t plan_d = exec_plan(st, cfgs[i], &ws);
+            if (!plan_d) continue;
             tried++;
-            /* a workspace that does not fit: this engine is not for this device now */
-            kr_status rs = reserve(ctx, st, (size_t)ws);
-            if (rs == KR_ERR_BROKEN) s = rs;
-            float ms = -1;
-            if (rs == KR_OK) {
-                cudnnStatus_t e1 = execute(st, plan_d, x, w, y);
-                /* timed one run at a time: one far slower than the best so far stops at once
-                 * (PyTorch's choice: the one run, to know that it runs, is enough) */
-                float sum = 0, one_ms = 0;
-                int runs = 0;
-                if (!fastest && e1 == CUDNN_STATUS_SUCCESS) {
-                    if (cudaStreamSynchronize(stream) == cudaSuccess) ms = 0;
-                    runs = TIMED_RUNS;
-                }
-                while (e1 == CUDNN_STATUS_SUCCESS && runs < TIMED_RUNS) {
-                    if (cudaEventRecord(ev[0], stream) != cudaSuccess) break;
-                    e1 = execute(st, plan_d, x, w, y);
-                    if (e1 != CUDNN_STATUS_SUCCESS || cudaEventRecord(ev[1], stream) != cudaSuccess ||
-                        cudaEventSynchronize(ev[1]) != cudaSuccess ||
-                        cudaEventElapsedTime(&one_ms, ev[0], ev[1]) != cudaSuccess)
-                        break;
-                    sum += one_ms;
-                    runs++;
-                    if (chosen >= 0 && one_ms > 1.5f * best) break;
-                }
-                if (fastest && runs > 0 && e1 == CUDNN_STATUS_SUCCESS) {
-                    ms = sum / runs;
-                    timed++;
-                }
-                if (ms < 0) {
-                    /* a failure of this engine: a sticky error ends the search */
-                    cudaError_t ce = cudaStreamSynchronize(stream);
-                    if (ce != cudaSuccess && (s = kr_cuda_check(ctx, (int)ce, "a cuDNN engine", __FILE__,
-                                                                __LINE__)) != KR_ERR_BROKEN) {
-                        (void)cudaGetLastError();
-                        s = KR_OK;
-                    }
-                }
-            } else {
-                (void)cudaGetLastError();
-            }
+            float ms = run_engine(ctx, st, plan_d, (size_t)ws, x, w, y, stream, ev, fastest, chosen, best,
+                                  &s, &timed);
             if (debug)
                 fprintf(stderr, "kreach cudnn: %s x %lld: engine %lld%s notes 0x%x workspace %lld: %s%.4f ms\n", op,
                         (long long)k->x[0], (long long)index, i < n1 ? " (heuristics)" : i < n12 ? " (fallback)" : " (every engine)", notes,
                         (long long)ws, ms < 0 ? "failed " : "", ms);
             if (ms >= 0 && (chosen < 0 || ms < best)) {
-                if (p->b[BD_PLAN]) cudnnBackendDestroyDescriptor(p->b[BD_PLAN]);
-                if (p->b[BD_CFG]) cudnnBackendDestroyDescriptor(p->b[BD_CFG]);
-                p->b[BD_PLAN] = p->b[BD_CFG] = NULL;
                 best = ms;
                 chosen = (int)i;
-                p->b[BD_PLAN] = plan_d;
-                p->b[BD_CFG] = cfgs[i];
-                cfgs[i] = NULL;
-                if (p->b[BD_ENG]) cudnnBackendDestroyDescriptor(p->b[BD_ENG]);
-                p->b[BD_ENG] = engs[i];
-                engs[i] = NULL;
-                p->engine = index;
-                p->tensor_cores = (notes & NOTE(TENSOR_CORE)) != 0;
-                p->ws = (size_t)ws;
-                snprintf(p->name, sizeof p->name, "engine %lld%s%s%s", (long long)index,
-                         i < n1 ? " (heuristics)" : i < n12 ? " (fallback)" : " (every engine)",
-                         (notes & NOTE(TENSOR_CORE)) ? ", tensor cores" : "",
-                         (notes & NOTE(NONDETERMINISTIC)) ? ", nondeterministic" : "");
+                keep_engine(p, plan_d, &cfgs[i], &engs[i], index, notes, ws,
+                            i < n1 ? " (heuristics)" : i < n12 ? " (fallback)" : " (every engine)");
             } else {
                 cudnnBackendDestroyDescriptor(plan_d);
             }

@@ -8,7 +8,8 @@
  * process gets entries of its own), and an entry that is not a regular file is a miss, never
  * opened in a way that blocks. A failed #include reads the same in the log whatever the reason
  * (NVRTC appends strerror's text, which told a denied file from a missing one). A confined
- * build (kr_nvrtc.h) runs NVRTC with its file access checked (kr_nvrtc_api.c). */
+ * build (kr_nvrtc.h) runs NVRTC with its file access checked (kr_nvrtc_api.c). A program's
+ * accessors and its freeing are kr_program.c's. */
 #define _GNU_SOURCE
 #include "kr_program.h"
 
@@ -35,17 +36,6 @@
 #define MEM_CACHE_MAX (256ull << 20)     /* what one process keeps in its memory cache */
 #define STALE_TEMP_S (3600)              /* a temporary this old was left by a killed writer */
 static const char MAGIC[8] = {'K', 'R', 'C', 'U', 'B', 'I', 'N', '1'};
-
-const char *kr_cache_result_name(kr_cache_result r) {
-    switch (r) {
-    case KR_CACHE_OFF: return "off";
-    case KR_CACHE_MISS: return "miss";
-    case KR_CACHE_MEMORY: return "memory";
-    case KR_CACHE_DISK: return "disk";
-    case KR_CACHE_REBUILT: return "rebuilt";
-    }
-    return "?";
-}
 
 static double now_ms(void) {
     struct timespec ts;
@@ -369,27 +359,6 @@ static int disk_write(const char *path, XXH128_hash_t key, const unsigned char *
 
 /* ---- program construction ---- */
 
-void kr_program_free(kr_program *p) {
-    if (!p) return;
-    if (p->library) {
-        int cur = -1;
-        /* unloading needs the device it was loaded on to be current */
-        if (cudaGetDevice(&cur) == cudaSuccess && cur != p->device) cudaSetDevice(p->device);
-        cudaLibraryUnload((cudaLibrary_t)p->library);
-        if (cur >= 0 && cur != p->device) cudaSetDevice(cur);
-    }
-    for (int i = 0; i < p->n_kernels; i++) {
-        free(p->kernels[i].name);
-        free(p->kernels[i].lowered);
-    }
-    free(p->kernels);
-    free(p->name);
-    free(p->log);
-    free(p->cache_path);
-    free(p->cubin);
-    free(p);
-}
-
 static kr_pkernel *add_kernel(kr_program *p, const char *name) {
     kr_pkernel *k = realloc(p->kernels, sizeof *k * (size_t)(p->n_kernels + 1));
     if (!k) return NULL;
@@ -622,6 +591,80 @@ static const char *toolkit_include(void) {
     return NULL;
 }
 
+/* The architecture to build for, into arch: o->arch (checked), else the device's; an option
+ * that names one (-arch, --gpu-architecture) is refused. */
+static kr_status build_arch(kr_context *ctx, const kr_build_opts *o, char *arch, size_t n) {
+    if (o->arch) {
+        if (!valid_arch(o->arch))
+            return KR_ERROR(ctx, KR_ERR_ARG, "build: arch '%s' is not of the form sm_90 (or "
+                            "sm_90a)", o->arch);
+        snprintf(arch, n, "%s", o->arch);
+    } else {
+        kr_device_info d;
+        kr_status s = kr_context_device(ctx, &d);
+        if (s == KR_ERR_NODEVICE)
+            return KR_ERROR(ctx, KR_ERR_NODEVICE, "%s (to compile without a GPU, give an "
+                            "explicit arch such as sm_90)", kr_context_errmsg(ctx));
+        if (s != KR_OK) return s;
+        snprintf(arch, n, "sm_%d%d", d.cc_major, d.cc_minor);
+    }
+    for (int i = 0; i < o->n_options; i++) {
+        const char *op = o->options[i];
+        if (!strncmp(op, "-arch", 5) || !strncmp(op, "--gpu-architecture", 18))
+            return KR_ERROR(ctx, KR_ERR_ARG, "build: give the architecture as arch, not as the "
+                            "option '%s'", op);
+    }
+    return KR_OK;
+}
+
+/* The cache key, into *key: NVRTC's version, how the compile reads files, the effective
+ * options, the instantiations, the name and the source. 0, or -1 out of host memory. */
+static int cache_key(const kr_build_opts *o, const char **opts, int nopts, const char *name,
+                     int confine, XXH128_hash_t *key) {
+    int vmaj = 0, vmin = 0;
+    nvrtcVersion(&vmaj, &vmin);
+    XXH3_state_t *hs = XXH3_createState();
+    if (!hs) return -1;
+    XXH3_128bits_reset(hs);
+    char ver[96];
+    int vn = snprintf(ver, sizeof ver, "kreach-cache-1 nvrtc %d.%d reads %s%s", vmaj, vmin,
+                      reads_unconfined() ? "any" : "sealed", confine ? " confined" : "") + 1;
+    XXH3_128bits_update(hs, ver, (size_t)vn);
+    for (int i = 0; i < nopts; i++) XXH3_128bits_update(hs, opts[i], strlen(opts[i]) + 1);
+    XXH3_128bits_update(hs, "\1", 1);
+    for (int i = 0; i < o->n_instantiate; i++)
+        XXH3_128bits_update(hs, o->instantiate[i], strlen(o->instantiate[i]) + 1);
+    XXH3_128bits_update(hs, "\1", 1);
+    XXH3_128bits_update(hs, name, strlen(name) + 1); /* the name shows in the log */
+    XXH3_128bits_update(hs, o->source, strlen(o->source));
+    *key = XXH3_128bits_digest(hs);
+    XXH3_freeState(hs);
+    return 0;
+}
+
+/* A payload just compiled into the disk cache (dir, path), unless no cache was asked for or
+ * the entry is over the cap; p->cache_note says why it was not stored. */
+static void store_entry(kr_program *p, const kr_build_opts *o, int have_dir, const char *dir,
+                        const char *path, unsigned long long cap, XXH128_hash_t key,
+                        const unsigned char *use, size_t use_n) {
+    unsigned long long entry = 40 + (unsigned long long)use_n; /* header + payload */
+    if (have_dir && entry > cap) {
+        snprintf(p->cache_note, sizeof p->cache_note, "not stored: the entry's %llu "
+                 "bytes are more than the disk cache's cap of %llu (KREACH_CACHE_MAX)",
+                 entry, cap);
+    } else if (have_dir) {
+        if (mkdirs(dir) != 0)
+            snprintf(p->cache_note, sizeof p->cache_note,
+                     "cannot create cache directory %s: %s", dir, strerror(errno));
+        else if (disk_write(path, key, use, use_n, p->cache_note,
+                            sizeof p->cache_note) == 0)
+            evict(dir, cap, strrchr(path, '/') + 1);
+    } else if (!o->no_cache) {
+        snprintf(p->cache_note, sizeof p->cache_note, cap == 0
+                 ? "the disk cache is off (KREACH_CACHE_MAX=0)" : "no disk cache directory");
+    }
+}
+
 const char *kr_nvrtc_ensure_loaded(void) { return kr_nvrtc_load(); }
 
 kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **out) {
@@ -632,26 +675,8 @@ kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **o
     if (unloaded) return KR_ERROR(ctx, KR_ERR_NVRTC, "%s", unloaded);
     const char *name = o->name && *o->name ? o->name : "kernel.cu";
     char arch[32];
-    if (o->arch) {
-        if (!valid_arch(o->arch))
-            return KR_ERROR(ctx, KR_ERR_ARG, "build: arch '%s' is not of the form sm_90 (or "
-                            "sm_90a)", o->arch);
-        snprintf(arch, sizeof arch, "%s", o->arch);
-    } else {
-        kr_device_info d;
-        kr_status s = kr_context_device(ctx, &d);
-        if (s == KR_ERR_NODEVICE)
-            return KR_ERROR(ctx, KR_ERR_NODEVICE, "%s (to compile without a GPU, give an "
-                            "explicit arch such as sm_90)", kr_context_errmsg(ctx));
-        if (s != KR_OK) return s;
-        snprintf(arch, sizeof arch, "sm_%d%d", d.cc_major, d.cc_minor);
-    }
-    for (int i = 0; i < o->n_options; i++) {
-        const char *op = o->options[i];
-        if (!strncmp(op, "-arch", 5) || !strncmp(op, "--gpu-architecture", 18))
-            return KR_ERROR(ctx, KR_ERR_ARG, "build: give the architecture as arch, not as the "
-                            "option '%s'", op);
-    }
+    kr_status as = build_arch(ctx, o, arch, sizeof arch);
+    if (as != KR_OK) return as;
 
     /* the effective options: the architecture first, the toolkit's headers last */
     const char **opts = calloc((size_t)o->n_options + 3, sizeof *opts);
@@ -667,25 +692,12 @@ kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **o
         opts[nopts++] = incopt;
     }
 
-    int vmaj = 0, vmin = 0;
-    nvrtcVersion(&vmaj, &vmin);
-    XXH3_state_t *hs = XXH3_createState();
-    if (!hs) { free(opts); return KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory"); }
-    XXH3_128bits_reset(hs);
-    char ver[96];
     int confine = o->confine || source_confined(o->source);
-    int vn = snprintf(ver, sizeof ver, "kreach-cache-1 nvrtc %d.%d reads %s%s", vmaj, vmin,
-                      reads_unconfined() ? "any" : "sealed", confine ? " confined" : "") + 1;
-    XXH3_128bits_update(hs, ver, (size_t)vn);
-    for (int i = 0; i < nopts; i++) XXH3_128bits_update(hs, opts[i], strlen(opts[i]) + 1);
-    XXH3_128bits_update(hs, "\1", 1);
-    for (int i = 0; i < o->n_instantiate; i++)
-        XXH3_128bits_update(hs, o->instantiate[i], strlen(o->instantiate[i]) + 1);
-    XXH3_128bits_update(hs, "\1", 1);
-    XXH3_128bits_update(hs, name, strlen(name) + 1); /* the name shows in the log */
-    XXH3_128bits_update(hs, o->source, strlen(o->source));
-    XXH128_hash_t key = XXH3_128bits_digest(hs);
-    XXH3_freeState(hs);
+    XXH128_hash_t key;
+    if (cache_key(o, opts, nopts, name, confine, &key) != 0) {
+        free(opts);
+        return KR_ERROR(ctx, KR_ERR_NOMEM, "out of host memory");
+    }
 
     kr_program *p = calloc(1, sizeof *p);
     if (!p || !(p->name = strdup(name))) {
@@ -735,22 +747,7 @@ kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **o
                 use_n = payload.n;
                 p->cache = o->no_cache ? KR_CACHE_OFF : found == -1 ? KR_CACHE_REBUILT
                                                                     : KR_CACHE_MISS;
-                unsigned long long entry = 40 + (unsigned long long)use_n; /* header + payload */
-                if (have_dir && entry > cap) {
-                    snprintf(p->cache_note, sizeof p->cache_note, "not stored: the entry's %llu "
-                             "bytes are more than the disk cache's cap of %llu (KREACH_CACHE_MAX)",
-                             entry, cap);
-                } else if (have_dir) {
-                    if (mkdirs(dir) != 0)
-                        snprintf(p->cache_note, sizeof p->cache_note,
-                                 "cannot create cache directory %s: %s", dir, strerror(errno));
-                    else if (disk_write(path, key, use, use_n, p->cache_note,
-                                        sizeof p->cache_note) == 0)
-                        evict(dir, cap, strrchr(path, '/') + 1);
-                } else if (!o->no_cache) {
-                    snprintf(p->cache_note, sizeof p->cache_note, cap == 0
-                             ? "the disk cache is off (KREACH_CACHE_MAX=0)" : "no disk cache directory");
-                }
+                store_entry(p, o, have_dir, dir, path, cap, key, use, use_n);
             }
         }
         if (s == KR_OK) mem_put(mem, key, use, use_n);
@@ -770,26 +767,4 @@ kr_status kr_nvrtc_build(kr_context *ctx, const kr_build_opts *o, kr_program **o
     p->compile_ms = now_ms() - t0;
     *out = p;
     return KR_OK;
-}
-
-const char *kr_program_name(const kr_program *p) { return p->name; }
-const char *kr_program_arch(const kr_program *p) { return p->arch; }
-const char *kr_program_log(const kr_program *p) { return p->log; }
-const char *kr_program_key(const kr_program *p) { return p->key; }
-const char *kr_program_cache_path(const kr_program *p) { return p->cache_path ? p->cache_path : ""; }
-const char *kr_program_cache_note(const kr_program *p) { return p->cache_note; }
-kr_cache_result kr_program_cache_result(const kr_program *p) { return p->cache; }
-double kr_program_compile_ms(const kr_program *p) { return p->compile_ms; }
-const void *kr_program_cubin(const kr_program *p, size_t *size) {
-    *size = p->cubin_size;
-    return p->cubin;
-}
-int kr_program_n_kernels(const kr_program *p) { return p->n_kernels; }
-const char *kr_program_kernel_name(const kr_program *p, int i) { return p->kernels[i].name; }
-const kr_kernel_sig *kr_program_kernel_sig(const kr_program *p, int i) { return &p->kernels[i].sig; }
-
-int kr_program_find(const kr_program *p, const char *name) {
-    for (int i = 0; i < p->n_kernels; i++)
-        if (strcmp(p->kernels[i].name, name) == 0) return i;
-    return -1;
 }

@@ -316,6 +316,90 @@ static const char *cu_err(CUresult r) {
     return s;
 }
 
+/* After a timed window whose closing event was recorded: the events' time in ms (-1, and why
+ * in err, where they fail), then everything the call queued finished and CUPTI's records
+ * flushed (a failure of those in err, unless one is there already). */
+static double wait_window(char *err, size_t errlen) {
+    double event_ms = -1;
+    float ms = 0;
+    CUresult r = D.event_synchronize(G.ev_b);
+    if (r == CUDA_SUCCESS)
+        r = D.event_elapsed(&ms, G.ev_a, G.ev_b);
+    if (r == CUDA_SUCCESS)
+        event_ms = ms;
+    else
+        snprintf(err, errlen, "the events: %s", cu_err(r));
+    /* what the call queued on any stream, finished: then every record of it can be had */
+    r = D.ctx_synchronize();
+    if (r != CUDA_SUCCESS && !err[0])
+        snprintf(err, errlen, "cuCtxSynchronize: %s", cu_err(r));
+    CUptiResult cr = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (cr != CUPTI_SUCCESS && !err[0])
+        snprintf(err, errlen, "cuptiActivityFlushAll failed");
+    return event_ms;
+}
+
+/* The window's records (G.recs; the caller holds G.mu): the span in ms from the first start
+ * to the last end, *kernels the records in it, *other the streams besides the caller's that
+ * they ran on (up to 64), *gate whether the first record was torch's gate (left out). The
+ * caller's stream: the gate's, else CUPTI's id of the stream handle s. */
+static double read_span(CUstream s, uint64_t *kernels, uint64_t *other, int *gate) {
+    uint32_t caller = 0;
+    int have_caller = 0;
+    /* the gate: the window's first record, when it is torch's sleep kernel (the worker
+     * launches it first thing in the window, on the caller's stream, whose id it then is).
+     * Anything that ran before it leaves it in the span, which only lengthens the span. */
+    size_t first = (size_t)-1;
+    for (size_t i = 0; i < G.nrecs; i++)
+        if (first == (size_t)-1 || G.recs[i].start < G.recs[first].start)
+            first = i;
+    if (first != (size_t)-1 && G.recs[first].gate_named) {
+        *gate = 1;
+        caller = G.recs[first].stream;
+        have_caller = 1;
+    } else { /* no gate seen: CUPTI's id of the stream handle */
+        CUcontext ctx = NULL;
+        have_caller = D.ctx_get_current(&ctx) == CUDA_SUCCESS && ctx &&
+                      cuptiGetStreamIdEx(ctx, s, 0, &caller) == CUPTI_SUCCESS;
+    }
+    uint64_t lo = UINT64_MAX, hi = 0;
+    uint32_t seen[64];
+    size_t nseen = 0;
+    for (size_t i = 0; i < G.nrecs; i++) {
+        if (*gate && i == first)
+            continue;
+        rec *x = &G.recs[i];
+        (*kernels)++;
+        if (x->start < lo)
+            lo = x->start;
+        if (x->end > hi)
+            hi = x->end;
+        if (!have_caller || x->stream != caller) {
+            size_t j = 0;
+            while (j < nseen && seen[j] != x->stream)
+                j++;
+            if (j == nseen && nseen < 64)
+                seen[nseen++] = x->stream;
+        }
+    }
+    *other = nseen;
+    return *kernels ? (double)(hi - lo) / 1e6 : 0;
+}
+
+/* The report's line, written whole to G.fd (a write cut short is continued): 0, or -1. */
+static int write_line(const kr_jbuf *b) {
+    size_t off = 0;
+    while (off < b->len) {
+        ssize_t w = write(G.fd, b->p + off, b->len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        off += (size_t)w;
+    }
+    return 0;
+}
+
 KR_GUARD_EXPORT int kr_guard_end(unsigned long long stream, int timed) {
     if (!G.running || G.fd < 0 || !G.open)
         return -1;
@@ -342,67 +426,13 @@ KR_GUARD_EXPORT int kr_guard_end(unsigned long long stream, int timed) {
     int child = kr_guard_has_child();
     uint64_t kernels = 0, other = 0;
     double span_ms = -1;
-    uint32_t caller = 0;
-    int have_caller = 0, gate = 0;
-    if (timed && ended) {
-        float ms = 0;
-        CUresult r = D.event_synchronize(G.ev_b);
-        if (r == CUDA_SUCCESS)
-            r = D.event_elapsed(&ms, G.ev_a, G.ev_b);
-        if (r == CUDA_SUCCESS)
-            event_ms = ms;
-        else
-            snprintf(err, sizeof err, "the events: %s", cu_err(r));
-        /* what the call queued on any stream, finished: then every record of it can be had */
-        r = D.ctx_synchronize();
-        if (r != CUDA_SUCCESS && !err[0])
-            snprintf(err, sizeof err, "cuCtxSynchronize: %s", cu_err(r));
-        CUptiResult cr = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        if (cr != CUPTI_SUCCESS && !err[0])
-            snprintf(err, sizeof err, "cuptiActivityFlushAll failed");
-    }
+    int gate = 0;
+    if (timed && ended)
+        event_ms = wait_window(err, sizeof err);
     pthread_mutex_lock(&G.mu);
     G.open = 0;
-    if (timed && ended) {
-        /* the gate: the window's first record, when it is torch's sleep kernel (the worker
-         * launches it first thing in the window, on the caller's stream, whose id it then is).
-         * Anything that ran before it leaves it in the span, which only lengthens the span. */
-        size_t first = (size_t)-1;
-        for (size_t i = 0; i < G.nrecs; i++)
-            if (first == (size_t)-1 || G.recs[i].start < G.recs[first].start)
-                first = i;
-        if (first != (size_t)-1 && G.recs[first].gate_named) {
-            gate = 1;
-            caller = G.recs[first].stream;
-            have_caller = 1;
-        } else { /* no gate seen: CUPTI's id of the stream handle */
-            CUcontext ctx = NULL;
-            have_caller = D.ctx_get_current(&ctx) == CUDA_SUCCESS && ctx &&
-                          cuptiGetStreamIdEx(ctx, s, 0, &caller) == CUPTI_SUCCESS;
-        }
-        uint64_t lo = UINT64_MAX, hi = 0;
-        uint32_t seen[64];
-        size_t nseen = 0;
-        for (size_t i = 0; i < G.nrecs; i++) {
-            if (gate && i == first)
-                continue;
-            rec *x = &G.recs[i];
-            kernels++;
-            if (x->start < lo)
-                lo = x->start;
-            if (x->end > hi)
-                hi = x->end;
-            if (!have_caller || x->stream != caller) {
-                size_t j = 0;
-                while (j < nseen && seen[j] != x->stream)
-                    j++;
-                if (j == nseen && nseen < 64)
-                    seen[nseen++] = x->stream;
-            }
-        }
-        other = nseen;
-        span_ms = kernels ? (double)(hi - lo) / 1e6 : 0;
-    }
+    if (timed && ended)
+        span_ms = read_span(s, &kernels, &other, &gate);
     uint64_t lost = G.lost, dropped = G.dropped;
     pthread_mutex_unlock(&G.mu);
 
@@ -432,22 +462,7 @@ KR_GUARD_EXPORT int kr_guard_end(unsigned long long stream, int timed) {
         kr_jbuf_json_string(&b, err);
     }
     kr_jbuf_cstr(&b, "}\n");
-    int rc = 0;
-    if (b.failed) {
-        rc = -1;
-    } else {
-        size_t off = 0;
-        while (off < b.len) {
-            ssize_t w = write(G.fd, b.p + off, b.len - off);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                rc = -1;
-                break;
-            }
-            off += (size_t)w;
-        }
-    }
+    int rc = b.failed ? -1 : write_line(&b);
     kr_jbuf_free(&b);
     return rc;
 }

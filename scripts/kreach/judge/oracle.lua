@@ -1,15 +1,22 @@
 -- kreach.judge.oracle: runs a problem's baseline (its dtype) and its oracle (f64, on the same rounded
--- inputs) once and measures how far the baseline's outputs are from the oracle's.
+-- inputs) once and measures how far the baseline's outputs are from the oracle's; or both against
+-- the problem's PyTorch model in float64. instances() and run() are `kreach oracle`'s work
+-- (cmd/oracle.lua): a problem or every problem of a suite, judged, with the summary and the
+-- JSON document the command prints.
 local check = require "kreach.judge.check"
+local core = require "kreach.core"
 local ops = require "kreach.ops"
 local device = require "kreach.device"
+local errors = require "kreach.errors"
 local export = require "kreach.problem.export"
 local host = require "kreach.host"
 local json = require "kreach.json"
 local output = require "kreach.atomic"
+local problem = require "kreach.problem"
 local pytorch = require "kreach.pytorch"
 local proc = require "kreach.core.proc"
 local tensor = require "kreach.core.tensor"
+local tensors = require "kreach.tensors"
 local text = require "kreach.text"
 
 local M = {}
@@ -331,6 +338,144 @@ function M.time_ms(inst, opts)
   table.sort(ts)
   local med = #ts % 2 == 1 and ts[(#ts + 1) // 2] or (ts[#ts // 2] + ts[#ts // 2 + 1]) / 2
   return med, ts[1]
+end
+
+-- ---- kreach oracle: a problem or a suite, judged ----
+
+-- On the host device an instance's tensors are host memory, which Linux grants beyond what it
+-- can back: refused (a usage error) before anything is allocated, where its tensors and their
+-- f64 copies would not fit in the free memory.
+local function host_fits(insts)
+  if not host.active() then return end
+  local free = core.device().free_memory_bytes or 0
+  for _, inst in ipairs(insts) do
+    local need = (inst.bytes or 0) * (1 + 8 / tensors.dtype_size(inst.dtype))
+    if free > 0 and need > free then
+      errors.usage(("%s at %s needs about %.3g GB on the host device (its tensors and their f64 copies), and %.3g GB is free: the host device runs at small sizes (--small, or --size)"):format(
+        inst.problem.name, inst.dtype, need / 1e9, free / 1e9))
+    end
+  end
+end
+
+-- instances(what, {dtype =, sizes =, small =}) -> the instances to check, and the suite's name
+-- (nil for one problem). what: a suite's name (every problem of it, one after another), or a
+-- problem's file, id or name. Each instance is at the shipped sizes (a size of `sizes` where the
+-- problem has it), or at small sizes with small (M.small). Then requires the device, and on the
+-- host device refuses an instance that would not fit.
+function M.instances(what, o)
+  local function instance(p, own)
+    if o.small then return (M.small(p, o.dtype)) end
+    local inst = p:instantiate{ dtype = o.dtype, sizes = own }
+    inst:validate()
+    return inst
+  end
+  local suite
+  for _, s in ipairs(problem.suites()) do if s == what then suite = problem.load_suite(s) end end
+  local insts = {}
+  if not suite then
+    insts[1] = instance(problem.load(problem.resolve(what)), o.sizes)
+  else
+    for i, f in ipairs(suite.files) do
+      local p = problem.load(f)
+      local own = {}
+      for k, v in pairs(o.sizes) do if p.def.sizes and p.def.sizes[k] ~= nil then own[k] = v end end
+      insts[i] = instance(p, own)
+    end
+  end
+  device.require()
+  host_fits(insts)
+  return insts, suite and suite.name
+end
+
+-- The report's JSON document (docs/cli.md, "JSON output"): for one problem its object; for a
+-- suite the summary with every problem's object under "results", in the suite's order.
+local function document(suite_name, items, summary)
+  if not suite_name and #items == 1 then return items[1] end
+  summary.results = json.array(items)
+  return summary
+end
+
+-- Every instance's baseline against the oracle (a suite), judged by M.within
+local function run_oracle(insts, suite_name, o, show)
+  local ok_n, bad, items = 0, {}, {}
+  for _, inst in ipairs(insts) do
+    local name = inst.problem.name
+    local okc, r = pcall(M.check, inst, { seed = o.seed, variant = o.variant })
+    local good, why
+    if okc then
+      good, why = M.within(r, inst.dtype)
+    else
+      good, why = false, "the check failed: " .. errors.message(r)
+    end
+    if good then ok_n = ok_n + 1 else bad[#bad + 1] = ("%s (%s)"):format(name, why) end
+    items[#items + 1] = { problem = name, dtype = inst.dtype, seed = o.seed, outputs = okc and r.outputs or nil, sizes = inst.sizes,
+                          backend = okc and r.backend or nil, within = good, why = why }
+    show(inst, okc and r or nil, good, why)
+  end
+  local summary = ("%d of %d baselines of %s at %s within their thresholds of the fp64 oracle%s"):format(ok_n, #insts,
+    suite_name, insts[1] and insts[1].dtype or o.dtype, #bad > 0 and ("; not: " .. table.concat(bad, "; ")) or "")
+  return { ok = #bad == 0, summary = summary,
+           json = document(suite_name, items, { suite = suite_name, within = ok_n, problems = #insts, outside = json.array(bad) }) }
+end
+
+-- The PyTorch worker for --torch (none on the host device, where PyTorch runs on the CPU in
+-- M.torch_check's own process): the session and the interpreter found
+local function torch_session()
+  if host.active() then return nil, nil end
+  local py, why = pytorch.find()
+  if not py then errors.raise(errors.STATUS.load, "--torch needs a python3 with CUDA PyTorch: " .. why, "python") end
+  local session, serr = pytorch.start{ python = py.python }
+  if not session then errors.raise(errors.STATUS.load, "cannot start PyTorch: " .. serr, "python") end
+  return session, py
+end
+
+-- Every instance against PyTorch's f64 model, one Python worker for them all, judged by
+-- M.torch_within
+local function run_torch(insts, suite_name, o, show)
+  local session, py = torch_session()
+  local serr
+  local ok_n, bad, items = 0, {}, {}
+  for _, inst in ipairs(insts) do
+    local name = inst.problem.name
+    local okc, r = pcall(M.torch_check, inst, session, { seed = o.seed, variant = o.variant })
+    local good, why2
+    if okc then good, why2 = M.torch_within(r, inst.dtype)
+    else good, why2 = false, "the check failed: " .. errors.message(r) end
+    if good then ok_n = ok_n + 1 else bad[#bad + 1] = ("%s (%s)"):format(name, why2) end
+    items[#items + 1] = { problem = name, dtype = inst.dtype, seed = o.seed, variant = o.variant, against = "pytorch_f64",
+                          sizes = inst.sizes,
+                          outputs = okc and r.outputs or nil, oracle_tolerance = okc and r.oracle_tolerance or nil,
+                          within = good, why = why2 }
+    show(inst, okc and r or nil, good, why2)
+    if session and session.dead then
+      session:close()
+      session, serr = pytorch.start{ python = py.python }
+      if not session then errors.raise(errors.STATUS.failed, "cannot restart PyTorch: " .. serr) end
+    end
+  end
+  if session then session:close() end
+  local summary = ("%d of %d problems%s at %s agree with PyTorch in float64 (the baseline within its dtype's thresholds, the oracle within relative L2 %.0e and worst %.0e)%s"):format(
+    ok_n, #insts, suite_name and (" of " .. suite_name) or "", insts[1] and insts[1].dtype or o.dtype,
+    M.TORCH_F64_TOL.rel_l2, M.TORCH_F64_TOL.max_scaled, #bad > 0 and ("; not: " .. table.concat(bad, "; ")) or "")
+  return { ok = #bad == 0, summary = summary,
+           json = document(suite_name, items, { suite = suite_name, against = "pytorch_f64", within = ok_n, problems = #insts, outside = json.array(bad) }) }
+end
+
+-- run(insts, suite_name, {seed =, variant =, dtype =, torch =}, show) -> { ok =, summary =, json = }:
+-- kreach oracle's report of M.instances's instances. Each is checked (M.check, or with torch
+-- M.torch_check) and judged as it comes, then show(inst, result, within, why) is called (result
+-- nil where the check failed, why then its message; within and why nil for one problem against
+-- the oracle, which is not judged and whose failure is raised). ok: every instance within its
+-- thresholds; summary: the closing line (nil for one problem against the oracle); json: the
+-- document --json writes.
+function M.run(insts, suite_name, o, show)
+  if o.torch then return run_torch(insts, suite_name, o, show) end
+  if suite_name then return run_oracle(insts, suite_name, o, show) end
+  local inst = insts[1]
+  local r = M.check(inst, { seed = o.seed, variant = o.variant })
+  show(inst, r)
+  return { ok = true, json = { problem = inst.problem.name, dtype = inst.dtype, seed = o.seed, outputs = r.outputs, sizes = inst.sizes,
+                               backend = r.backend } }
 end
 
 return M

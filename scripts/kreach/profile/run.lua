@@ -180,6 +180,37 @@ local function pid_traces(trace_path)
   return found
 end
 
+-- The program's standard output, each line to deliver(line), until it ends or `deadline`
+-- (core.now() seconds) passes: nil, or why it was stopped ("timeout" or "too long": then the
+-- program is killed).
+local function pump(w, deadline, deliver)
+  while true do
+    local line, why = w:read_line(deadline and math.max(deadline - core.now(), 0) or nil)
+    if not line then
+      if why == "eof" then return nil end
+      w:kill()
+      return why
+    end
+    deliver(line)
+  end
+end
+
+-- The knobs the program wrote to its knobs file (KREACH_PROFILE_KNOBS) into t.knobs, when it is a
+-- JSON object; a file that holds something else is a warning.
+local function read_knobs(knobs_path, t, warnings)
+  local kf = io.open(knobs_path, "rb")
+  if kf then
+    local text = kf:read("a") or ""
+    kf:close()
+    local k = cjson_safe.decode(text)
+    if type(k) == "table" and (next(k) == nil or k[1] == nil) then
+      t.knobs = k
+    elseif text:find("%S") then
+      warnings[#warnings + 1] = "the program's knobs file is not a JSON object; ignored"
+    end
+  end
+end
+
 local RUN_OPTIONS = { lib = true, output = true, kinds = true, alternate = true, env = true, stdout = true,
                       timeout_s = true, allow_partial = true, pass_stderr = true }
 
@@ -246,18 +277,7 @@ function M.run(argv, opts)
   local t0 = core.now()
   local w, serr = proc.spawn(plan.argv, { env = plan.env, pass_stderr = opts.pass_stderr == true })
   if not w then cleanup(); return nil, serr, res end
-  local deadline = opts.timeout_s and t0 + opts.timeout_s
-  local stopped
-  while true do
-    local line, why = w:read_line(deadline and math.max(deadline - core.now(), 0) or nil)
-    if not line then
-      if why == "eof" then break end
-      stopped = why -- "timeout" or "too long": the program is killed
-      w:kill()
-      break
-    end
-    deliver(line)
-  end
+  local stopped = pump(w, opts.timeout_s and t0 + opts.timeout_s, deliver)
   local how, code, name = w:wait()
   res.run_s = core.now() - t0
   res.stderr = w:stderr()
@@ -294,17 +314,7 @@ function M.run(argv, opts)
   t.command = argv
   t.meta.exit, t.meta.run_s = res.exit, res.run_s
   t.meta.path = opts.output
-  local kf = io.open(knobs_path, "rb")
-  if kf then
-    local text = kf:read("a") or ""
-    kf:close()
-    local k = cjson_safe.decode(text)
-    if type(k) == "table" and (next(k) == nil or k[1] == nil) then
-      t.knobs = k
-    elseif text:find("%S") then
-      res.warnings[#res.warnings + 1] = "the program's knobs file is not a JSON object; ignored"
-    end
-  end
+  read_knobs(knobs_path, t, res.warnings)
   cleanup()
   if opts.output then res.trace_path = opts.output end
   res.trace = t

@@ -130,6 +130,62 @@ function RECORD.range(t, obj, line)
   return true
 end
 
+-- The header record (the file's first) into t.meta.header (and t.device, t.command): true, or
+-- nil and what is wrong with it.
+local function read_header(t, obj, line)
+  local v = exact_int(line, "version")
+  if v ~= M.JSONL_VERSION then
+    local ver = obj.version
+    local shown = v and ("%d"):format(v) or type(ver) ~= "number" and ("%q (not a number)"):format(tostring(ver))
+      or ("%s (not an integer)"):format(tostring(ver))
+    return nil, ("trace format version %s, this kreach reads version %d"):format(shown, M.JSONL_VERSION)
+  end
+  t.meta.header = { version = v, pid = num(obj.pid), cupti_version = obj.cupti_version,
+                    start_ns = exact_int(line, "start_ns") }
+  -- what the library traced (KREACH_TRACE_KINDS); traces written before the field have all four
+  if type(obj.kinds) == "table" then
+    local kinds = {}
+    for _, k in ipairs(obj.kinds) do
+      if type(k) ~= "string" then return nil, "the header's 'kinds' is not a list of names" end
+      kinds[#kinds + 1] = k
+    end
+    t.meta.header.kinds = kinds
+  end
+  -- KREACH_TRACE_ALTERNATE: kernels, memcpys and memsets traced in every other range of this name
+  if obj.alternate ~= nil then
+    if type(obj.alternate) ~= "string" or obj.alternate == "" then
+      return nil, "the header's 'alternate' is not a range name"
+    end
+    t.meta.header.alternate = obj.alternate
+  end
+  if type(obj.device) == "table" then t.device = obj.device end
+  if type(obj.command) == "table" then t.command = obj.command end
+  return true
+end
+
+-- The footer record: its counts checked against the records read (t.counts), t.dropped and
+-- t.meta.footer set: true, or nil and what is wrong with it.
+local function read_footer(t, obj, line)
+  local want = t.counts
+  for _, k in ipairs({ "kernels", "memcpys", "memsets", "ranges" }) do
+    local c = num(obj[k])
+    if c == nil then return nil, ("the footer has no '%s' count"):format(k) end
+    if c ~= want[k] then
+      return nil, ("the footer counts %d %s, the file has %d"):format(c, k, want[k])
+    end
+  end
+  if obj.dropped ~= nil and not (num(obj.dropped) and num(obj.dropped) >= 0) then
+    local d = obj.dropped
+    return nil, ("the footer's 'dropped' is %s, not a count"):format(type(d) == "number" and ("%.14g"):format(d) or tostring(d))
+  end
+  t.dropped = num(obj.dropped) or 0
+  t.meta.footer = { buffers = num(obj.buffers), end_ns = exact_int(line, "end_ns"),
+                    alternate_ranges = num(obj.alternate_ranges), switches_on = num(obj.switches_on),
+                    switches_off = num(obj.switches_off), switch_on_ns = num(obj.switch_on_ns),
+                    switch_off_ns = num(obj.switch_off_ns) }
+  return true
+end
+
 -- read_kreach(path, {allow_partial =}) -> trace, or nil and "<file>:<line>: <what>". The format
 -- is the injection library's (docs/profiling-inject.md). A file without its footer (the
 -- program was killed before it exited) is an error unless allow_partial, which marks the trace
@@ -177,55 +233,15 @@ function M.read_kreach(path, opts)
       local ty = obj.type
       if not header then
         if ty ~= "header" then return fail("not a kreach trace: the first record is not a header") end
-        local v = exact_int(line, "version")
-        if v ~= M.JSONL_VERSION then
-          local ver = obj.version
-          local shown = v and ("%d"):format(v) or type(ver) ~= "number" and ("%q (not a number)"):format(tostring(ver))
-            or ("%s (not an integer)"):format(tostring(ver))
-          return fail(("trace format version %s, this kreach reads version %d"):format(shown, M.JSONL_VERSION))
-        end
+        local ok, herr = read_header(t, obj, line)
+        if not ok then return fail(herr) end
         header = obj
-        t.meta.header = { version = v, pid = num(obj.pid), cupti_version = obj.cupti_version,
-                          start_ns = exact_int(line, "start_ns") }
-        -- what the library traced (KREACH_TRACE_KINDS); traces written before the field have all four
-        if type(obj.kinds) == "table" then
-          local kinds = {}
-          for _, k in ipairs(obj.kinds) do
-            if type(k) ~= "string" then return fail("the header's 'kinds' is not a list of names") end
-            kinds[#kinds + 1] = k
-          end
-          t.meta.header.kinds = kinds
-        end
-        -- KREACH_TRACE_ALTERNATE: kernels, memcpys and memsets traced in every other range of this name
-        if obj.alternate ~= nil then
-          if type(obj.alternate) ~= "string" or obj.alternate == "" then
-            return fail("the header's 'alternate' is not a range name")
-          end
-          t.meta.header.alternate = obj.alternate
-        end
-        if type(obj.device) == "table" then t.device = obj.device end
-        if type(obj.command) == "table" then t.command = obj.command end
       elseif footer then
         return fail("a record after the footer")
       elseif ty == "footer" then
         footer = obj
-        local want = t.counts
-        for _, k in ipairs({ "kernels", "memcpys", "memsets", "ranges" }) do
-          local c = num(obj[k])
-          if c == nil then return fail(("the footer has no '%s' count"):format(k)) end
-          if c ~= want[k] then
-            return fail(("the footer counts %d %s, the file has %d"):format(c, k, want[k]))
-          end
-        end
-        if obj.dropped ~= nil and not (num(obj.dropped) and num(obj.dropped) >= 0) then
-          local d = obj.dropped
-          return fail(("the footer's 'dropped' is %s, not a count"):format(type(d) == "number" and ("%.14g"):format(d) or tostring(d)))
-        end
-        t.dropped = num(obj.dropped) or 0
-        t.meta.footer = { buffers = num(obj.buffers), end_ns = exact_int(line, "end_ns"),
-                          alternate_ranges = num(obj.alternate_ranges), switches_on = num(obj.switches_on),
-                          switches_off = num(obj.switches_off), switch_on_ns = num(obj.switch_on_ns),
-                          switch_off_ns = num(obj.switch_off_ns) }
+        local ok, ferr = read_footer(t, obj, line)
+        if not ok then return fail(ferr) end
       elseif type(ty) ~= "string" then
         return fail("a record without a 'type'")
       elseif ty == "header" then
