@@ -1,5 +1,5 @@
-/* kr_program.h: the layout of a compiled program, shared by kr_nvrtc.c (compile, cache) and
- * kr_launch.c (load, launch). Runtime layer, internal: bindings use kr_nvrtc.h only. */
+/* kr_program.h: the layout of a compiled program, shared by kr_nvrtc.c (compile, cache),
+ * kr_program.c (accessors, free) and kr_launch.c (load, launch). Runtime layer, internal: bindings use kr_nvrtc.h only. */
 #ifndef KR_PROGRAM_H
 #define KR_PROGRAM_H
 
