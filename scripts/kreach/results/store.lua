@@ -13,8 +13,8 @@
 -- transactions, migration, the inspection of a file that may not be ours), one file per table
 -- (results/store/<table>.lua: its CREATE statement, its migration, its methods, installed on the
 -- store here so that callers call store:record_evaluation(...), store:generations(...)), the
--- evaluation records (kreach.results.evaluation), their export and every text table
--- (kreach.results.report), and the summaries (kreach.results.summary: kreach generate's, pass@k
+-- evaluation records (kreach.results.evaluation), their export and the text tables
+-- (kreach.results.report; kreach.results.bench: what `kreach bench` prints), and the summaries (kreach.results.summary: kreach generate's, pass@k
 -- included). It requires base modules (kreach.json, kreach.errors, kreach.stats, kreach.text ...)
 -- and kreach.core.*; never judge/ or candidate/, nothing in cmd/.
 local lfs = require "lfs"
