@@ -1,9 +1,10 @@
 # kreach generate's refusals that come before any request (no server is started here): a missing
-# --model, a key variable that is not set, --no-torch without --eval, a bad --timeout.
+# --model, a key variable that is not set where a request must go (no database to answer from),
+# --no-torch without --eval, a bad --timeout.
 $ kreach generate 19
 ? 2
 ~ ^kreach generate: %-%-model is required
-$ env -u OPENAI_API_KEY kreach generate 19 --model some-model --provider openai --out /nonexistent/never
+$ env -u OPENAI_API_KEY kreach generate 19 --model some-model --provider openai --out /nonexistent/never --db /nonexistent/never.db
 ? 2
 ~ ^kreach generate: the API key: %$OPENAI_API_KEY is not set
 $ kreach generate 19 --model some-model --no-torch

@@ -317,6 +317,86 @@ describe("kreach generate", function()
     assert.is_nil(body.messages[2].content:find("emulation", 1, true))
   end)
 
+  it("answers a rerun on another machine (other device facts, no GPU, no API key, another base URL) from the database", function()
+    local dir = support.tmpdir()
+    support.spit(dir .. "/cfg.lua", 'return { provider = "openai", model = "test-model", temperature = 0.2, price_in = 2, price_out = 10 }\n')
+    -- machine A: a GPU's facts, as kreach.device.cuda() gives them (faked: this test needs no GPU)
+    support.spit(dir .. "/gpu_a.lua", [[
+require("kreach.device").cuda = function()
+  return { name = "NVIDIA H100 80GB HBM3", arch = "sm_90", sm_count = 132, shared_per_block_optin_bytes = 232448,
+           shared_per_sm_bytes = 233472, l2_bytes = 52428800, memory_bytes = 85520809984,
+           memory_clock_khz = 2619000, memory_bus_bits = 5120 }
+end
+os.exit(require("kreach.cli").main(table.unpack(arg)))
+]])
+    local base, log, stop = serve(dir, { ["/v1/chat/completions"] = {
+      reply("```lua\n" .. GOOD .. "```\n", "stop", 100, 200),
+      reply("No code, only words.", "stop", 110, 20),
+      reply("```lua\n" .. GOOD .. "```\n", "stop", 120, 200),
+    } })
+    local function run(env, driver, url, extra)
+      return support.sh(("cd %q && %s timeout 120 %q %s generate 19 --model %q --base-url %q --api-key-env KREACH_TEST_KEY --samples 2 --concurrency 1 --out %q --db %q %s"):format(
+        dir, env, KREACH, driver, dir .. "/cfg.lua", url, dir .. "/out", dir .. "/r.db", extra or ""))
+    end
+    local on_a = ("env KREACH_TEST_KEY=%s"):format(KEY)
+    local on_b = "env -u KREACH_TEST_KEY KREACH_DEVICE=host" -- no key, no GPU
+    local files = { "/out/manifest.json", "/out/019_cfg_s1_t1.lua" }
+    local function snapshot()
+      local t = {}
+      for i, f in ipairs(files) do t[i] = support.slurp(dir .. f) end
+      return t
+    end
+    -- on A: two requests, the prompt with A's device; then A's own rerun, from the database
+    local out, rc = run(on_a, ("%q"):format(dir .. "/gpu_a.lua"), base)
+    local reqs = log()
+    assert.equals(0, rc, out)
+    assert.equals(2, #reqs, out)
+    assert.matches("The target GPU: NVIDIA H100 80GB HBM3, sm_90, 132 SMs", cjson.decode(reqs[1].body).messages[2].content)
+    local files_a = snapshot()
+    local again_a, rc_a = run(on_a, ("%q"):format(dir .. "/gpu_a.lua"), base)
+    local again_a_json = run(on_a, ("%q"):format(dir .. "/gpu_a.lua"), base, "--json")
+    assert.equals(0, rc_a, again_a)
+    assert.equals(2, #log())
+    assert.matches("0 requests made, 2 answered from", again_a)
+    -- on B (the host device: the prompt would say no GPU was known), without the key, through
+    -- another base URL (nothing listens there): no request, the same candidates, manifest and summary
+    local out_b, rc_b = run(on_b, "", "http://127.0.0.1:9/v1")
+    local out_b_json = run(on_b, "", "http://127.0.0.1:9/v1", "--json")
+    assert.equals(0, rc_b, out_b)
+    assert.equals(2, #log())
+    assert.equals(again_a, out_b)
+    assert.equals(again_a_json, out_b_json)
+    assert.same(files_a, snapshot())
+    -- the rows keep what was sent: A's device, in the prompt and in the request's body
+    local db = assert(sqlite.open(dir .. "/r.db", { readonly = true }))
+    local rows = db:query("SELECT prompt, request FROM generations ORDER BY id")
+    db:close()
+    assert.equals(2, #rows)
+    for _, r in ipairs(rows) do
+      assert.matches("## The device\nThe target GPU: NVIDIA H100 80GB HBM3", r.prompt)
+      assert.matches("The target GPU: NVIDIA H100 80GB HBM3", cjson.decode(r.request).body.messages[2].content)
+    end
+    -- on B, a job the database does not hold (a third sample), or --refresh: the key is needed,
+    -- a usage error before any request, and nothing written
+    local out3, rc3 = run(on_b, "", base, "--samples 3")
+    assert.equals(2, rc3, out3)
+    assert.matches("^kreach generate: the API key: %$KREACH_TEST_KEY is not set", out3)
+    out3, rc3 = run(on_b, "", base, "--refresh")
+    assert.equals(2, rc3, out3)
+    assert.matches("^kreach generate: the API key: %$KREACH_TEST_KEY is not set", out3)
+    assert.equals(2, #log())
+    assert.same(files_a, snapshot())
+    -- with the key, on B, the third sample is asked (with B's prompt), the two others not
+    out3, rc3 = support.sh(("cd %q && env KREACH_DEVICE=host KREACH_TEST_KEY=%s %q generate 19 --model %q --base-url %q --api-key-env KREACH_TEST_KEY --samples 3 --out %q --db %q"):format(
+      dir, KEY, KREACH, dir .. "/cfg.lua", base, dir .. "/out", dir .. "/r.db"))
+    reqs = log()
+    stop()
+    assert.equals(0, rc3, out3)
+    assert.equals(3, #reqs, out3)
+    assert.matches("The target GPU was not known when this prompt was built", cjson.decode(reqs[3].body).messages[2].content)
+    assert.matches("1 request made, 2 answered from", out3)
+  end)
+
   it("refuses a model configuration with an unknown field, naming the file", function()
     local dir = support.tmpdir()
     support.spit(dir .. "/cfg.lua", 'return { model = "m", temprature = 0.1 }\n')

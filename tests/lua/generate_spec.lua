@@ -176,3 +176,75 @@ describe("the shipped model configurations", function()
     assert.equals(5, n)
   end)
 end)
+
+describe("the cache key of a generation (kreach.generate.session.job_key)", function()
+  local session = require "kreach.generate.session"
+  local prompt = require "kreach.generate.prompt"
+  local H100 = { name = "NVIDIA H100 80GB HBM3", arch = "sm_90", sm_count = 132, shared_per_block_optin_bytes = 232448,
+                 shared_per_sm_bytes = 233472, l2_bytes = 52428800, memory_bytes = 85520809984 }
+  local function settings(cfg, extra)
+    local dir = support.tmpdir()
+    support.spit(dir .. "/cfg.lua", cfg .. "\n")
+    local args = { model = dir .. "/cfg.lua", api_key_env = "none" }
+    for k, v in pairs(extra or {}) do args[k] = v end
+    return session.configure(args)
+  end
+
+  it("leaves out the device's facts, in every turn, and the base URL; keeps the model, the sampling, the sample and the turn", function()
+    local inst = session.problems({ "19" }, "f32")[1]
+    local s = settings('return { provider = "openai", model = "m", temperature = 0.2 }')
+    local pa, pb = prompt.build(inst, { device = H100 }), prompt.build(inst)
+    -- the prompts differ in the device's section only, and their portable forms not at all
+    assert.are_not.equal(pa.user, pb.user)
+    assert.matches("The target GPU: NVIDIA H100 80GB HBM3", pa.user, 1, true)
+    assert.equals(pa.portable, pb.portable)
+    local i, j = pa.portable:find(prompt.DEVICE_PLACEHOLDER, 1, true)
+    assert.equals(pa.user, pa.portable:sub(1, i - 1) .. pa.device .. pa.portable:sub(j + 1))
+    local function conv(p, turn)
+      local m = { { role = "user", content = p.user } }
+      if turn == 2 then
+        m[2] = { role = "assistant", content = "```lua\nreturn {}\n```" }
+        m[3] = { role = "user", content = prompt.feedback{ verdict = "incorrect", reason = "wrong_values" } }
+      end
+      return m
+    end
+    for turn = 1, 2 do
+      assert.equals(session.job_key(s, pa, conv(pa, turn), 1, turn), session.job_key(s, pb, conv(pb, turn), 1, turn))
+    end
+    local k = session.job_key(s, pa, conv(pa, 1), 1, 1)
+    -- another server of the same model: the same key (the base URL is stored, not keyed)
+    local s_url = settings('return { provider = "openai", model = "m", temperature = 0.2, base_url = "http://127.0.0.1:8000/v1" }')
+    assert.equals(k, session.job_key(s_url, pa, conv(pa, 1), 1, 1))
+    assert.are_not.equal(s.config_hash, s_url.config_hash)
+    -- what changes the reply changes the key
+    local others = {
+      session.job_key(settings('return { provider = "openai", model = "m2", temperature = 0.2 }'), pa, conv(pa, 1), 1, 1),
+      session.job_key(settings('return { provider = "openai", model = "m", temperature = 0.3 }'), pa, conv(pa, 1), 1, 1),
+      session.job_key(settings('return { provider = "openai", model = "m", temperature = 0.2 }', { max_tokens = 100 }), pa, conv(pa, 1), 1, 1),
+      session.job_key(settings('return { provider = "anthropic", model = "m", temperature = 0.2 }'), pa, conv(pa, 1), 1, 1),
+      session.job_key(settings('return { provider = "openai", model = "m", temperature = 0.2, extra = { seed = 1 } }'), pa, conv(pa, 1), 1, 1),
+      session.job_key(s, pa, conv(pa, 1), 2, 1),
+      session.job_key(s, pa, conv(pa, 1), 1, 2),
+      session.job_key(s, pa, conv(pa, 2), 1, 2),
+    }
+    local pc = prompt.build(session.problems({ "23" }, "f32")[1], { device = H100 })
+    others[#others + 1] = session.job_key(s, pc, conv(pc, 1), 1, 1)
+    local py = prompt.build(inst, { device = H100, format = "python" })
+    others[#others + 1] = session.job_key(settings('return { provider = "openai", model = "m", temperature = 0.2 }', { format = "python" }), py, conv(py, 1), 1, 1)
+    local seen = { [k] = true }
+    for i, o in ipairs(others) do
+      assert.is_nil(seen[o], "key " .. i .. " is another's")
+      seen[o] = true
+    end
+  end)
+
+  it("needs the API key only when asked to (need_key): configure takes an unset variable", function()
+    local s = settings('return { provider = "openai", model = "m" }', { api_key_env = "KREACH_TEST_NO_SUCH_VARIABLE" })
+    assert.is_nil(s.key)
+    local ok, e = pcall(session.need_key, s)
+    assert.is_false(ok)
+    assert.matches("the API key: %$KREACH_TEST_NO_SUCH_VARIABLE is not set", require("kreach.errors").message(e))
+    assert.equals(2, require("kreach.errors").status(e))
+    assert.is_true(pcall(session.need_key, settings('return { provider = "openai", model = "m" }')))
+  end)
+end)

@@ -1,9 +1,10 @@
 -- kreach generate <suite|problem...> --model NAME: asks a language model for candidates (issue 19;
 -- --eval is not yet run on a GPU). The work is kreach.generate.session's (prompts built from the
 -- problems alone, requests through the provider's API with retries, replies stored in the results
--- database so that a second identical run makes no request, candidates written to --out DIR with
--- a manifest.json that `kreach eval` reads); the summary is kreach.results.summary's. The API key
--- is read from the environment only and written nowhere. Exit 1 when a request got no reply after
+-- database so that a second identical run makes no request, on any machine, candidates written to
+-- --out DIR with a manifest.json that `kreach eval` reads); the summary is kreach.results.summary's.
+-- The API key is read from the environment only, written nowhere, and needed only when a request
+-- must be sent. Exit 1 when a request got no reply after
 -- its retries (what came is kept) or the first one was refused (400, 401, 403, 404).
 -- docs/generate.md.
 local cli = require "kreach.cli"

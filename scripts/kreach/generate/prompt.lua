@@ -162,8 +162,15 @@ function M.device_text(dev)
     bw and (", about %.1f TB/s of memory bandwidth (from the clock and the bus)"):format(bw) or "")
 end
 
+-- What stands for the device's facts in the prompt's portable form (build's `portable`): the
+-- text a generation's cache key is made over, the same on every machine.
+M.DEVICE_PLACEHOLDER = "<the device's facts: this machine's, left out of the cache key>"
+
 -- build(inst, {format = "lua" | "python", device = kreach.device()'s table or nil}) -> { system
--- =, user = }: the prompt for a problem instance
+-- =, user =, device =, portable = }: the prompt for a problem instance; `device` is the "## The
+-- device" section's text (the one machine-specific part), `portable` the user message with
+-- DEVICE_PLACEHOLDER in its place (what kreach.generate.session keys the stored reply by, so
+-- that a rerun on another machine, or one without a GPU, answers from the database)
 function M.build(inst, o)
   o = o or {}
   local format = o.format or "lua"
@@ -206,7 +213,9 @@ function M.build(inst, o)
   end
   add("")
   add("## The device")
-  add(M.device_text(o.device))
+  local dev_text = M.device_text(o.device)
+  add(dev_text)
+  local dev_at = #parts
   add("")
   add("## Your answer")
   if format == "lua" then
@@ -214,7 +223,9 @@ function M.build(inst, o)
   else
     add("Reply with the whole Python file in one ```python fenced block, defining ModelNew. The last Python block defining ModelNew is taken.")
   end
-  return { system = M.SYSTEM, user = table.concat(parts, "\n") .. "\n" }
+  local user = table.concat(parts, "\n") .. "\n"
+  parts[dev_at] = M.DEVICE_PLACEHOLDER
+  return { system = M.SYSTEM, user = user, device = dev_text, portable = table.concat(parts, "\n") .. "\n" }
 end
 
 -- feedback(verdict, o) -> the next turn's message (issue 19's turns), from the last candidate's

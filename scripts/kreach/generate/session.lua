@@ -4,9 +4,13 @@
 -- with backoff, the progress on stderr through kreach.generate.progress), takes the candidate
 -- from the reply (kreach.generate.extract), writes it with manifest.json (kreach.generate.manifest),
 -- and stores every request and reply in the results database (its generations table), keyed so
--- that a second identical run makes no request. With --turns, each turn's candidates are judged
+-- that a second identical run makes no request, on this machine or another, with a GPU or
+-- without (M.job_key: the model, the sampling, the prompt without the device's facts, the
+-- sample and the turn). With --turns, each turn's candidates are judged
 -- (--eval: kreach.run.evaluate, as kreach eval does) and their verdicts go back to the model.
--- The API key is read from the environment only and written nowhere.
+-- The API key is read from the environment only and written nowhere, and needed only when a
+-- request must be sent: a run the database answers whole needs none.
+local lfs = require "lfs"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
 local problem = require "kreach.problem"
@@ -40,8 +44,10 @@ function M.eval_hint(targets, out, db_path)
 end
 
 -- configure(args) -> the model's settings: its configuration (kreach.generate.models), provider,
--- base URL, prompt format, API key (from the environment) and sampling options; a bad --base-url
--- or a missing key is a usage error
+-- base URL, prompt format, API key (from the environment: nil where its variable is unset, which
+-- is a usage error only once a request must be sent: M.need_key) and sampling options, the
+-- configuration's hash (config_hash, stored with each row) and the part of it that a cache key is
+-- made of (key_hash); a bad --base-url is a usage error
 function M.configure(args)
   local cfg = models.load(args.model, args.provider)
   local provider = args.provider or cfg.provider or "openai"
@@ -53,19 +59,42 @@ function M.configure(args)
               base = args.base_url or cfg.base_url or providers.DEFAULT_BASE[provider],
               format = args.format or cfg.format or "lua",
               temperature = args.temperature or cfg.temperature, max_tokens = args.max_tokens or cfg.max_tokens }
-  local key_env = args.api_key_env or cfg.api_key_env or models.KEY_ENV[provider]
-  if key_env ~= "none" then
-    s.key = os.getenv(key_env)
-    if not s.key or s.key == "" then
-      errors.usage(("the API key: $%s is not set (--api-key-env names another variable; 'none' for a server without a key)"):format(key_env))
-    end
+  s.key_env = args.api_key_env or cfg.api_key_env or models.KEY_ENV[provider]
+  if s.key_env ~= "none" then
+    s.key = os.getenv(s.key_env)
+    if s.key == "" then s.key = nil end
   end
   s.secrets = { s.key }
-  -- the configuration's hash: what changes a reply
-  local conf = { provider = provider, base = s.base, model = cfg.model, temperature = s.temperature,
+  -- what changes a reply: the model and the sampling, not where it is asked (the base URL is
+  -- in config_hash, stored with the row, not in the key: a mirror or another port of the same
+  -- server answers from the database)
+  local conf = { provider = provider, model = cfg.model, temperature = s.temperature,
                  max_tokens = s.max_tokens, top_p = cfg.top_p, extra = cfg.extra, format = s.format }
+  s.key_hash = util.hash(json.encode(conf))
+  conf.base = s.base
   s.config_hash = util.hash(json.encode(conf))
   return s
+end
+
+-- need_key(s): a usage error unless the API key is at hand (or the server takes none); called
+-- once a request must really be sent, so that a run answered from the database needs no key
+function M.need_key(s)
+  if s.key_env ~= "none" and not s.key then
+    errors.usage(("the API key: $%s is not set (--api-key-env names another variable; 'none' for a server without a key)"):format(s.key_env))
+  end
+end
+
+-- job_key(s, prompt, messages, sample, turn) -> the cache key of a request (the generations
+-- table's `key`): the model's settings (key_hash: provider, model, sampling, extra fields,
+-- format), the system prompt, the conversation with the first message in its portable form
+-- (the prompt without the device's facts, kreach.generate.prompt's `portable`), the sample and
+-- the turn. Nothing of the machine: a rerun elsewhere, or without a GPU, finds the reply.
+-- ("v2": keys made before, over the whole prompt and the base URL, simply miss.)
+function M.job_key(s, pr, messages, sample, turn)
+  local msgs = {}
+  for i, m in ipairs(messages) do msgs[i] = m end
+  if msgs[1] and msgs[1].content == pr.user then msgs[1] = { role = msgs[1].role, content = pr.portable } end
+  return util.hash(table.concat({ "v2", s.key_hash, pr.system, json.encode(msgs), tostring(sample), tostring(turn) }, "\0"))
 end
 
 -- problems(targets, dtype) -> the problems' instances: a suite's every file, or one problem each
@@ -199,7 +228,7 @@ function Session:turn_jobs(turn)
     if cv.active then
       local msgs = {}
       for i, m in ipairs(cv.messages) do msgs[i] = m end
-      local k = util.hash(table.concat({ s.config_hash, cv.prompt.system, json.encode(msgs), tostring(cv.sample), tostring(turn) }, "\0"))
+      local k = M.job_key(s, cv.prompt, msgs, cv.sample, turn)
       local job = { conv = cv, inst = cv.inst, sample = cv.sample, turn = turn, key = k, messages = msgs,
                     file = ("%03d_%s_s%d_t%d.%s"):format(cv.inst.problem.id or 0, s.model_name, cv.sample, turn, self.ext) }
       local cached = not self.args.refresh and self.db:find_generation(k)
@@ -285,11 +314,13 @@ function Session:feed_back(tjobs)
   end
 end
 
--- the session: the model's settings, the problems, the database and --out opened, the
--- conversations (one a (problem, sample)) with their first message, the manifest read
+-- the session: the model's settings, the problems, the database opened, the conversations (one
+-- a (problem, sample)) with their first message. A run without the API key that must ask
+-- everything (--refresh, or no database yet) stops here, before anything is written.
 local function open(args)
   local s = M.configure(args)
   local insts = M.problems(args.targets, args.dtype)
+  if args.refresh or not lfs.attributes(args.db) then M.need_key(s) end
   -- the prompt's device facts: a GPU's only (the host device's are the emulation's). --eval
   -- needs a GPU: refused now, before any request is paid for
   if args.eval then kdevice.require("kreach generate --eval") end
@@ -299,8 +330,6 @@ local function open(args)
                               hopts = { concurrency = args.concurrency, retries = args.retries, timeout_s = args.timeout } },
                             Session)
   self.db = store.open(self.db_path)
-  local mok, merr = output.mkdirs(args.out)
-  if not mok then errors.file(args.out, "cannot create the directory: " .. tostring(merr)) end
   for _, inst in ipairs(insts) do
     local pr = prompt_mod.build(inst, { format = s.format, device = device })
     for smp = 1, args.samples do
@@ -308,19 +337,34 @@ local function open(args)
                                       messages = { { role = "user", content = pr.user } } }
     end
   end
-  self.manifest = manifest.open(args.out, self.db_path)
   return self
+end
+
+-- --out made and its manifest read: once the first turn's requests are known to be possible
+function Session:open_out()
+  if self.manifest then return end
+  local args = self.args
+  local mok, merr = output.mkdirs(args.out)
+  if not mok then errors.file(args.out, "cannot create the directory: " .. tostring(merr)) end
+  self.manifest = manifest.open(args.out, self.db_path)
 end
 
 -- run(args) -> what the run did, for kreach.results.summary.generate: { model, provider, priced,
 -- jobs, convs, made, stopped, verdicts, samples, turns, db, out }. args are the command's
 -- (targets, model, provider, base_url, api_key_env, samples, turns, eval, no_torch, out, db,
 -- concurrency, temperature, max_tokens, timeout, retries, format, dtype, refresh, quiet).
+-- Every job's key is looked up before a request goes: the API key is needed only where one
+-- must (a usage error then, as configure's was).
 function M.run(args)
   local self = open(args)
   for turn = 1, args.turns do
     local tjobs, asks = self:turn_jobs(turn)
     if #tjobs == 0 then break end
+    if #asks > 0 then
+      local ok, err = pcall(M.need_key, self.s)
+      if not ok then self.db:close(); error(err, 0) end
+    end
+    self:open_out()
     self.tracker = progress_mod.new{ total = #asks, concurrency = args.concurrency, retries = args.retries,
                                      tty = util.isatty(2), now = kcore.now, quiet = args.quiet }
     if not self:ask(asks) then self.tracker:close(); break end
