@@ -116,10 +116,17 @@ local KEY = {
 
 -- ---- the figures of one group ----
 
+local function padded(s) return (s:gsub("%d+", function(d) return #d < 16 and ("0"):rep(16 - #d) .. d or d end)) end
+local function natural_less(a, b)
+  local pa, pb = padded(a), padded(b)
+  if pa ~= pb then return pa < pb end
+  return a < b
+end
+
 local function sorted_keys(t)
   local ks = {}
   for k in pairs(t) do ks[#ks + 1] = k end
-  table.sort(ks)
+  table.sort(ks, natural_less)
   return ks
 end
 
@@ -177,7 +184,7 @@ local function figures(rows, ref)
     if r.time_method then timing.methods[r.time_method] = (timing.methods[r.time_method] or 0) + 1 end
   end
   g.correct_rate = g.judged > 0 and g.correct / g.judged or nil
-  table.sort(order)
+  table.sort(order, natural_less)
   g.problems = #order
   g.solved = 0
   for _, name in ipairs(order) do if probs[name].c > 0 then g.solved = g.solved + 1 end end
@@ -240,14 +247,14 @@ end
 
 -- ---- grouping ----
 
+-- group keys in natural order: numbers within them by value (run 2 before run 10, problem
+-- 1_Matmul before 19_ReLU)
 local function key_less(a, b)
   for i = 1, math.max(#a, #b) do
     local x, y = a[i], b[i]
     if x ~= y then
       if x == nil or y == nil then return x == nil end
-      local nx, ny = tonumber(x), tonumber(y)
-      if nx and ny and nx ~= ny then return nx < ny end
-      return x < y
+      return natural_less(x, y)
     end
   end
   return false
