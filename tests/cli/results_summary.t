@@ -1,5 +1,5 @@
 # kreach results summary (docs/results.md, "Summaries") on the database tests/lua/summary_store.lua
-# builds (its header lists the rows; tests/lua/results_analysis_spec.lua works the figures out by
+# builds (its header lists the rows; tests/lua/results_summary_groups_spec.lua works the figures out by
 # hand): the text table, --md, --csv, --json, and the usage errors. Needs no GPU. Files go to a
 # directory named after this transcript's process ($PPID), removed at the end.
 $ D=${TMPDIR:-/tmp}/kreach-summary-t.$PPID; rm -rf $D; mkdir -p $D && kreach tests/lua/summary_store.lua $D/s.db

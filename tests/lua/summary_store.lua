@@ -1,5 +1,5 @@
 -- A results database with known verdicts and speedups, for `kreach results summary`: required by
--- tests/lua/results_analysis_spec.lua (build(path)), and run by tests/cli/results_summary.t
+-- tests/lua/results_summary_groups_spec.lua (build(path)), and run by tests/cli/results_summary.t
 -- (kreach tests/lua/summary_store.lua DB). The figures each grouping must give are worked out by
 -- hand in the spec's comments.
 --

@@ -5,7 +5,7 @@ local errors = require "kreach.errors"
 local output = require "kreach.atomic"
 local results = require "kreach.results.report"
 local store = require "kreach.results.store"
-local analysis = require "kreach.results.analysis"
+local summary = require "kreach.results.summary"
 local json = require "kreach.json"
 local catalog = require "kreach.problem.catalog"
 
@@ -44,29 +44,29 @@ return {
     local s = p:command("summary", "Verdicts, pass@k, verified speedups, fast_p and KernelBench's disagreements, by group.")
     cli.db_option(s)
     s:option("--by", ("Group by these keys, comma-separated, in this order: %s (default: one group of everything)."):format(
-      table.concat(analysis.BY, ", ")), "")
+      table.concat(summary.BY, ", ")), "")
     s:option("--against", ("The reference of the speedups and fast_p: %s (default: baseline)."):format(
-      table.concat(analysis.AGAINST, ", ")), "baseline")
+      table.concat(summary.AGAINST, ", ")), "baseline")
     s:mutex(s:flag("--json", "Print one JSON object."), s:flag("--csv", "Print CSV, one line per group."),
       s:flag("--md", "Print Markdown tables."))
   end,
   run = function(args)
     if args.command == "summary" then
-      local by, against = analysis.parse_by(args.by), analysis.parse_against(args.against)
-      local ok, opened, data = pcall(store.read, args.db, analysis.read)
+      local by, against = summary.parse_by(args.by), summary.parse_against(args.against)
+      local ok, opened, data = pcall(store.read, args.db, summary.read)
       if not ok then error(opened, 0) end
       if not opened then errors.database(data) end
       local categories -- each problem file's category, loaded in kreach's loader
       for _, k in ipairs(by) do
         if k == "category" then
-          categories = analysis.categories(data.rows, function(paths) return catalog.load("problem", paths) end)
+          categories = summary.categories(data.rows, function(paths) return catalog.load("problem", paths) end)
         end
       end
-      local s = analysis.compute(data, { by = by, against = against, categories = categories })
-      if args.json then io.write(json.encode(analysis.json_doc(s, args.db)), "\n")
-      elseif args.csv then analysis.csv(s, io.write, results.csv_field)
-      elseif args.md then analysis.markdown(s, io.write)
-      else analysis.text(s, io.write) end
+      local s = summary.compute(data, { by = by, against = against, categories = categories })
+      if args.json then io.write(json.encode(summary.json_doc(s, args.db)), "\n")
+      elseif args.csv then summary.csv(s, io.write, results.csv_field)
+      elseif args.md then summary.markdown(s, io.write)
+      else summary.text(s, io.write) end
       return 0
     end
     -- the output is checked before the database opens: naming the database (or its -wal or

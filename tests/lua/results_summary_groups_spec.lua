@@ -1,7 +1,7 @@
--- kreach.results.analysis (`kreach results summary`) with known answers: the database of
+-- kreach.results.summary's `kreach results summary` half with known answers: the database of
 -- tests/lua/summary_store.lua (its header lists every row), read through the store's read path,
 -- and every figure checked against values worked out by hand below.
-local analysis = require "kreach.results.analysis"
+local summary = require "kreach.results.summary"
 local report = require "kreach.results.report"
 local store = require "kreach.results.store"
 local errors = require "kreach.errors"
@@ -20,13 +20,13 @@ local function data()
     DB = support.tmpdir() .. "/s.db"
     fixture.build(DB)
   end
-  local ok, d = store.read(DB, analysis.read)
+  local ok, d = store.read(DB, summary.read)
   assert(ok, d)
   return d
 end
 
 local function summarize(by, against)
-  return analysis.compute(data(), { by = by, against = against })
+  return summary.compute(data(), { by = by, against = against })
 end
 
 local function group(s, name)
@@ -45,7 +45,7 @@ local function close_all(want, got, what)
   for i = 1, #want do close(want[i], got[i], ("%s[%d]"):format(what, i)) end
 end
 
-describe("kreach.results.analysis by model, against kreach's baseline", function()
+describe("kreach.results.summary.compute by model, against kreach's baseline", function()
   local s
   setup(function() s = summarize({ "model" }, "baseline") end)
 
@@ -147,7 +147,7 @@ describe("kreach.results.analysis by model, against kreach's baseline", function
   end)
 end)
 
-describe("kreach.results.analysis of everything", function()
+describe("kreach.results.summary.compute of everything", function()
   it("pools the samples of every model by problem", function()
     local g = summarize({}, "baseline").groups[1]
     assert.equals("all", g.name)
@@ -173,7 +173,7 @@ describe("kreach.results.analysis of everything", function()
   end)
 end)
 
-describe("kreach.results.analysis against PyTorch eager", function()
+describe("kreach.results.summary.compute against PyTorch eager", function()
   it("takes the speedups against PyTorch, and fast_0 from correctness alone", function()
     local s = summarize({ "model" }, "pytorch")
     local g = group(s, "m-a")
@@ -189,7 +189,7 @@ describe("kreach.results.analysis against PyTorch eager", function()
   end)
 end)
 
-describe("kreach.results.analysis groups", function()
+describe("kreach.results.summary.compute groups", function()
   it("by run: the two evaluations of a1 are in different groups", function()
     local s = summarize({ "run" }, "baseline")
     assert.equals(2, #s.groups)
@@ -206,57 +206,57 @@ describe("kreach.results.analysis groups", function()
   end)
   it("by category: from what the command loads, (unknown) where nothing loads", function()
     local d = data()
-    local cats = analysis.categories(d.rows, function(paths)
+    local cats = summary.categories(d.rows, function(paths)
       local r = {}
       for i, p in ipairs(paths) do r[i] = p:find("Matmul") and { value = { category = "matmul" } } or { why = "gone" } end
       return r
     end)
-    local s = analysis.compute(d, { by = { "category" }, categories = cats })
+    local s = summary.compute(d, { by = { "category" }, categories = cats })
     assert.same({ "(unknown)", "matmul" }, { s.groups[1].name, s.groups[2].name })
     assert.equals(6, s.groups[2].evaluations) -- a1..a5, b1
   end)
 end)
 
-describe("kreach.results.analysis options", function()
+describe("kreach.results.summary.compute options", function()
   it("parses --by and refuses an unknown or repeated key", function()
-    assert.same({}, analysis.parse_by(""))
-    assert.same({ "model", "dtype" }, analysis.parse_by("model, dtype"))
-    local ok, e = pcall(analysis.parse_by, "model,colour")
+    assert.same({}, summary.parse_by(""))
+    assert.same({ "model", "dtype" }, summary.parse_by("model, dtype"))
+    local ok, e = pcall(summary.parse_by, "model,colour")
     assert.is_false(ok)
     assert.equals(2, errors.status(e))
     assert.matches("unknown key 'colour'", errors.message(e), 1, true)
-    ok, e = pcall(analysis.parse_by, "model,model")
+    ok, e = pcall(summary.parse_by, "model,model")
     assert.is_false(ok)
     assert.equals(2, errors.status(e))
   end)
   it("refuses an unknown reference", function()
-    assert.equals("compiled", analysis.parse_against("compiled"))
-    local ok, e = pcall(analysis.parse_against, "triton")
+    assert.equals("compiled", summary.parse_against("compiled"))
+    local ok, e = pcall(summary.parse_against, "triton")
     assert.is_false(ok)
     assert.equals(2, errors.status(e))
   end)
 end)
 
-describe("kreach.results.analysis output", function()
+describe("kreach.results.summary.compute output", function()
   it("writes a text table, Markdown, CSV and one JSON document", function()
     local s = summarize({ "model" }, "baseline")
     local out = {}
     local function w(...) for _, x in ipairs{ ... } do out[#out + 1] = x end end
-    analysis.text(s, w)
+    summary.text(s, w)
     local t = table.concat(out)
     assert.matches("m%-a +8 +4 +2 +1 +1 +0 +0 +0 +50%.0%% +3 +0%.367 +1%.000 +%-", t)
     assert.matches("KernelBench's allclose fails 1 candidate that kreach finds correct: kernelbench-level1/1_Matmul", t, 1, true)
     out = {}
-    analysis.markdown(s, w)
+    summary.markdown(s, w)
     assert.matches("| m-a | 8 | 4 |", table.concat(out), 1, true)
     out = {}
-    analysis.csv(s, w, report.csv_field)
+    summary.csv(s, w, report.csv_field)
     local lines = {}
     for l in table.concat(out):gmatch("[^\n]+") do lines[#lines + 1] = l end
     assert.equals(4, #lines)
     assert.matches("^model,evaluations,correct,", lines[1])
     assert.matches("^m%-a,8,4,2,1,1,0,0,0,8,0%.5,3,", lines[3])
-    local doc = json.decode(json.encode(analysis.json_doc(s, "x.db")))
+    local doc = json.decode(json.encode(summary.json_doc(s, "x.db")))
     assert.equals("baseline", doc.against)
     assert.equals(3, #doc.groups)
     assert.equals(4, doc.groups[2].correct)
