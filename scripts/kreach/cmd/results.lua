@@ -44,9 +44,9 @@ return {
     local s = p:command("summary", "Verdicts, pass@k, verified speedups, fast_p and KernelBench's disagreements, by group.")
     cli.db_option(s)
     s:option("--by", ("Group by these keys, comma-separated, in this order: %s (default: one group of everything)."):format(
-      table.concat(summary.BY, ", ")), "")
+      table.concat(summary.BY, ", ")), ""):show_default(false)
     s:option("--against", ("The reference of the speedups and fast_p: %s (default: baseline)."):format(
-      table.concat(summary.AGAINST, ", ")), "baseline")
+      table.concat(summary.AGAINST, ", ")), "baseline"):show_default(false)
     s:mutex(s:flag("--json", "Print one JSON object."), s:flag("--csv", "Print CSV, one line per group."),
       s:flag("--md", "Print Markdown tables."))
   end,
