@@ -5,6 +5,9 @@ local errors = require "kreach.errors"
 local output = require "kreach.atomic"
 local results = require "kreach.results.report"
 local store = require "kreach.results.store"
+local summary = require "kreach.results.summary"
+local json = require "kreach.json"
+local catalog = require "kreach.problem.catalog"
 
 local function run_id(s)
   local n = math.tointeger(tonumber(s))
@@ -37,8 +40,35 @@ return {
     local g = p:command("generations", "A table of the requests kreach generate made and their outcomes.")
     cli.db_option(g)
     g:flag("--json", "Print one JSON object: { generations = [...] }.")
+    -- summary: the figures of the database by group (docs/results.md, "Summaries")
+    local s = p:command("summary", "Verdicts, pass@k, verified speedups, fast_p and KernelBench's disagreements, by group.")
+    cli.db_option(s)
+    s:option("--by", ("Group by these keys, comma-separated, in this order: %s (default: one group of everything)."):format(
+      table.concat(summary.BY, ", ")), ""):show_default(false)
+    s:option("--against", ("The reference of the speedups and fast_p: %s (default: baseline)."):format(
+      table.concat(summary.AGAINST, ", ")), "baseline"):show_default(false)
+    s:mutex(s:flag("--json", "Print one JSON object."), s:flag("--csv", "Print CSV, one line per group."),
+      s:flag("--md", "Print Markdown tables."))
   end,
   run = function(args)
+    if args.command == "summary" then
+      local by, against = summary.parse_by(args.by), summary.parse_against(args.against)
+      local ok, opened, data = pcall(store.read, args.db, summary.read)
+      if not ok then error(opened, 0) end
+      if not opened then errors.database(data) end
+      local categories -- each problem file's category, loaded in kreach's loader
+      for _, k in ipairs(by) do
+        if k == "category" then
+          categories = summary.categories(data.rows, function(paths) return catalog.load("problem", paths) end)
+        end
+      end
+      local s = summary.compute(data, { by = by, against = against, categories = categories })
+      if args.json then io.write(json.encode(summary.json_doc(s, args.db)), "\n")
+      elseif args.csv then summary.csv(s, io.write, results.csv_field)
+      elseif args.md then summary.markdown(s, io.write)
+      else summary.text(s, io.write) end
+      return 0
+    end
     -- the output is checked before the database opens: naming the database (or its -wal or
     -- -shm) as the output is a usage error, and nothing is written
     local out
