@@ -1,8 +1,11 @@
--- kreach results export|list|runs|generations: reads a results database (docs/results.md). A database that
+-- kreach results export|list|runs|generations: reads a results database (docs/results.md);
+-- import and merge write one (kreach.results.import, kreach.results.merge). A database that
 -- does not open (missing, not ours, corrupt, another schema version) is status 3.
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local output = require "kreach.atomic"
+local import = require "kreach.results.import"
+local merge = require "kreach.results.merge"
 local results = require "kreach.results.report"
 local store = require "kreach.results.store"
 
@@ -13,7 +16,7 @@ local function run_id(s)
 end
 
 return {
-  summary = "Export or list what a results database holds (evaluations, runs, generations).",
+  summary = "Export or list what a results database holds (evaluations, runs, generations); import others' results; merge shards.",
   parser = function(p)
     p:command_target("command")
     p:require_command(true)
@@ -37,8 +40,47 @@ return {
     local g = p:command("generations", "A table of the requests kreach generate made and their outcomes.")
     cli.db_option(g)
     g:flag("--json", "Print one JSON object: { generations = [...] }.")
+    -- import and merge (issue 36; docs/results.md, "Importing other harnesses' results", "Merging shards")
+    local im = p:command("import", "Read other harnesses' results (KernelBench's eval_results.json) or kreach's JSON lines into a database.")
+    im:argument("files", "The files to import."):args("+")
+    cli.db_option(im)
+    im:option("--format", "kernelbench or jsonl (default: from the file).")
+      :choices(import.FORMATS):args(1)
+    im:option("--model", "The model the imported candidates came from (stored on each row)."):argname("<name>")
+    im:option("--suite", "The suite KernelBench's problem ids are of.", import.DEFAULT_SUITE)
+    im:option("--baseline-times", "KernelBench's baseline timing JSON: PyTorch's times, for the speedups."):argname("<file>")
+    local mg = p:command("merge", "Combine results databases (shards of one study) into a new one.")
+    mg:argument("inputs", "The databases to merge."):args("+")
+    mg:option("-o --output", "The new database to write (must not exist)."):argname("<db>"):count(1)
   end,
   run = function(args)
+    if args.command == "import" then
+      local db, err = store.open(args.db)
+      if not db then errors.database(err) end
+      local ok, res = pcall(import.import, db, args.files, { format = args.format, model = args.model,
+        suite = args.suite, baseline_times = args.baseline_times })
+      db:close()
+      if not ok then error(res, 0) end
+      for _, r in ipairs(res) do
+        local ids = {}
+        for i, id in ipairs(r.runs) do ids[i] = tostring(id) end
+        io.write(("imported %d evaluation%s from %s (%s, hash %s) into %s as run%s %s\n"):format(r.evaluations,
+          r.evaluations == 1 and "" or "s", r.file, r.harness, r.source_hash, args.db, #ids == 1 and "" or "s",
+          table.concat(ids, ", ")))
+      end
+      return 0
+    elseif args.command == "merge" then
+      local res = merge.merge(args.inputs, args.output)
+      for _, n in ipairs(res.inputs) do
+        io.write(("%s: %d run%s, %d evaluation%s (%d already in an earlier input, left out%s)\n"):format(n.path,
+          n.runs, n.runs == 1 and "" or "s", n.evaluations, n.evaluations == 1 and "" or "s", n.duplicates,
+          n.runs_shared > 0 and (", %d run%s shared"):format(n.runs_shared, n.runs_shared == 1 and "" or "s") or ""))
+      end
+      io.write(("merged %d database%s into %s: %d runs, %d evaluations, %d duplicate%s left out\n"):format(#res.inputs,
+        #res.inputs == 1 and "" or "s", args.output, res.runs, res.evaluations, res.duplicates,
+        res.duplicates == 1 and "" or "s"))
+      return 0
+    end
     -- the output is checked before the database opens: naming the database (or its -wal or
     -- -shm) as the output is a usage error, and nothing is written
     local out

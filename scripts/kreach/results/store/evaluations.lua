@@ -58,8 +58,9 @@ function T:record_evaluation(e)
     if row.finished_at == nil then row.finished_at = now() end
     -- kreach's own, unless an import says where it came from; the model its candidate's origin's
     if row.measured_here == nil then row.measured_here = row.harness == nil end
-    if row.model == nil and type(e.origin) == "table" and type(e.origin.model) == "string" then
-      row.model = e.origin.model
+    local origin = e.origin or (e.candidate and e.candidate.origin)
+    if row.model == nil and type(origin) == "table" and type(origin.model) == "string" then
+      row.model = origin.model
     end
     local sql, values, n = evaluation.insert_sql(row)
     exec(self, sql, table.unpack(values, 1, n))
