@@ -17,6 +17,7 @@ local errors = require "kreach.errors"
 local json = require "kreach.json"
 local problem = require "kreach.problem"
 local util = require "kreach.core.util"
+local verdicts = require "kreach.verdict"
 local evaluation = require "kreach.results.evaluation"
 
 local M = {}
@@ -121,6 +122,8 @@ end
 
 local PRECISION = { fp32 = "f32", float32 = "f32", fp16 = "f16", float16 = "f16", bf16 = "bf16", bfloat16 = "bf16" }
 local ERROR_KEYS = { "compilation_error", "runtime_error", "correctness_issue", "error" }
+local KNOWN_VERDICT = {}
+for _, k in ipairs(verdicts.KINDS) do KNOWN_VERDICT[k] = true end
 
 -- The rows of one KernelBench sample (validated). `where` names it in errors.
 local function kernelbench_row(file, where, s, ctx, p, sid)
@@ -148,7 +151,12 @@ local function kernelbench_row(file, where, s, ctx, p, sid)
   if s.correctness then verdict = "correct"
   elseif not s.compiled then verdict = "compile_error"
   elseif md.runtime_error ~= nil then verdict = "runtime_error" end
-  if verdict ~= "correct" then
+  -- what kreach's own export adds to the metadata (its verdict, reason and dtype) is read back
+  if type(md.verdict) == "string" and KNOWN_VERDICT[md.verdict] and (md.verdict == "correct") == s.correctness then
+    verdict = md.verdict
+  end
+  if type(md.reason) == "string" then reason = md.reason
+  elseif verdict ~= "correct" then
     for _, k in ipairs(ERROR_KEYS) do
       if md[k] ~= nil then reason = type(md[k]) == "string" and md[k] or json.encode(md[k]); break end
     end
@@ -162,7 +170,7 @@ local function kernelbench_row(file, where, s, ctx, p, sid)
   local chash = hash("kernelbench sample", ctx.source_hash, ctx.suite, tostring(p.problem_id), tostring(sid))
   return {
     eval_key = hash("kernelbench import", ctx.source_hash, ctx.suite, tostring(p.problem_id), tostring(sid)),
-    dtype = PRECISION[md.precision] or "f32",
+    dtype = PRECISION[md.precision] or (type(md.dtype) == "string" and md.dtype) or "f32",
     verdict = verdict, reason = reason,
     candidate_ms = ms,
     pytorch_ms = ref,
@@ -193,7 +201,7 @@ end
 -- kernelbench(file, text, ctx) -> the rows of an eval_results.json, in problem and sample order
 function M.kernelbench(file, text, ctx)
   local t = decode(file, text)
-  if type(t) ~= "table" then
+  if type(t) ~= "table" or #t > 0 then
     errors.load("%s: KernelBench's eval_results.json is an object: {\"<problem_id>\": [sample, ...]}", file)
   end
   local lookup = suite_problems(ctx.suite)
