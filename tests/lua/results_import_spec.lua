@@ -318,6 +318,31 @@ describe("kreach results import", function()
   end)
 end)
 
+describe("schema version 4", function()
+  teardown(rm_tmpdirs)
+
+  it("migrates a version 3 database: its rows are kreach's own, their model their candidate's origin's", function()
+    local d = tmpdir()
+    own_db(d .. "/r.db", { { name = "A", keys = { 1 }, baseline = true } })
+    local raw = assert(require("kreach.core.sqlite").open(d .. "/r.db"))
+    for _, c in ipairs{ "model", "harness", "measured_here", "source_file", "source_hash" } do
+      assert(raw:exec("ALTER TABLE evaluations DROP COLUMN " .. c))
+    end
+    assert.equals(1, raw:exec("UPDATE kreach_meta SET value = '3' WHERE key = 'schema_version'"))
+    raw:close()
+    -- a reader reads it as it is
+    local rows = rows_of(d .. "/r.db")
+    assert.same({ 2, nil, nil }, { #rows, rows[1].model, rows[1].measured_here })
+    local db = assert(store.open(d .. "/r.db"))
+    assert.equals("4", db.sql:query("SELECT value FROM kreach_meta WHERE key = 'schema_version'")[1].value)
+    db:close()
+    rows = rows_of(d .. "/r.db")
+    assert.same({ "m1", true }, { rows[1].model, rows[1].measured_here })
+    assert.same({ nil, true }, { rows[2].model, rows[2].measured_here }) -- the baseline: no candidate, no model
+    assert.is_nil(rows[1].harness)
+  end)
+end)
+
 describe("kreach results merge", function()
   teardown(rm_tmpdirs)
 
