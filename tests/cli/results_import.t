@@ -29,6 +29,12 @@ $ D=${TMPDIR:-/tmp}/kreach-import-t.$PPID; printf '%s\n' '{"19": {"3": {"compile
 ~ ^kreach results: .*/bad%.json: problem "19", sample "3": correctness must be a boolean %(got a string%)$
 $ D=${TMPDIR:-/tmp}/kreach-import-t.$PPID; kreach results runs --db $D/r.db | wc -l
 ~ ^ *2$
+# into a database that is not there yet: none is made
+$ D=${TMPDIR:-/tmp}/kreach-import-t.$PPID; kreach results import $D/bad.json --db $D/new.db
+? 3
+~ bad%.json: problem "19", sample "3": correctness must be a boolean
+$ D=${TMPDIR:-/tmp}/kreach-import-t.$PPID; ls $D
+! new%.db
 # kreach's JSON lines: export, import into a new database, export: the same lines, the same ids
 $ D=${TMPDIR:-/tmp}/kreach-import-t.$PPID; kreach results export --db $D/r.db --format jsonl -o $D/e1.jsonl && kreach results import $D/e1.jsonl --db $D/i.db && kreach results export --db $D/i.db --format jsonl -o $D/e2.jsonl && cmp $D/e1.jsonl $D/e2.jsonl && echo identical
 ~ ^imported 3 evaluations from .*/e1%.jsonl %(kreach, hash %x+%) into .*/i%.db as run 1$

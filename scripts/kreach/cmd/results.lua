@@ -55,10 +55,12 @@ return {
   end,
   run = function(args)
     if args.command == "import" then
+      -- every file is read and checked before the database is opened
+      local opts = { format = args.format, model = args.model, suite = args.suite, baseline_times = args.baseline_times }
+      local prepared = import.prepare(args.files, opts)
       local db, err = store.open(args.db)
       if not db then errors.database(err) end
-      local ok, res = pcall(import.import, db, args.files, { format = args.format, model = args.model,
-        suite = args.suite, baseline_times = args.baseline_times })
+      local ok, res = pcall(import.import, db, prepared, opts)
       db:close()
       if not ok then error(res, 0) end
       for _, r in ipairs(res) do

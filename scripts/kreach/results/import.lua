@@ -321,10 +321,13 @@ end
 -- file read and checked first, then written in one transaction of db (a writable store). A
 -- file imported before (an import run with its hash) is refused, as are two files the same.
 -- opts: format, suite, model, baseline_times (a path).
-function M.import(db, files, opts)
+-- prepare(files, opts) -> what import writes: every file read and checked, nothing opened
+-- for writing (a command calls it before it opens the database, so that a malformed file
+-- leaves not even a new empty database behind).
+function M.prepare(files, opts)
   opts = opts or {}
   local times = opts.baseline_times and M.baseline_times(opts.baseline_times) or nil
-  local read, seen = {}, {}
+  local read, seen = { prepared = true }, {}
   for i, f in ipairs(files) do
     local r = M.read(f, { format = opts.format, suite = opts.suite, model = opts.model, times = times })
     if seen[r.source_hash] then
@@ -333,6 +336,13 @@ function M.import(db, files, opts)
     seen[r.source_hash] = f
     read[i] = r
   end
+  return read
+end
+
+-- files: paths, or what prepare(files, opts) returned
+function M.import(db, files, opts)
+  opts = opts or {}
+  local read = files.prepared and files or M.prepare(files, opts)
   return db:transaction(function()
     local out = {}
     for i, r in ipairs(read) do
