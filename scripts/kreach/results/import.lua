@@ -15,6 +15,7 @@
 -- config names the file and its hash; it is never taken for a measurement of kreach's.
 local errors = require "kreach.errors"
 local json = require "kreach.json"
+local kinds = require "kreach.kinds"
 local problem = require "kreach.problem"
 local util = require "kreach.core.util"
 local verdicts = require "kreach.verdict"
@@ -120,7 +121,15 @@ end
 
 -- ---- KernelBench's eval_results.json ----
 
-local PRECISION = { fp32 = "f32", float32 = "f32", fp16 = "f16", float16 = "f16", bf16 = "bf16", bfloat16 = "bf16" }
+local DTYPE = kinds.set(kinds.DTYPES)
+
+-- A KernelBench precision ("fp32", "float16", "bfloat16", ...) or a kreach dtype as kreach's
+-- dtype name (kreach.kinds), or nil
+local function dtype_of(p)
+  if type(p) ~= "string" then return nil end
+  p = p:lower():gsub("^bfloat", "bf"):gsub("^float", "f"):gsub("^fp", "f")
+  return DTYPE[p] and p or nil
+end
 local ERROR_KEYS = { "compilation_error", "runtime_error", "correctness_issue", "error" }
 local KNOWN_VERDICT = {}
 for _, k in ipairs(verdicts.KINDS) do KNOWN_VERDICT[k] = true end
@@ -170,7 +179,7 @@ local function kernelbench_row(file, where, s, ctx, p, sid)
   local chash = hash("kernelbench sample", ctx.source_hash, ctx.suite, tostring(p.problem_id), tostring(sid))
   return {
     eval_key = hash("kernelbench import", ctx.source_hash, ctx.suite, tostring(p.problem_id), tostring(sid)),
-    dtype = PRECISION[md.precision] or (type(md.dtype) == "string" and md.dtype) or "f32",
+    dtype = dtype_of(md.precision) or dtype_of(md.dtype) or "f32",
     verdict = verdict, reason = reason,
     candidate_ms = ms,
     pytorch_ms = ref,
