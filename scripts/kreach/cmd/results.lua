@@ -1,5 +1,4 @@
--- kreach results export|list|runs|generations: reads a results database (docs/results.md);
--- import and merge write one (kreach.results.import, kreach.results.merge). A database that
+-- kreach results export|list|runs|generations: reads a results database (docs/results.md). A database that
 -- does not open (missing, not ours, corrupt, another schema version) is status 3.
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
@@ -16,7 +15,7 @@ local function run_id(s)
 end
 
 return {
-  summary = "Export or list what a results database holds (evaluations, runs, generations); import others' results; merge shards.",
+  summary = "Export or list what a results database holds (evaluations, runs, generations).",
   parser = function(p)
     p:command_target("command")
     p:require_command(true)
