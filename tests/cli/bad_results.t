@@ -25,7 +25,7 @@ $ kreach results list --db ${TMPDIR:-/tmp}/kreach-bad-results-t.$PPID/r.db --jso
 ~ ^{"evaluations":%[{.*"id":1,.*},{.*"id":2,.*}%]}$
 $ D=${TMPDIR:-/tmp}/kreach-bad-results-t.$PPID; kreach -e 'local db = require("kreach.core.sqlite").open(arg[1]); assert(db:exec("ALTER TABLE evaluations DROP COLUMN verdict"))' $D/nov.db && kreach results list --db $D/nov.db
 ? 3
-~ ^kreach results: .*/nov%.db: not a kreach results database %(schema version 3, but its table evaluations has no column verdict%)$
+~ ^kreach results: .*/nov%.db: not a kreach results database %(schema version 4, but its table evaluations has no column verdict%)$
 ! traceback
 $ rm -rf ${TMPDIR:-/tmp}/kreach-bad-results-t.$PPID
 # --worker-memory past 64 bits: a usage error before any worker starts

@@ -110,13 +110,13 @@ describe("a results database damaged by hand", function()
     for _, ro in ipairs{ true, false } do
       local db, err = store.open(path, { readonly = ro })
       assert.is_nil(db)
-      assert.equals(path .. ": not a kreach results database (schema version 3, but its table evaluations has no column verdict)", err)
+      assert.equals(path .. ": not a kreach results database (schema version 4, but its table evaluations has no column verdict)", err)
     end
     local path2 = small_db()
     sql(path2, "DROP TABLE candidates")
     local db, err = store.open(path2, { readonly = true })
     assert.is_nil(db)
-    assert.equals(path2 .. ": not a kreach results database (schema version 3, but it has no table candidates)", err)
+    assert.equals(path2 .. ": not a kreach results database (schema version 4, but it has no table candidates)", err)
   end)
 end)
 

@@ -92,11 +92,11 @@ describe("kreach.results.store", function()
     it("creates the schema in WAL mode and opens it again", function()
       local path = tmpdir() .. "/results.db"
       local db = assert(store.open(path))
-      assert.equals(3, store.SCHEMA_VERSION)
+      assert.equals(4, store.SCHEMA_VERSION)
       assert.equals("wal", db.sql:query("PRAGMA journal_mode")[1].journal_mode)
       assert.equals(2, db.sql:query("PRAGMA synchronous")[1].synchronous) -- FULL
       assert.equals(1, db.sql:query("PRAGMA foreign_keys")[1].foreign_keys)
-      assert.equals("3", db.sql:query("SELECT value FROM kreach_meta WHERE key = 'schema_version'")[1].value)
+      assert.equals("4", db.sql:query("SELECT value FROM kreach_meta WHERE key = 'schema_version'")[1].value)
       local names = {}
       for r in db.sql:rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name") do names[#names + 1] = r.name end
       assert.same({ "calibrations", "candidates", "evaluations", "generations", "kreach_meta", "problems", "profile_kernels",
@@ -165,7 +165,7 @@ describe("kreach.results.store", function()
     end)
 
     it("refuses newer schema versions and ones no kreach wrote, untouched", function()
-      for _, v in ipairs{ 4, 0 } do
+      for _, v in ipairs{ 5, 0 } do
         local path = tmpdir() .. "/results.db"
         assert(store.open(path)):close()
         local raw = assert(sqlite.open(path))
@@ -174,8 +174,8 @@ describe("kreach.results.store", function()
         local snap = freeze(path)
         local db, err = store.open(path)
         assert.is_nil(db)
-        if v == 4 then
-          assert.equals(path .. ": the results database has schema version 4, newer than this kreach's (3): use a newer kreach", err)
+        if v == 5 then
+          assert.equals(path .. ": the results database has schema version 5, newer than this kreach's (4): use a newer kreach", err)
         else
           assert.equals(path .. ": the results database has schema version 0, which no kreach wrote", err)
         end
@@ -204,7 +204,7 @@ describe("kreach.results.store", function()
       assert.is_nil(ro:find_evaluation("k").pytorch_ms)
       ro:close()
       db = assert(store.open(path))
-      assert.equals("3", db.sql:query("SELECT value FROM kreach_meta WHERE key = 'schema_version'")[1].value)
+      assert.equals("4", db.sql:query("SELECT value FROM kreach_meta WHERE key = 'schema_version'")[1].value)
       assert.equals(0, #db:generations())
       local r = db:find_evaluation("k")
       assert.equals(0.5, r.baseline_ms)

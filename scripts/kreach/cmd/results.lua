@@ -1,12 +1,14 @@
--- kreach results export|list|runs|generations: reads a results database (docs/results.md). A database that
+-- kreach results export|list|runs|generations|summary|import|merge: reads a results database (and
+-- import and merge write one) (docs/results.md). A database that
 -- does not open (missing, not ours, corrupt, another schema version) is status 3.
 local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local output = require "kreach.atomic"
+local import = require "kreach.results.import"
+local merge = require "kreach.results.merge"
 local results = require "kreach.results.report"
 local store = require "kreach.results.store"
 local summary = require "kreach.results.summary"
-local json = require "kreach.json"
 local catalog = require "kreach.problem.catalog"
 
 local function run_id(s)
@@ -49,6 +51,18 @@ return {
       table.concat(summary.AGAINST, ", ")), "baseline"):show_default(false)
     s:mutex(s:flag("--json", "Print one JSON object."), s:flag("--csv", "Print CSV, one line per group."),
       s:flag("--md", "Print Markdown tables."))
+    -- import and merge (issue 36; docs/results.md, "Importing other harnesses' results", "Merging shards")
+    local im = p:command("import", "Read other harnesses' results (KernelBench's eval_results.json) or kreach's JSON lines into a database.")
+    im:argument("files", "The files to import."):args("+")
+    cli.db_option(im)
+    im:option("--format", "kernelbench or jsonl (default: from the file).")
+      :choices(import.FORMATS):args(1)
+    im:option("--model", "The model the imported candidates came from (stored on each row)."):argname("<name>")
+    im:option("--suite", "The suite KernelBench's problem ids are of.", import.DEFAULT_SUITE)
+    im:option("--baseline-times", "KernelBench's baseline timing JSON: PyTorch's times, for the speedups."):argname("<file>")
+    local mg = p:command("merge", "Combine results databases (shards of one study) into a new one.")
+    mg:argument("inputs", "The databases to merge."):args("+")
+    mg:option("-o --output", "The new database to write (must not exist)."):argname("<db>"):count(1)
   end,
   run = function(args)
     if args.command == "summary" then
@@ -63,10 +77,22 @@ return {
         end
       end
       local s = summary.compute(data, { by = by, against = against, categories = categories })
-      if args.json then io.write(json.encode(summary.json_doc(s, args.db)), "\n")
-      elseif args.csv then summary.csv(s, io.write, results.csv_field)
-      elseif args.md then summary.markdown(s, io.write)
-      else summary.text(s, io.write) end
+      summary.write(s, (args.json and "json") or (args.csv and "csv") or (args.md and "md") or "text", io.write, args.db)
+      return 0
+    elseif args.command == "import" then
+      -- every file is read and checked before the database is opened
+      local opts = { format = args.format, model = args.model, suite = args.suite, baseline_times = args.baseline_times }
+      local prepared = import.prepare(args.files, opts)
+      local db, err = store.open(args.db)
+      if not db then errors.database(err) end
+      local ok, res = pcall(import.import, db, prepared, opts)
+      db:close()
+      if not ok then error(res, 0) end
+      import.report(res, args.db, io.write)
+      return 0
+    elseif args.command == "merge" then
+      local res = merge.merge(args.inputs, args.output)
+      merge.report(res, args.output, io.write)
       return 0
     end
     -- the output is checked before the database opens: naming the database (or its -wal or

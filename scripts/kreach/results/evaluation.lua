@@ -100,6 +100,21 @@ M.FIELDS = {
   { name = "wall_s", kind = "real", column = "REAL", brief = true, csv = true },
   { name = "started_at", kind = "text", column = "TEXT" },
   { name = "finished_at", kind = "text", list = true, column = "TEXT", csv = true },
+  -- where an evaluation came from (issue 36; schema version 4): the model that wrote the
+  -- candidate (its origin's model when kreach generate wrote it, or `kreach results import
+  -- --model`); harness, the harness that measured it when it was imported ("kernelbench",
+  -- "kreach"; nil: measured by kreach in the run it points at); measured_here, false for an
+  -- imported row (true for kreach's own); source_file and source_hash, the imported file as it
+  -- was named and its hash (kreach.results.import). The problem's and candidate's stored rows
+  -- come with it, so that an export holds all an import needs: problem_hash and
+  -- candidate_source.
+  { name = "model", kind = "text", list = true, column = "TEXT" },
+  { name = "harness", kind = "text", list = true, column = "TEXT" },
+  { name = "measured_here", kind = "bool", list = true, column = "INTEGER" },
+  { name = "source_file", kind = "text", column = "TEXT" },
+  { name = "source_hash", kind = "text", column = "TEXT" },
+  { name = "problem_hash", kind = "text", joined = "p.file_hash" },
+  { name = "candidate_source", kind = "text", joined = "c.source" },
 }
 
 local BY_NAME = {}
@@ -205,10 +220,12 @@ end
 
 -- insert_sql(rec) -> the INSERT statement and its values (every column but id; problem_ref and
 -- candidate_ref as rec has them, set by the store).
-function M.insert_sql(rec)
+-- With keep_id, rec.id is inserted too (kreach results import keeps an imported row's id where
+-- it is free).
+function M.insert_sql(rec, keep_id)
   local names, marks, values = {}, {}, {}
   for _, f in ipairs(M.columns()) do
-    if f.name ~= "id" then
+    if f.name ~= "id" or (keep_id and rec.id ~= nil) then
       local n = #names + 1
       names[n], marks[n], values[n] = f.name, "?", encode(f, rec[f.name]) -- values may hold nils
     end

@@ -30,7 +30,7 @@ local calibrations = require "kreach.results.store.calibrations"
 local profiles = require "kreach.results.store.profiles"
 local generations = require "kreach.results.store.generations"
 
-local M = { SCHEMA_VERSION = 3, DEFAULT_PATH = "results.db" }
+local M = { SCHEMA_VERSION = 4, DEFAULT_PATH = "results.db" }
 
 M.json = common.json -- kreach.json, with non-finite numbers as bare tokens (the store reads them back)
 local now = common.now
@@ -52,7 +52,11 @@ for _, t in ipairs(TABLES) do SCHEMA = SCHEMA .. t.SQL end
 --      kreach.results.evaluation lists and version 1 had not (kreach.results.store.evaluations).
 --   3: the requests `kreach generate` made and their replies (issue 19): the generations table
 --      (kreach.results.store.generations, the schema's own definition).
+--   4: where an evaluation came from (issue 36): its model, the harness that measured an
+--      imported row, measured_here, the imported file and its hash
+--      (kreach.results.store.evaluations' MIGRATION_4).
 M.MIGRATIONS = {
+  [4] = evaluations.MIGRATION_4,
   [3] = generations.MIGRATION,
   [2] = evaluations.MIGRATION,
 }
@@ -93,6 +97,7 @@ local ADDED_IN = { generations = 3 }
 local V2_COLUMNS = { pytorch_ms = true, pytorch_compiled_ms = true, speedup_pytorch = true,
                      speedup_pytorch_lo = true, speedup_pytorch_hi = true, speedup_compiled = true,
                      speedup_compiled_lo = true, speedup_compiled_hi = true, baseline_vs_pytorch = true }
+local V4_COLUMNS = { model = true, harness = true, measured_here = true, source_file = true, source_hash = true }
 
 local function schema_columns()
   if expected_columns then return expected_columns end
@@ -124,7 +129,7 @@ local function check_columns(db, path, v)
       local have, missing = {}, {}
       for _, r in ipairs(rows) do have[r.name] = true end
       for _, c in ipairs(tbl.columns) do
-        if not have[c] and not (tbl.name == "evaluations" and v < 2 and V2_COLUMNS[c]) then
+        if not have[c] and not (tbl.name == "evaluations" and ((v < 2 and V2_COLUMNS[c]) or (v < 4 and V4_COLUMNS[c]))) then
           missing[#missing + 1] = c
         end
       end

@@ -17,6 +17,7 @@ local text = require "kreach.text"
 local verdict = require "kreach.verdict"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
+local report = require "kreach.results.report"
 
 local M = {}
 
@@ -641,6 +642,15 @@ function M.json_doc(s, db)
   end
   return { db = db, by = json.array(s.by), against = s.against, reference = s.reference, left_out = s.left_out,
            groups = json.array(groups) }
+end
+
+-- write(s, format, write, db): a computed summary in one of the forms `kreach results summary`
+-- prints: "text" (the default), "json" (one document), "csv" (a line per group) or "md"
+function M.write(s, format, write, db)
+  if format == "json" then write(json.encode(M.json_doc(s, db)), "\n")
+  elseif format == "csv" then M.csv(s, write, report.csv_field)
+  elseif format == "md" then M.markdown(s, write)
+  else M.text(s, write) end
 end
 
 return M

@@ -27,6 +27,17 @@ function M.MIGRATION(exec_sql, query_sql)
   end
 end
 
+-- MIGRATION_4(exec_sql, query_sql): version 3 to 4, where an evaluation came from (issue 36):
+-- the columns model, harness, measured_here, source_file and source_hash; every row stored
+-- before was kreach's own (measured_here = 1), its model its candidate's origin's, if any.
+function M.MIGRATION_4(exec_sql, query_sql)
+  M.MIGRATION(exec_sql, query_sql)
+  exec_sql("UPDATE evaluations SET measured_here = 1 WHERE measured_here IS NULL AND harness IS NULL")
+  exec_sql([[UPDATE evaluations SET model = (SELECT json_extract(c.origin, '$.model') FROM candidates c
+      WHERE c.id = evaluations.candidate_ref AND json_valid(c.origin)
+        AND json_type(c.origin, '$.model') = 'text') WHERE model IS NULL]])
+end
+
 -- record_evaluation(e) -> id: the problem and candidate rows and the evaluation (a record of
 -- kreach.results.evaluation: its columns are that module's), in one transaction, committed before it
 -- returns (inside a caller's transaction it joins that one). e.problem and e.candidate (nil for
@@ -45,10 +56,44 @@ function T:record_evaluation(e)
                                candidate_ref = e.candidate and self:candidate_ref(e.candidate) or nil },
                              { __index = e })
     if row.finished_at == nil then row.finished_at = now() end
+    -- kreach's own, unless an import says where it came from; the model its candidate's origin's
+    if row.measured_here == nil then row.measured_here = row.harness == nil end
+    local origin = e.origin or (e.candidate and e.candidate.origin)
+    if row.model == nil and type(origin) == "table" and type(origin.model) == "string" then
+      row.model = origin.model
+    end
     local sql, values, n = evaluation.insert_sql(row)
     exec(self, sql, table.unpack(values, 1, n))
     return self.sql:last_insert_rowid()
   end)
+end
+
+-- import_evaluation(e) -> id: as record_evaluation, for a row kreach.results.import read from
+-- another harness's results or from a kreach export: its id (e.id), its problem's and its
+-- candidate's (e.problem.id, e.candidate.id) are kept where this database has no row with
+-- that id yet, else new ones are given. e.harness names where it came from; measured_here is
+-- false.
+function T:import_evaluation(e)
+  need_id(e.run_id, "import_evaluation: run_id")
+  need(e, "eval_key", "string", "import_evaluation")
+  need(e, "dtype", "string", "import_evaluation")
+  need(e, "verdict", "string", "import_evaluation")
+  need(e, "harness", "string", "import_evaluation")
+  return self:transaction(function()
+    local keep = e.id ~= nil and #query(self, "SELECT 1 FROM evaluations WHERE id = ?", e.id) == 0
+    local row = setmetatable({ problem_ref = self:problem_ref(e.problem),
+                               candidate_ref = e.candidate and self:candidate_ref(e.candidate) or nil,
+                               measured_here = false, id = keep and e.id or nil },
+                             { __index = e })
+    local sql, values, n = evaluation.insert_sql(row, keep)
+    exec(self, sql, table.unpack(values, 1, n))
+    return self.sql:last_insert_rowid()
+  end)
+end
+
+-- count_evaluations(eval_key) -> the number of evaluations stored with this key
+function T:count_evaluations(key)
+  return query(self, "SELECT count(*) AS n FROM evaluations WHERE eval_key = ?", key)[1].n
 end
 
 local EVAL_SELECT = evaluation.select_sql()

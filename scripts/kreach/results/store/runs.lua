@@ -84,6 +84,22 @@ function T:reopen_run(run_id)
   end
 end
 
+-- import_run{id =, command =, config =, config_hash =, device =} -> run id: the run an import's rows point
+-- at (kreach.results.import): status 'imported', started and finished now; the id asked for
+-- when no run has it yet. Its config says what was imported (the file, its hash, the harness).
+function T:import_run(r)
+  need(r, "config_hash", "string", "import_run")
+  local id = r.id
+  if math.type(id) ~= "integer" or #query(self, "SELECT 1 FROM runs WHERE id = ?", id) > 0 then id = nil end
+  local kv, krev = core.version:match("^(%S+)%s*%(?([^)]*)%)?")
+  local t = now()
+  exec(self, [[INSERT INTO runs(id, started_at, finished_at, status, command, config, config_hash, device,
+      kreach_version, kreach_revision, hostname, pid) VALUES (?, ?, ?, 'imported', ?, ?, ?, ?, ?, ?, ?, ?)]],
+    id, t, t, enc(r.command), enc(r.config), r.config_hash, enc(r.device), kv, krev ~= "" and krev or nil,
+    hostname(), pid())
+  return self.sql:last_insert_rowid()
+end
+
 -- run_counts() -> run id -> the number of evaluations it recorded
 function T:run_counts()
   local counts = {}
