@@ -542,15 +542,20 @@ end
 local Opened = {}
 Opened.__index = Opened
 
+-- load_from(o, path) -> pcall's results of loading the candidate: from o.source (the bytes the
+-- worker read once and checked) when given, else from its file
+local function load_from(o, path)
+  if o.source then return pcall(M.load_text, o.source, path) end
+  return pcall(M.load, path)
+end
+
 M.METHOD = "kreach worker: CUDA events on kreach's stream, taken in C, the candidate's Lua sandboxed"
 
 function M.open(inst, path, o)
   o = o or {}
   local phase = o.phase or function() end
   phase("load")
-  local ok, cand
-  if o.source then ok, cand = pcall(M.load_text, o.source, path)
-  else ok, cand = pcall(M.load, path) end
+  local ok, cand = load_from(o, path)
   if not ok then return nil, verdict.from_candidate_error(cand) end
   phase("compile")
   local prog, err = (o.build or nvrtc.build){ source = cand.source, name = (path:match("([^/]+)%.lua$") or "candidate") .. ".cu",
@@ -647,9 +652,7 @@ function M.lint(inst, path, opts)
   opts = opts or {}
   local phase = opts.phase or function() end
   phase("load")
-  local ok, cand
-  if opts.source then ok, cand = pcall(M.load_text, opts.source, path)
-  else ok, cand = pcall(M.load, path) end
+  local ok, cand = load_from(opts, path)
   if not ok then return verdict.from_candidate_error(cand) end
   phase("compile")
   local prog, err = nvrtc.build{ source = cand.source, name = (path:match("([^/]+)%.lua$") or "candidate") .. ".cu",
