@@ -1,0 +1,535 @@
+-- The paper's tables (issue 36, items 6 and 7), made from stored data alone: no GPU, nothing
+-- measured here. experiments/paper/README.md says what each table is and how to remake the data.
+--
+-- usage: kreach experiments/paper/run.lua [--data DIR] [--out DIR]   write the tables (Markdown and CSV)
+--        kreach experiments/paper/run.lua [--data DIR] --check DIR   make them in a temporary folder and
+--                                                                   compare with DIR (status 1 on a difference)
+--        kreach experiments/paper/run.lua --collect                 print the GPU commands that make each data file
+--
+-- --data (default experiments/paper/data): every *.jsonl there (kreach results export --format jsonl)
+-- is imported into one temporary results database (kreach.results.import), whose figures
+-- kreach.results.summary computes by model and by category; sources.tsv there names each file.
+-- The other tables read experiments/kernelbench/data and experiments/dlrm/data. Every table ends
+-- with a line naming its source files; a table without data says what would fill it. The output
+-- is a function of the files' contents alone (sorted, fixed formats, no dates or paths of this
+-- machine), so that tests compare it with the committed tables (experiments/paper/tables).
+local argparse = require "argparse"
+local lfs = require "lfs"
+local store = require "kreach.results.store"
+local import = require "kreach.results.import"
+local summary = require "kreach.results.summary"
+local report = require "kreach.results.report"
+local catalog = require "kreach.problem.catalog"
+local stats = require "kreach.stats"
+
+local here = arg[0]:match("^(.*)/[^/]*$") or "."
+local root = here .. "/../.."
+
+local parser = argparse("kreach experiments/paper/run.lua", "The paper's tables, from stored data alone.")
+parser:option("--data", "The folder of the evaluations' JSON lines.", root .. "/experiments/paper/data")
+parser:option("--out", "The folder to write the tables to (made when missing).")
+parser:option("--check", "Make the tables in a temporary folder and compare them with this one.")
+parser:flag("--collect", "Print the GPU commands that make each data file (runs none of them).")
+local args = parser:parse()
+
+local CF = report.csv_field
+
+-- ---- files ----
+
+local function read_file(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function exists(path) return lfs.attributes(path) ~= nil end
+
+local function real(path)
+  local p = io.popen("realpath -e -- '" .. path:gsub("'", "'\\''") .. "' 2>/dev/null")
+  local r = p:read("l")
+  p:close()
+  return r
+end
+
+-- the way a file of the repository is named in the tables: its path from the repository's root
+-- (or as given, when it lies outside)
+local ROOT = real(root)
+local function shown(path)
+  local r = real(path)
+  if r and ROOT and r:sub(1, #ROOT + 1) == ROOT .. "/" then return r:sub(#ROOT + 2) end
+  return path
+end
+
+local KB_DATA = root .. "/experiments/kernelbench/data"
+local DLRM_DATA = root .. "/experiments/dlrm/data"
+
+-- ---- --collect: what makes each data file ----
+
+local COLLECT = {
+  { "experiments/paper/data/<machine>-<date>-examples.jsonl",
+    { "kreach eval kernelbench-l1-repr examples --db paper.db",
+      "kreach results export --db paper.db --format jsonl -o experiments/paper/data/<machine>-<date>-examples.jsonl" } },
+  { "experiments/paper/data/<machine>-<date>-<model>.jsonl (the model study; none stored yet)",
+    { "kreach generate kernelbench-l1-repr --model <model> --samples 4 --eval --out gen/<model> --db paper-<model>.db   (a model API and a GPU; docs/generate.md)",
+      "kreach results export --db paper-<model>.db --format jsonl -o experiments/paper/data/<machine>-<date>-<model>.jsonl" } },
+  { "experiments/kernelbench/data/h200_conv_parity_cudnn.tsv, h200_conv_parity_tf32.tsv",
+    { "kreach bench kernelbench-l1-conv --budget 0.2   (per KREACH_CUDNN_SELECT; see each file's header)",
+      "kreach bench kernelbench-l1-conv --torch-tf32 --budget 0.2" } },
+  { "experiments/dlrm/data/h200_project.txt",
+    { "kreach experiments/dlrm/project.lua --db results.db > experiments/dlrm/data/h200_project.txt" } },
+  { "the addressable fraction (none stored yet)", { "kreach experiments/addressable_fraction.lua   (on a GPU)" } },
+  { "the scale sweep (none stored yet)", { "experiments/scale   (on a GPU; not yet in the repository)" } },
+}
+
+if args.collect then
+  print("experiments/paper/run.lua --collect: runs nothing; these commands, on a GPU machine from the repository root, make the data:")
+  for _, c in ipairs(COLLECT) do
+    print("\n" .. c[1])
+    for _, l in ipairs(c[2]) do print("  " .. l) end
+  end
+  os.exit(0)
+end
+
+-- ---- Markdown and CSV ----
+
+local function md_table(w, header, rows, right)
+  local function cell(x) return (tostring(x):gsub("|", "\\|")) end
+  local h, sep = {}, {}
+  for i, x in ipairs(header) do h[i] = cell(x); sep[i] = (right and right[i]) and "---:" or "---" end
+  w("| ", table.concat(h, " | "), " |\n| ", table.concat(sep, " | "), " |\n")
+  for _, r in ipairs(rows) do
+    local c = {}
+    for i = 1, #header do c[i] = cell(r[i] == nil and "-" or r[i]) end
+    w("| ", table.concat(c, " | "), " |\n")
+  end
+end
+
+local function csv_table(w, header, rows)
+  local h = {}
+  for i, x in ipairs(header) do h[i] = CF(x) end
+  w(table.concat(h, ","), "\n")
+  for _, r in ipairs(rows) do
+    local c = {}
+    for i = 1, #header do c[i] = CF(r[i]) end
+    w(table.concat(c, ","), "\n")
+  end
+end
+
+local outputs = {} -- name -> text, in the order written
+local order = {}
+local function output(name)
+  local parts = {}
+  order[#order + 1] = name
+  return function(...)
+    for _, s in ipairs{ ... } do parts[#parts + 1] = s end
+    outputs[name] = table.concat(parts)
+  end
+end
+
+local function sources_line(list)
+  local t = {}
+  for i, s in ipairs(list) do t[i] = "`" .. s .. "`" end
+  return "Source: " .. table.concat(t, ", ") .. "."
+end
+
+local index = {} -- { file, what, sources | "no data" }
+
+local function fx(x) return x and ("%.3fx"):format(x) or "-" end
+local function f3(x) return x and ("%.3f"):format(x) or "-" end
+local function pct(x) return x and ("%.1f%%"):format(100 * x) or "-" end
+
+-- ---- the evaluations: one temporary database ----
+
+local DATA = args.data
+local data_shown = shown(DATA)
+
+local function jsonl_files(dir)
+  local t = {}
+  if not exists(dir) then return t end
+  for f in lfs.dir(dir) do
+    if f:match("%.jsonl$") then t[#t + 1] = f end
+  end
+  table.sort(t)
+  return t
+end
+
+-- sources.tsv: file -> its description
+local function descriptions(dir)
+  local d = {}
+  local p = dir .. "/sources.tsv"
+  if exists(p) then
+    for line in read_file(p):gmatch("[^\n]+") do
+      if not line:match("^#") then
+        local f, what = line:match("^([^\t]+)\t(.+)$")
+        if f then d[f] = what end
+      end
+    end
+  end
+  return d
+end
+
+local files = jsonl_files(DATA)
+local described = descriptions(DATA)
+local data, categories, file_of = { rows = {}, models = {} }, {}, {}
+
+if #files > 0 then
+  local tmp = os.tmpname()
+  local db_path = tmp .. ".db"
+  local paths = {}
+  for i, f in ipairs(files) do paths[i] = DATA .. "/" .. f; file_of[paths[i]] = f end
+  local ok, err = pcall(function()
+    local prepared = import.prepare(paths, {})
+    local db = assert(store.open(db_path))
+    local iok, ierr = pcall(import.import, db, prepared, {})
+    db:close()
+    if not iok then error(ierr, 0) end
+    local rok, opened, d = pcall(store.read, db_path, summary.read)
+    if not rok then error(opened, 0) end
+    if not opened then error(d, 0) end
+    data = d
+  end)
+  for _, suffix in ipairs{ "", ".db", ".db-wal", ".db-shm", ".db-journal" } do os.remove(tmp .. suffix) end
+  if not ok then io.stderr:write("experiments/paper/run.lua: ", tostring(err), "\n"); os.exit(3) end
+  -- each problem file's category, loaded in kreach's loader (the rows' paths are the repository's)
+  categories = summary.categories(data.rows, function(ps)
+    local full = {}
+    for i, p in ipairs(ps) do full[i] = p:sub(1, 1) == "/" and p or (root .. "/" .. p) end
+    return catalog.load("problem", full)
+  end)
+end
+
+-- the files (by name) a group's rows came from, and their descriptions
+local function group_sources(pred)
+  local seen, list = {}, {}
+  for _, r in ipairs(data.rows) do
+    if r.candidate_ref ~= nil and r.verdict ~= "baseline" and pred(r) then
+      local f = file_of[r.source_file] or (r.source_file and r.source_file:match("[^/]+$")) or "?"
+      if not seen[f] then seen[f] = true; list[#list + 1] = f end
+    end
+  end
+  table.sort(list)
+  return list
+end
+
+local function described_list(list)
+  local t = {}
+  for i, f in ipairs(list) do t[i] = described[f] or f end
+  return table.concat(t, "; ")
+end
+
+local function data_sources()
+  local t = {}
+  for i, f in ipairs(files) do t[i] = data_shown .. "/" .. f end
+  return t
+end
+
+-- ---- the model table ----
+
+do
+  local w = output("models.md")
+  local c = output("models.csv")
+  w("# Models: correctness and verified speedups\n\n")
+  local header = { "model", "candidates of", "evaluations", "correct", "correct%", "problems", "solved",
+                   "convolutions solved", "pass@1", "measured", "median vs baseline", "verified vs baseline",
+                   "median vs PyTorch", "verified vs PyTorch", "fast_1 vs PyTorch" }
+  local csv_header = { "model", "candidates_of", "evaluations", "correct", "correct_rate", "problems", "solved",
+                       "convolution_problems", "convolutions_solved", "pass@1", "measured", "median_vs_baseline",
+                       "verified_vs_baseline", "verified_median_vs_baseline", "median_vs_pytorch",
+                       "verified_vs_pytorch", "verified_median_vs_pytorch", "fast_1_vs_pytorch" }
+  if #data.rows == 0 then
+    w(("no data: no evaluations in %s (kreach eval, or kreach generate --eval with a model API, on a GPU, then kreach results export --format jsonl; see experiments/paper/data/README.md)\n"):format(data_shown))
+    c("# no data: no evaluations in ", data_shown, "\n")
+    index[#index + 1] = { "models.md, models.csv", "the model table", "no data" }
+  else
+    local base = summary.compute(data, { by = { "model" }, categories = categories })
+    local torch = summary.compute(data, { by = { "model" }, against = "pytorch", categories = categories })
+    local bycat = summary.compute(data, { by = { "model", "category" }, categories = categories })
+    local tg = {}
+    for _, g in ipairs(torch.groups) do tg[g.key.model] = g end
+    local conv = {}
+    for _, g in ipairs(bycat.groups) do
+      if g.key.category == "convolution" then conv[g.key.model] = g end
+    end
+    local rows, crows = {}, {}
+    for _, g in ipairs(base.groups) do
+      local m = g.key.model
+      local t, cv = tg[m], conv[m]
+      local function pass1(x) for _, p in ipairs(x.pass_at) do if p.k == 1 then return p.value end end end
+      local function fast1(x) for _, p in ipairs(x.fast_p) do if p.p == 1 then return p.value end end end
+      local srcs = group_sources(function(r) return summary.model_of(r, data.models) == m end)
+      rows[#rows + 1] = { m, described_list(srcs), g.evaluations, g.correct, pct(g.correct_rate), g.problems, g.solved,
+        cv and ("%d of %d"):format(cv.solved, cv.problems) or "0 of 0", f3(pass1(g)), g.speedup.count,
+        fx(g.speedup.median), ("%d (%s)"):format(g.verified.count, fx(g.verified.median)),
+        fx(t.speedup.median), ("%d (%s)"):format(t.verified.count, fx(t.verified.median)), f3(fast1(t)) }
+      crows[#crows + 1] = { m, described_list(srcs), g.evaluations, g.correct, g.correct_rate, g.problems, g.solved,
+        cv and cv.problems or 0, cv and cv.solved or 0, pass1(g), g.speedup.count, g.speedup.median,
+        g.verified.count, g.verified.median, t.speedup.median, t.verified.count, t.verified.median, fast1(t) }
+    end
+    local right = {}
+    for i = 3, #header do right[i] = true end
+    md_table(w, header, rows, right)
+    w("\ncorrect%: of the judged evaluations; solved: problems with a correct candidate (convolutions: of those attempted); ",
+      "pass@1 over the problems; measured: the correct candidates timed; median: their speedup's median; ",
+      "verified: the number whose 95% interval lies above 1 (their median); fast_1: the fraction of the problems ",
+      "with a correct candidate faster than PyTorch eager. Conventions: docs/results.md, \"Summaries\". ",
+      "A candidate without a model reads `(unknown)`; \"candidates of\" names where they came from.\n")
+    local notes = summary.tables(base).notes
+    if #notes > 0 then w("\n") end
+    for _, l in ipairs(notes) do w("- ", l, "\n") end
+    w("\n", sources_line(data_sources()), "\n")
+    csv_table(c, csv_header, crows)
+    c("# ", sources_line(data_sources()), "\n")
+    index[#index + 1] = { "models.md, models.csv", "the model table", table.concat(data_sources(), ", ") }
+  end
+end
+
+-- ---- per category ----
+
+for _, against in ipairs{ "baseline", "pytorch" } do
+  local name = against == "baseline" and "categories" or "categories-vs-pytorch"
+  local w = output(name .. ".md")
+  local c = output(name .. ".csv")
+  w(("# Per category, against %s\n\n"):format(against == "baseline" and "kreach's baseline" or "PyTorch eager"))
+  if #data.rows == 0 then
+    w(("no data: no evaluations in %s (see models.md)\n"):format(data_shown))
+    c("# no data: no evaluations in ", data_shown, "\n")
+    index[#index + 1] = { name .. ".md, " .. name .. ".csv", "per category against " .. against, "no data" }
+  else
+    local s = summary.compute(data, { by = { "category" }, against = against, categories = categories })
+    summary.write(s, "md", w)
+    w("\nThe categories are the problem files' (problems/). ", sources_line(data_sources()), "\n")
+    summary.write(s, "csv", c)
+    c("# ", sources_line(data_sources()), "\n")
+    index[#index + 1] = { name .. ".md, " .. name .. ".csv", "per category against " .. against,
+                          table.concat(data_sources(), ", ") }
+  end
+end
+
+-- ---- kreach's baselines against PyTorch (the convolutions, timed in the same run) ----
+
+local function read_tsv(path)
+  local head, rows, comments = nil, {}, {}
+  for line in read_file(path):gmatch("[^\n]+") do
+    if line:match("^#") then comments[#comments + 1] = line
+    else
+      local f = {}
+      for x in (line .. "\t"):gmatch("([^\t]*)\t") do f[#f + 1] = x end
+      if not head then head = f
+      else
+        local r = {}
+        for i, h in ipairs(head) do r[h] = f[i] end
+        rows[#rows + 1] = r
+      end
+    end
+  end
+  return rows, head, comments
+end
+
+do
+  local w = output("baselines-vs-pytorch.md")
+  local c = output("baselines-vs-pytorch.csv")
+  w("# kreach's convolution baselines against PyTorch eager (H200)\n\n")
+  local cudnn = KB_DATA .. "/h200_conv_parity_cudnn.tsv"
+  local tf32 = KB_DATA .. "/h200_conv_parity_tf32.tsv"
+  local groups, gorder = {}, {}
+  local function add(key, r, pyfield)
+    local g = groups[key[1] .. "\0" .. key[2] .. "\0" .. key[3]]
+    if not g then
+      g = { key = key, ratios = {}, faster = 0, slower = 0, neither = 0, kreach = {}, torch = {} }
+      groups[key[1] .. "\0" .. key[2] .. "\0" .. key[3]] = g
+      gorder[#gorder + 1] = g
+    end
+    local ratio, lo, hi = tonumber(r.ratio), tonumber(r.lo), tonumber(r.hi)
+    g.ratios[#g.ratios + 1] = ratio
+    if hi < 1 then g.faster = g.faster + 1 elseif lo > 1 then g.slower = g.slower + 1 else g.neither = g.neither + 1 end
+    g.kreach[#g.kreach + 1] = tonumber(r.kreach_ms)
+    g.torch[#g.torch + 1] = tonumber(r[pyfield])
+  end
+  local srcs = {}
+  if exists(cudnn) then
+    srcs[#srcs + 1] = shown(cudnn)
+    for _, r in ipairs(read_tsv(cudnn)) do add({ "cuDNN TF32 off", r.selection, r.dtype }, r, "pytorch_ms") end
+  end
+  if exists(tf32) then
+    srcs[#srcs + 1] = shown(tf32)
+    for _, r in ipairs(read_tsv(tf32)) do add({ "cuDNN TF32 on (as shipped)", "pytorch", "f32" }, r, "pytorch_tf32_ms") end
+  end
+  if #gorder == 0 then
+    w("no data: needs `kreach bench kernelbench-l1-conv` on a GPU (experiments/kernelbench/data/h200_conv_parity_*.tsv)\n")
+    c("# no data\n")
+    index[#index + 1] = { "baselines-vs-pytorch.md, baselines-vs-pytorch.csv", "kreach's convolution baselines against PyTorch", "no data" }
+  else
+    local header = { "PyTorch", "kreach's engine", "dtype", "problems", "median ratio", "geomean ratio",
+                     "kreach faster", "PyTorch faster", "within noise", "kreach total ms", "PyTorch total ms" }
+    local rows, crows = {}, {}
+    for _, g in ipairs(gorder) do
+      local sk, st = 0, 0
+      for _, x in ipairs(g.kreach) do sk = sk + x end
+      for _, x in ipairs(g.torch) do st = st + x end
+      local med, geo = stats.median(g.ratios), stats.geomean(g.ratios)
+      rows[#rows + 1] = { g.key[1], g.key[2], g.key[3], #g.ratios, ("%.3f"):format(med), ("%.3f"):format(geo),
+                          g.faster, g.slower, g.neither, ("%.1f"):format(sk), ("%.1f"):format(st) }
+      crows[#crows + 1] = { g.key[1], g.key[2], g.key[3], #g.ratios, tonumber(("%.4f"):format(med)),
+                            tonumber(("%.4f"):format(geo)), g.faster, g.slower, g.neither,
+                            tonumber(("%.4f"):format(sk)), tonumber(("%.4f"):format(st)) }
+    end
+    md_table(w, header, rows, { nil, nil, nil, true, true, true, true, true, true, true, true })
+    w("\nratio = kreach's baseline ms / PyTorch eager ms, timed in the same run (below 1: kreach's baseline is faster); ",
+      "kreach faster / PyTorch faster: the ratio's 95% bootstrap interval lies below / above 1. ",
+      "kreach's engine: `pytorch` is PyTorch eager's cuDNN engine (the depthwise 82-86 the fastest timed), ",
+      "`fastest` the fastest engine timed (KREACH_CUDNN_SELECT). The TF32-on rows set kreach's f32 (TF32 off) against ",
+      "PyTorch as it ships, so they compare different arithmetic. One H200, 2026-12-04 (the files' headers).\n")
+    w("\n", sources_line(srcs), "\n")
+    csv_table(c, { "pytorch", "kreach_engine", "dtype", "problems", "median_ratio", "geomean_ratio", "kreach_faster",
+                   "pytorch_faster", "within_noise", "kreach_total_ms", "pytorch_total_ms" }, crows)
+    c("# ", sources_line(srcs), "\n")
+    index[#index + 1] = { "baselines-vs-pytorch.md, baselines-vs-pytorch.csv", "kreach's convolution baselines against PyTorch", table.concat(srcs, ", ") }
+  end
+  local eager = KB_DATA .. "/h200_torch_eager_level1.tsv"
+  if exists(eager) then
+    w("\n`", shown(eager), "` (PyTorch eager alone, H200, 2026-12-02) makes no table: it pairs with no stored timing ",
+      "of the same machine (the evaluations in ", data_shown, " are an H100's). `kreach experiments/kernelbench/baselines.lua --json FILE` ",
+      "on an H200 would give kreach's baseline times to set against it.\n")
+  end
+end
+
+-- ---- DLRM-Bench: the projection onto the DLRM training steps ----
+
+local function parse_project(s)
+  local configs, cur = {}, nil
+  for line in s:gmatch("[^\n]+") do
+    local name, steps, gpu, wall = line:match("^(dlrm%-[%w%-]+) %(.-%): (%d+) measured steps; GPU time ([%d.]+) ms a step, .- ([%d.]+) ms a step$")
+    if name then
+      cur = { name = name, steps = tonumber(steps), gpu_ms = gpu, wall_ms = wall, problems = {} }
+      configs[#configs + 1] = cur
+    elseif cur then
+      local pg, ps, pshare, pw, pws = line:match("^%s+projected: GPU time ([%d.]+x) %(([%d.]+%%) of a step's GPU time saved; the problems' kernels are ([%d.]+%%) of it%); wall ([%d.]+x) %(([%d.]+%%) saved")
+      if pg then
+        cur.projected = { gpu = pg, gpu_saved = ps, share = pshare, wall = pw, wall_saved = pws }
+      else
+        local prob, k, ms, gp, wp, sp, saved, from = line:match("^%s+(%d+_[%w_]+)%s+([%d.]+)%s+([%d.]+)%s+([%d.]+%%)%s+([%d.]+%%)%s+(%S+)%s+(%S+)%s+(.-)%s*$")
+        if prob and not cur.projected then
+          cur.problems[#cur.problems + 1] = { prob, k, ms, gp, wp, sp, saved, from }
+        end
+      end
+    end
+  end
+  return configs
+end
+
+do
+  local w = output("dlrm-projection.md")
+  local c = output("dlrm-projection.csv")
+  local path = DLRM_DATA .. "/h200_project.txt"
+  w("# DLRM-Bench: the examples' speedups projected onto the DLRM training steps (H200)\n\n")
+  local configs = exists(path) and parse_project(read_file(path)) or {}
+  local complete = #configs > 0
+  for _, cf in ipairs(configs) do if not cf.projected then complete = false end end
+  if not complete then
+    w("no data: needs `kreach experiments/dlrm/project.lua --db results.db` on a GPU, its output stored as experiments/dlrm/data/h200_project.txt\n")
+    c("# no data\n")
+    index[#index + 1] = { "dlrm-projection.md, dlrm-projection.csv", "DLRM-Bench's projected end-to-end gains", "no data" }
+  else
+    local rows, crows = {}, {}
+    for _, cf in ipairs(configs) do
+      local p = cf.projected
+      rows[#rows + 1] = { cf.name, cf.steps, cf.gpu_ms, cf.wall_ms, p.share, ("%s (%s saved)"):format(p.gpu, p.gpu_saved),
+                          ("%s (%s saved)"):format(p.wall, p.wall_saved) }
+      crows[#crows + 1] = { cf.name, cf.steps, tonumber(cf.gpu_ms), tonumber(cf.wall_ms), tonumber((p.share:gsub("%%", ""))),
+                            tonumber((p.gpu:gsub("x", ""))), tonumber((p.gpu_saved:gsub("%%", ""))),
+                            tonumber((p.wall:gsub("x", ""))), tonumber((p.wall_saved:gsub("%%", ""))) }
+    end
+    md_table(w, { "workload", "measured steps", "GPU ms/step", "wall ms/step", "problems' kernels, share of GPU time",
+                  "projected GPU time", "projected wall time" }, rows, { nil, true, true, true, true, true, true })
+    w("\nPer problem (the log's rows; speedup: the problem's fastest correct example against PyTorch eager, with its evaluation):\n\n")
+    local prows = {}
+    for _, cf in ipairs(configs) do
+      for _, pr in ipairs(cf.problems) do
+        prows[#prows + 1] = { cf.name, pr[1], pr[2], pr[3], pr[4], pr[5], pr[6], pr[7], pr[8] }
+      end
+    end
+    md_table(w, { "workload", "problem", "kernels/step", "ms/step", "GPU %", "wall %", "speedup", "saved ms", "speedup from" },
+      prows, { nil, nil, true, true, true, true, true, true })
+    w("\nAmdahl's law over GPU time and over the untraced steps' wall time (docs/dlrm-bench.md, \"The projection\"). ",
+      "This log is older than the problem-to-kernel map of experiments/dlrm/project.lua that docs/dlrm-bench.md's table ",
+      "was made with: it gives kernels to problems 1, 5, 7 and 11 only, so its figures (and its problem 5's share) differ from ",
+      "the doc's, whose run was not stored (experiments/paper/data/README.md).\n")
+    w("\n", sources_line{ shown(path) }, "\n")
+    csv_table(c, { "workload", "measured_steps", "gpu_ms_per_step", "wall_ms_per_step", "problems_share_pct",
+                   "projected_gpu_speedup", "gpu_saved_pct", "projected_wall_speedup", "wall_saved_pct" }, crows)
+    c("# ", sources_line{ shown(path) }, "\n")
+    index[#index + 1] = { "dlrm-projection.md, dlrm-projection.csv", "DLRM-Bench's projected end-to-end gains", shown(path) }
+  end
+end
+
+-- ---- the tables that have no stored data yet ----
+
+local MISSING = {
+  { "model-study.md", "the model study (models' candidates on KernelBench level 1)",
+    "needs `kreach generate --eval` with a model API (and a GPU), then `kreach results export --format jsonl` into experiments/paper/data" },
+  { "addressable-fraction.md", "the addressable fraction (the share of a workload's GPU time the problems cover)",
+    "needs `experiments/addressable_fraction.lua` on a GPU, its output stored" },
+  { "scale-sweep.md", "the scale sweep (speedups across problem sizes)",
+    "needs a scale sweep on a GPU (experiments/scale, not yet in the repository), its output stored" },
+}
+
+for _, m in ipairs(MISSING) do
+  local w = output(m[1])
+  w("# ", m[2]:sub(1, 1):upper(), m[2]:sub(2), "\n\nno data: ", m[3], ".\n")
+  index[#index + 1] = { m[1], m[2], "no data: " .. m[3] }
+end
+
+do
+  local w = output("README.md")
+  w("# The paper's tables\n\n",
+    "Made by `kreach experiments/paper/run.lua --data ", data_shown, " --out <this folder>` from stored data alone; ",
+    "do not edit them by hand (a test compares them with the pipeline's output). experiments/paper/README.md says how to remake the data.\n\n")
+  md_table(w, { "file", "table", "source" }, index)
+end
+
+-- ---- writing, or comparing ----
+
+local function write_all(dir)
+  lfs.mkdir(dir)
+  if not exists(dir) then io.stderr:write("cannot make ", dir, "\n"); os.exit(2) end
+  for _, name in ipairs(order) do
+    local f = assert(io.open(dir .. "/" .. name, "wb"))
+    f:write(outputs[name])
+    f:close()
+  end
+end
+
+if args.check then
+  local bad = 0
+  local made = {}
+  for _, name in ipairs(order) do
+    made[name] = true
+    local p = args.check .. "/" .. name
+    if not exists(p) then
+      print(("%s: missing from %s"):format(name, args.check)); bad = bad + 1
+    elseif read_file(p) ~= outputs[name] then
+      print(("%s: differs from what the pipeline makes now"):format(name)); bad = bad + 1
+      local tmp = os.tmpname()
+      local f = assert(io.open(tmp, "wb")); f:write(outputs[name]); f:close()
+      os.execute(("diff -u '%s' '%s' | head -40"):format(p, tmp))
+      os.remove(tmp)
+    end
+  end
+  for f in lfs.dir(args.check) do
+    if f ~= "." and f ~= ".." and not made[f] then print(("%s: in %s, not made by the pipeline"):format(f, args.check)); bad = bad + 1 end
+  end
+  if bad > 0 then
+    print(("%d table file%s differ; regenerate: kreach experiments/paper/run.lua --out %s"):format(bad, bad == 1 and "" or "s", args.check))
+    os.exit(1)
+  end
+  print(("%d table files as committed in %s"):format(#order, args.check))
+  os.exit(0)
+end
+
+if not args.out then
+  io.stderr:write("experiments/paper/run.lua: --out DIR (write the tables) or --check DIR (compare with them)\n")
+  os.exit(2)
+end
+write_all(args.out)
+print(("wrote %d files to %s"):format(#order, args.out))
