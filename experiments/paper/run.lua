@@ -231,10 +231,10 @@ do
   local c = output("models.csv")
   w("# Models: correctness and verified speedups\n\n")
   local header = { "model", "candidates of", "evaluations", "correct", "correct%", "problems", "solved",
-                   "convolutions solved", "pass@1", "measured", "median vs baseline", "verified vs baseline",
+                   "convolutions solved", "pass@1", "pass@5", "pass@10", "measured", "median vs baseline", "verified vs baseline",
                    "median vs PyTorch", "verified vs PyTorch", "fast_1 vs PyTorch" }
   local csv_header = { "model", "candidates_of", "evaluations", "correct", "correct_rate", "problems", "solved",
-                       "convolution_problems", "convolutions_solved", "pass@1", "measured", "median_vs_baseline",
+                       "convolution_problems", "convolutions_solved", "pass@1", "pass@5", "pass@10", "measured", "median_vs_baseline",
                        "verified_vs_baseline", "verified_median_vs_baseline", "median_vs_pytorch",
                        "verified_vs_pytorch", "verified_median_vs_pytorch", "fast_1_vs_pytorch" }
   if #data.rows == 0 then
@@ -255,22 +255,22 @@ do
     for _, g in ipairs(base.groups) do
       local m = g.key.model
       local t, cv = tg[m], conv[m]
-      local function pass1(x) for _, p in ipairs(x.pass_at) do if p.k == 1 then return p.value end end end
+      local function pass(x, k) for _, p in ipairs(x.pass_at) do if p.k == k then return p.value end end end
       local function fast1(x) for _, p in ipairs(x.fast_p) do if p.p == 1 then return p.value end end end
       local srcs = group_sources(function(r) return summary.model_of(r, data.models) == m end)
       rows[#rows + 1] = { m, described_list(srcs), g.evaluations, g.correct, pct(g.correct_rate), g.problems, g.solved,
-        cv and ("%d of %d"):format(cv.solved, cv.problems) or "0 of 0", f3(pass1(g)), g.speedup.count,
+        cv and ("%d of %d"):format(cv.solved, cv.problems) or "0 of 0", f3(pass(g, 1)), f3(pass(g, 5)), f3(pass(g, 10)), g.speedup.count,
         fx(g.speedup.median), ("%d (%s)"):format(g.verified.count, fx(g.verified.median)),
         fx(t.speedup.median), ("%d (%s)"):format(t.verified.count, fx(t.verified.median)), f3(fast1(t)) }
       crows[#crows + 1] = { m, described_list(srcs), g.evaluations, g.correct, g.correct_rate, g.problems, g.solved,
-        cv and cv.problems or 0, cv and cv.solved or 0, pass1(g), g.speedup.count, g.speedup.median,
+        cv and cv.problems or 0, cv and cv.solved or 0, pass(g, 1), pass(g, 5), pass(g, 10), g.speedup.count, g.speedup.median,
         g.verified.count, g.verified.median, t.speedup.median, t.verified.count, t.verified.median, fast1(t) }
     end
     local right = {}
     for i = 3, #header do right[i] = true end
     md_table(w, header, rows, right)
     w("\ncorrect%: of the judged evaluations; solved: problems with a correct candidate (convolutions: of those attempted); ",
-      "pass@1 over the problems; measured: the correct candidates timed; median: their speedup's median; ",
+      "pass@k over the problems with at least k samples (- where none has k); measured: the correct candidates timed; median: their speedup's median; ",
       "verified: the number whose 95% interval lies above 1 (their median); fast_1: the fraction of the problems ",
       "with a correct candidate faster than PyTorch eager. Conventions: docs/results.md, \"Summaries\". ",
       "A candidate without a model reads `(unknown)`; \"candidates of\" names where they came from.\n")
