@@ -193,6 +193,17 @@ describe("kreach results import", function()
       end
       assert.equals(a[i].origin.sample, b[i].origin.sample)
     end
+    -- the timing statistics KernelBench gave come back out, std included (kreach took no
+    -- samples of an imported row, so its std is the file's)
+    local out = json.decode(slurp(d .. "/out.json"))
+    local stds = {}
+    for _, samples in pairs(out) do
+      for _, smp in pairs(samples) do
+        if type(smp.runtime_stats) == "table" and smp.runtime_stats.std ~= json.null then stds[#stds + 1] = smp.runtime_stats.std end
+      end
+    end
+    table.sort(stds)
+    assert.same({ 0.01 }, stds)
   end)
 
   it("reads kreach's JSON lines back: export, import, export is the same but for the provenance the import adds", function()

@@ -100,7 +100,8 @@ function M.kernelbench_sample(r, hardware)
   local runtime = (summary and summary.median) or r.candidate_ms or -1.0
   local stats = {}
   if type(summary) == "table" then
-    local std = type(tc.samples) == "table" and population_std(tc.samples) or nil
+    -- from the samples kreach took; an imported row has none, only the std its harness gave
+    local std = type(tc.samples) == "table" and population_std(tc.samples) or summary.std
     stats = { mean = float(summary.mean) or null, std = float(std) or null, min = float(summary.min) or null,
               max = float(summary.max) or null, num_trials = summary.n or (tc.samples and #tc.samples) or null,
               hardware = hardware or null, device = "cuda:0" }
