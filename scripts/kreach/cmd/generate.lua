@@ -2,7 +2,8 @@
 -- --eval is not yet run on a GPU). The work is kreach.generate.session's (prompts built from the
 -- problems alone, requests through the provider's API with retries, replies stored in the results
 -- database so that a second identical run makes no request, on any machine, candidates written to
--- --out DIR with a manifest.json that `kreach eval` reads); the summary is kreach.results.summary's.
+-- --out DIR with a manifest.json that `kreach eval` reads); the summary is kreach.results.summary's
+-- (with --eval, its evaluation figures are `kreach results summary`'s over this run's candidates).
 -- The API key is read from the environment only, written nowhere, and needed only when a request
 -- must be sent. Exit 1 when a request got no reply after
 -- its retries (what came is kept) or the first one was refused (400, 401, 403, 404).
@@ -14,6 +15,7 @@ local kinds = require "kreach.kinds"
 local session = require "kreach.generate.session"
 local progress = require "kreach.generate.progress"
 local summary = require "kreach.results.summary"
+local store = require "kreach.results.store"
 
 return {
   summary = "Ask a language model for candidates: prompts built from the problems, replies stored, candidates written for kreach eval.",
@@ -51,12 +53,20 @@ return {
     end
     if args.no_torch and not args.eval then errors.usage("--no-torch goes with --eval (it changes how the candidates are evaluated here)") end
     local res = session.run(args)
-    local sum = summary.generate(res, progress.median)
+    -- with --eval, the evaluation figures are `kreach results summary`'s over the evaluations of
+    -- this run's candidates (docs/generate.md); without, generate's own from the stored verdicts
+    local results
+    if args.eval then
+      local ok, data = store.read(args.db, summary.read)
+      if not ok then errors.file(args.db, tostring(data)) end
+      results = summary.generate_results(data, summary.generate_hashes(res.jobs), { model = res.model, dtype = args.dtype })
+    end
+    local sum = summary.generate(res, progress.median, results)
     if args.json then
       io.write(json.encode({ db = args.db, out = args.out, summary = sum, generations = json.array(summary.generate_rows(res.jobs)),
-                             stopped = res.stopped }), "\n")
+                             results_summary = results and summary.json_doc(results, args.db), stopped = res.stopped }), "\n")
     else
-      io.write(summary.generate_text(sum, { db = args.db, out = args.out, priced = res.priced,
+      io.write(summary.generate_text(sum, { db = args.db, out = args.out, priced = res.priced, results = results,
                                             eval_hint = session.eval_hint(args.targets, args.out, args.db) }))
     end
     if res.stopped then

@@ -75,12 +75,14 @@ local function best_evaluations(convs, have)
   return eval_rows
 end
 
--- generate(run, median) -> the summary of a kreach generate run (kreach.generate.session.run's
+-- generate(run, median, results) -> the summary of a kreach generate run (kreach.generate.session.run's
 -- result): this run's requests (every turn), and correctness where kreach eval has judged the
 -- candidates: a (problem, sample) is correct when a candidate of any of its turns is; a reply
 -- without a candidate counts as incorrect, as KernelBench counts a failed generation. median(xs)
--- gives the median latency (kreach.generate.progress's, the one its ETA uses).
-function M.generate(run, median)
+-- gives the median latency (kreach.generate.progress's, the one its ETA uses). With results
+-- (generate --eval: M.generate_results's), the evaluation figures are that summary's, and this
+-- one gives none of its own (no correct, correct_rate, pass_at or evaluation).
+function M.generate(run, median, results)
   local jobs, convs, have = run.jobs, run.convs, run.verdicts
   local sum = { model = run.model, provider = run.provider, requests = run.made, cached = #jobs - run.made, jobs = #jobs,
                 samples = #convs, turns = run.turns, input_tokens = 0, output_tokens = 0, cost_usd = 0, retries = 0,
@@ -98,6 +100,7 @@ function M.generate(run, median)
     if cv.correct then pp.c = pp.c + 1; sum.correct = sum.correct + 1 end
   end
   sum.latency_median_s = median(latencies)
+  if results then sum.correct = nil; return sum end
   -- once all are judged
   if sum.judged == #convs then sum.evaluation = evaluation.summary(best_evaluations(convs, have)) end
   if sum.judged == #convs and #convs > 0 and not run.stopped then
@@ -110,6 +113,35 @@ function M.generate(run, median)
     end
   end
   return sum
+end
+
+-- generate_hashes(jobs) -> the set of the candidate hashes of a generate run's replies (every turn)
+function M.generate_hashes(jobs)
+  local t = {}
+  for _, job in ipairs(jobs) do
+    local r = job.row
+    if r and r.status == "ok" and r.candidate_hash then t[r.candidate_hash] = true end
+  end
+  return t
+end
+
+-- generate_results(data, hashes, o) -> `kreach results summary`'s computation (M.compute) over
+-- the evaluations of a generate run's candidates, in one group named after the model: data is
+-- M.read's, hashes M.generate_hashes's; o = { model = (the group's name), dtype = (only the
+-- evaluations at this dtype, the one generate --eval used), against = (the reference, default
+-- "baseline") }. Its conventions are compute's (docs/results.md, "Summaries"): every evaluated
+-- candidate is a sample (each turn's too), pass@k is averaged over the problems, a reply without
+-- a candidate is in no figure of it (generate's own lines count those).
+function M.generate_results(data, hashes, o)
+  o = o or {}
+  local rows = {}
+  for _, r in ipairs(data.rows or {}) do
+    if r.candidate_hash and hashes[r.candidate_hash] and (o.dtype == nil or r.dtype == o.dtype) then rows[#rows + 1] = r end
+  end
+  local s = M.compute({ rows = rows, models = data.models }, { against = o.against or "baseline" })
+  s.by = { "model" }
+  for _, g in ipairs(s.groups) do g.key = { model = o.model or M.UNKNOWN }; g.name = o.model or M.UNKNOWN end
+  return s
 end
 
 -- generate_rows(jobs) -> one row a request for --json: the problem, sample, turn and outcome
@@ -126,7 +158,9 @@ function M.generate_rows(jobs)
 end
 
 -- generate_text(sum, o) -> the summary's text (lines ending in "\n"); o = { db =, out =, priced =
--- (the configuration has prices), eval_hint = (the kreach eval command that judges the rest) }
+-- (the configuration has prices), eval_hint = (the kreach eval command that judges the rest),
+-- results = (with --eval: M.generate_results's summary, printed as `kreach results summary`
+-- prints it, in place of generate's correct line and kreach eval's figures) }
 function M.generate_text(sum, o)
   local t = {}
   t[#t + 1] = ("%s (%s): %d request%s made, %d answered from %s; %d input and %d output tokens%s; %d retr%s%s\n"):format(
@@ -136,7 +170,21 @@ function M.generate_text(sum, o)
     sum.latency_median_s and (", median latency %.2f s"):format(sum.latency_median_s) or "")
   t[#t + 1] = ("candidates: %d of %d replies (no code %d, no loadable candidate %d, failed requests %d, truncated %d), in %s with manifest.json\n"):format(
     sum.candidates, sum.jobs, sum.no_code, sum.no_candidate, sum.errors, sum.truncated, o.out)
-  if sum.correct_rate then
+  if o.results then
+    local rs = o.results
+    if sum.failed_samples > 0 then
+      t[#t + 1] = ("failed: %d of %d samples have a request that failed (the same command again asks only those)\n"):format(
+        sum.failed_samples, sum.samples)
+    end
+    if #rs.groups == 0 then
+      t[#t + 1] = ("evaluations: none of these candidates is evaluated in %s\n"):format(o.db)
+    else
+      t[#t + 1] = "evaluations of these candidates, as kreach results summary gives them (docs/results.md, \"Summaries\"):\n"
+      local lines = {}
+      M.text(rs, function(...) lines[#lines + 1] = table.concat({ ... }) end)
+      for l in table.concat(lines):gmatch("([^\n]*)\n") do t[#t + 1] = (l == "" and "" or "  " .. l) .. "\n" end
+    end
+  elseif sum.correct_rate then
     local pk = {}
     for k, v in ipairs(sum.pass_at) do pk[#pk + 1] = ("pass@%d %.3f"):format(k, v) end
     t[#t + 1] = ("correct: %d of %d samples (%.1f%%)%s; %s\n"):format(sum.correct, sum.samples, 100 * sum.correct_rate,
