@@ -2,7 +2,8 @@
 -- report, kept apart from kreach.results.report's exports and tables for its size): the requests
 -- made and answered from the database, tokens, cost, retries, latency, the candidates, and
 -- correctness where kreach eval has judged them, with the unbiased pass@k; its JSON rows and its
--- text. Pure functions of what kreach.generate.session.run returns.
+-- text. Pure functions of what kreach.generate.session.run returns. With --eval, the evaluation
+-- figures are the second half's, over the run's candidates' evaluations (generate_results).
 --
 -- And `kreach results summary` (the second half): the figures of a results database by group
 -- (model, category, problem, dtype, suite, run): the verdicts, the correct rate, pass@k, the
