@@ -244,7 +244,10 @@ do
   else
     local base = summary.compute(data, { by = { "model" }, categories = categories })
     local torch = summary.compute(data, { by = { "model" }, against = "pytorch", categories = categories })
-    local bycat = summary.compute(data, { by = { "model", "category" }, categories = categories })
+    -- all the convolutions together: the category without its subcategory ("convolution/...")
+    local top = {}
+    for path, c in pairs(categories) do top[path] = c:match("^[^/]*") end
+    local bycat = summary.compute(data, { by = { "model", "category" }, categories = top })
     local tg = {}
     for _, g in ipairs(torch.groups) do tg[g.key.model] = g end
     local conv = {}

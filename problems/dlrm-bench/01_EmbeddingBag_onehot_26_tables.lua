@@ -38,6 +38,7 @@ for i, n in ipairs(ROWS) do rows_py[i] = tostring(n) end
 
 return kreach.problem{
   id = 1, name = "1_EmbeddingBag_onehot_26_tables", suite = "dlrm-bench", category = "embedding",
+  subcategory = "bag",
   description = ("26 one-hot nn.EmbeddingBag(n, %d, mode='sum') lookups (Criteo Kaggle's cardinalities, 33.8M rows), concatenated: batch_size x %d"):format(D, T * D),
   sizes = { batch_size = 2048, cap = 10131227 },
   args = args,

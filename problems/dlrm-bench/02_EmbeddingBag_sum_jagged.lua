@@ -14,6 +14,7 @@ local function count(s) return kreach.bags_total(s.batch_size, LO, HI) end
 
 return kreach.problem{
   id = 2, name = "2_EmbeddingBag_sum_jagged", suite = "dlrm-bench", category = "embedding",
+  subcategory = "bag",
   description = ("nn.EmbeddingBag(rows, dim, mode='sum', include_last_offset=True) over batch_size jagged bags of %d to %d indices"):format(LO, HI),
   sizes = { rows = 1000000, dim = 64, batch_size = 2048 },
   args = {

@@ -15,6 +15,7 @@ local function count(s) return kreach.bags_total(s.batch_size, LO, HI) end
 
 return kreach.problem{
   id = 3, name = "3_EmbeddingBag_weighted", suite = "dlrm-bench", category = "embedding",
+  subcategory = "bag",
   description = ("nn.EmbeddingBag(rows, dim, mode='sum', include_last_offset=True) with per_sample_weights, over batch_size bags of %d to %d indices"):format(LO, HI),
   sizes = { rows = 10000000, dim = 128, batch_size = 8192 },
   args = {

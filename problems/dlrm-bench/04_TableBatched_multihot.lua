@@ -80,6 +80,7 @@ local offsets = kreach.host_dist{
 
 return kreach.problem{
   id = 4, name = "4_TableBatched_multihot", suite = "dlrm-bench", category = "embedding",
+  subcategory = "bag",
   description = "table-batched multi-hot embedding bags: 26 tables in one buffer, 26 x batch_size bags (MLPerf v2's multi-hot sizes) into batch_size x 26 dim",
   sizes = { batch_size = 8192, dim = 128, cap = 10000000 },
   args = {

@@ -15,6 +15,7 @@ local function count(s) return kreach.bags_total(s.batch_size, LO, HI) end
 
 return kreach.problem{
   id = 5, name = "5_EmbeddingBag_backward", suite = "dlrm-bench", category = "embedding",
+  subcategory = "bag grad",
   description = "embedding_bag(sum)'s table gradient: lookups sorted by row, gradients summed per distinct row (rows ascending, padded to the lookups' count)",
   sizes = { rows = 10000000, dim = 128, batch_size = 8192 },
   args = {

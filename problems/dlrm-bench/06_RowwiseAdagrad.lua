@@ -13,6 +13,7 @@ local input, param, scalar, output = kreach.input, kreach.param, kreach.scalar, 
 
 return kreach.problem{
   id = 6, name = "6_RowwiseAdagrad", suite = "dlrm-bench", category = "embedding",
+  subcategory = "optimizer",
   description = "row-wise Adagrad on the touched distinct rows of a rows x dim table: the new rows and their new states",
   sizes = { rows = 10000000, dim = 128, touched = 1000000 },
   args = {

@@ -11,6 +11,7 @@ local function pairs_of(s) return s.features * (s.features - 1) // 2 end
 
 return kreach.problem{
   id = 7, name = "7_DotInteraction", suite = "dlrm-bench", category = "embedding",
+  subcategory = "interaction",
   description = "DLRM's dot interaction: cat(x, tril(bmm(T, T^T), -1)) for T = [x; emb] of features x dim",
   sizes = { batch_size = 2048, features = 27, dim = 128 },
   args = {

@@ -11,6 +11,7 @@ local function pairs_of(s) return s.features * (s.features - 1) // 2 end
 
 return kreach.problem{
   id = 8, name = "8_DotInteraction_backward", suite = "dlrm-bench", category = "embedding",
+  subcategory = "interaction grad",
   description = "the gradient of DLRM's dot interaction for x and the embeddings, given the output's gradient",
   sizes = { batch_size = 2048, features = 27, dim = 128 },
   args = {

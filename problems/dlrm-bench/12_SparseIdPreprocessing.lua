@@ -31,6 +31,7 @@ local ID_RANGE = 1 << 40
 
 return kreach.problem{
   id = 12, name = "12_SparseIdPreprocessing", suite = "dlrm-bench", category = "embedding",
+  subcategory = "preprocessing",
   description = "keyed jagged sparse features: lengths [26, batch_size] to CSR offsets, raw ids to rows of the table-batched buffer (id mod rows_t + first row)",
   sizes = { batch_size = 8192 },
   args = {

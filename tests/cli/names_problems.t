@@ -14,7 +14,7 @@ $ kreach show leakyrelu
 $ kreach show hingel
 ~ ^100_HingeLoss
 $ kreach show dotinteraction_backward
-~ ^8_DotInteraction_backward %(embedding, problem 8 of dlrm%-bench%)
+~ ^8_DotInteraction_backward %(embedding/interaction grad, problem 8 of dlrm%-bench%)
 $ kreach show dlrm-bench/rowwiseadagrad
 ~ ^6_RowwiseAdagrad
 # a suffix: the end of the name

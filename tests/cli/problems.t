@@ -6,7 +6,7 @@ $ kreach list
 ! ^kernelbench.*to come
 $ kreach list kernelbench-l1
 ~ ^  19  19_ReLU +activation +12%.885  4096x393216$
-~ ^  73  73_conv_transposed_3D_asymmetric_input%.%.%. +convolution
+~ ^  73  73_conv_transposed_3D_asym%.%.%. +convolution/transposed 3D +1%.179
 ~ ^ 100  100_HingeLoss
 ! ^to come
 $ kreach list kernelbench-l1 --json

@@ -28,4 +28,16 @@ describe("kreach.problem.listing", function()
     assert.matches("^   2  002_bad%.lua +does not load: boom$", lines[4])
     assert.equals("to come: 7, 8", lines[5])
   end)
+
+  it("shows a subcategory after its category, the column as wide as the longest", function()
+    local t = listing.problems_text{ suite = { name = "s", description = "d", pending = {} },
+      rows = { { id = 1, name = "a", category = "convolution", subcategory = "transposed 2D", bytes = 1e9, inputs = "x" },
+               { id = 2, name = "b", category = "matmul", bytes = 1e9, inputs = "y" } },
+      errors = {}, loaded = { true, true } }
+    local lines = {}
+    for l in t:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    assert.equals("  id  name category                        GB  inputs", lines[2])
+    assert.equals("   1  a    convolution/transposed 2D    1.000  x", lines[3])
+    assert.equals("   2  b    matmul                       1.000  y", lines[4])
+  end)
 end)

@@ -163,6 +163,11 @@ describe("the KernelBench level-1 convolutions", function()
       local p = problem.load(path)
       assert.equals(id, p.id)
       assert.equals("convolution", p.category)
+      -- its subcategory, from upstream's parameters: separable, depthwise (groups = channels),
+      -- pointwise (a 1x1 kernel), else transposed or standard; and the spatial dimensions
+      local form = (c.separable and "separable") or (c.groups and c.groups == c.cin and not c.t and "depthwise")
+        or (prod(c.k) == 1 and "pointwise") or (c.t and "transposed") or "standard"
+      assert.equals(("%s %dD"):format(form, #c.k), p.subcategory)
       assert.equals(c.init, p.def.torch.init)
       local inst = p:instantiate()
       local inputs, params, outputs = by_kind(inst, "input"), by_kind(inst, "param"), by_kind(inst, "output")

@@ -72,6 +72,28 @@ describe("the KernelBench level-1 problems", function()
     end
   end)
 
+  it("of every suite: each convolution declares a subcategory, each subcategory is its category's", function()
+    local define = require "kreach.problem.define"
+    local convs, subs = 0, 0
+    for _, name in ipairs(problem.suites()) do
+      for _, f in ipairs(problem.load_suite(name).files) do
+        local p = problem.load(f)
+        if p.category == "convolution" then
+          convs = convs + 1
+          assert.is_string(p.subcategory, f)
+        end
+        if p.subcategory then
+          subs = subs + 1
+          local known = {}
+          for _, k in ipairs(define.SUBCATEGORIES[p.category]) do known[k] = true end
+          assert.is_true(known[p.subcategory], f)
+        end
+      end
+    end
+    assert.is_true(convs >= 35 * 2) -- kernelbench-l1 and kernelbench-l1-conv (and -repr's)
+    assert.is_true(subs > convs) -- DLRM-Bench's embeddings too
+  end)
+
   it("resolve by id, by padded id and by name", function()
     local a = problem.resolve("19")
     assert.equals(a, problem.resolve("019"))
@@ -130,6 +152,20 @@ describe("a malformed problem file", function()
 
   it("with a missing field names it", function()
     assert.matches("p%.lua: problem 't': missing field 'flops'", load_error(variant("  flops = function%(s%) return s.n end,\n", "")))
+  end)
+
+  it("with an unknown subcategory names the file and the subcategories", function()
+    local e = load_error(variant('category = "activation"', 'category = "convolution", subcategory = "transposed 2d"'))
+    assert.matches("p%.lua: problem 't': field 'subcategory': unknown convolution subcategory 'transposed 2d' %(did you mean 'transposed 2D'%?%)", e)
+    assert.matches("%(one of: standard 1D, standard 2D, standard 3D, transposed 1D, transposed 2D, transposed 3D, depthwise 2D, separable 2D, pointwise 2D%)", e)
+    assert.matches("p%.lua: problem 't': field 'subcategory': category 'activation' has no subcategories",
+      load_error(variant('category = "activation"', 'category = "activation", subcategory = "relu"')))
+  end)
+
+  it("of a convolution without a subcategory names the file and the subcategories", function()
+    assert.matches("p%.lua: problem 't': missing field 'subcategory': a convolution problem says which kind it is %(one of: standard 1D, .*, pointwise 2D%)",
+      load_error(variant('category = "activation"', 'category = "convolution"')))
+    assert.is_true(problem.load(variant('category = "activation"', 'category = "convolution", subcategory = "depthwise 2D"')).subcategory == "depthwise 2D")
   end)
 
   it("with a misspelt field suggests the right one", function()

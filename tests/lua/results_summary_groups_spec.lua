@@ -215,6 +215,22 @@ describe("kreach.results.summary.compute groups", function()
     assert.same({ "(unknown)", "matmul" }, { s.groups[1].name, s.groups[2].name })
     assert.equals(6, s.groups[2].evaluations) -- a1..a5, b1
   end)
+  it("by category: a file's subcategory after a '/'", function()
+    local d = data()
+    local cats = summary.categories(d.rows, function(paths)
+      local r = {}
+      for i, p in ipairs(paths) do
+        r[i] = p:find("Matmul") and { value = { category = "convolution", subcategory = "transposed 2D" } }
+          or { value = { category = "matmul" } }
+      end
+      return r
+    end)
+    local s = summary.compute(d, { by = { "category" }, categories = cats })
+    local names = {}
+    for i, g in ipairs(s.groups) do names[i] = g.name end
+    assert.same({ "convolution/transposed 2D", "matmul" }, names)
+    assert.equals(6, s.groups[1].evaluations) -- a1..a5, b1
+  end)
 end)
 
 describe("kreach.results.summary.compute options", function()

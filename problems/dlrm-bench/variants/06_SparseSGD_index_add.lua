@@ -16,6 +16,7 @@ local function count(s) return kreach.bags_total(s.batch_size, LO, HI) end
 
 return kreach.problem{
   id = 6, name = "6_SparseSGD_index_add", suite = "dlrm-bench-variants", category = "embedding",
+  subcategory = "optimizer",
   description = "SGD on an embedding table from a sparse gradient, table.index_add_(0, ids, grad, alpha=-lr): the touched rows ascending, their new values, their count",
   sizes = { rows = 10000000, dim = 128, batch_size = 8192 },
   args = {

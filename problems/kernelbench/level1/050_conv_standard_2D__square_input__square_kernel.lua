@@ -21,7 +21,7 @@ end
 
 return kreach.problem{
   id = 50, name = "50_conv_standard_2D__square_input__square_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "standard 2D",
   description = "nn.Conv2d(3, 96, kernel_size=11, stride=4, padding=2) with bias (AlexNet conv1; num_classes unused), over a batch_size x 3 x height x width tensor",
   sizes = { batch_size = 256, height = 224, width = 224, num_classes = 1000 },
   args = {

@@ -18,7 +18,7 @@ end
 
 return kreach.problem{
   id = 54, name = "54_conv_standard_3D__square_input__square_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "standard 3D",
   description = "nn.Conv3d(3, 64, kernel_size=3), no bias, over a batch_size x in_channels x depth x width x height tensor",
   sizes = { batch_size = 16, in_channels = 3, out_channels = 64, kernel_size = 3, depth = 64,
             width = 64, height = 64 },

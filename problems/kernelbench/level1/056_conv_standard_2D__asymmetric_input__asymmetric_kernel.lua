@@ -18,7 +18,7 @@ end
 
 return kreach.problem{
   id = 56, name = "56_conv_standard_2D__asymmetric_input__asymmetric_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "standard 2D",
   description = "nn.Conv2d(64, 128, kernel_size=(5, 7)), no bias, over a batch_size x in_channels x height x width tensor",
   sizes = { batch_size = 8, in_channels = 64, out_channels = 128, kernel_h = 5, kernel_w = 7,
             height = 512, width = 256 },

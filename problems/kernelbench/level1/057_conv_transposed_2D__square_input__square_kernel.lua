@@ -19,7 +19,7 @@ end
 
 return kreach.problem{
   id = 57, name = "57_conv_transposed_2D__square_input__square_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "transposed 2D",
   description = "nn.ConvTranspose2d(64, 64, kernel_size=3), no bias, over a batch_size x in_channels x height x width tensor",
   sizes = { batch_size = 8, in_channels = 64, out_channels = 64, kernel_size = 3, height = 1024,
             width = 1024 },

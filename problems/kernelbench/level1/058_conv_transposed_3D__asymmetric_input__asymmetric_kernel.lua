@@ -20,7 +20,7 @@ end
 
 return kreach.problem{
   id = 58, name = "58_conv_transposed_3D__asymmetric_input__asymmetric_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "transposed 3D",
   description = "nn.ConvTranspose3d(32, 16, kernel_size=(3, 5, 7)), no bias, over a batch_size x in_channels x depth_in x height_in x width_in tensor",
   sizes = { batch_size = 16, in_channels = 32, out_channels = 16, kernel_d = 3, kernel_h = 5,
             kernel_w = 7, depth_in = 16, height_in = 32, width_in = 64 },

@@ -21,7 +21,7 @@ end
 
 return kreach.problem{
   id = 59, name = "59_conv_standard_3D__asymmetric_input__square_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "standard 3D",
   description = "nn.Conv3d(3, 64, kernel_size=(3, 3, 1)), no bias, over a batch_size x in_channels x height x width x depth tensor",
   sizes = { batch_size = 16, in_channels = 3, out_channels = 64, kernel_size = 3, height = 256,
             width = 256, depth = 10 },

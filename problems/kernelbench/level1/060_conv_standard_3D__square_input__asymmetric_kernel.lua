@@ -21,7 +21,7 @@ end
 
 return kreach.problem{
   id = 60, name = "60_conv_standard_3D__square_input__asymmetric_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "standard 3D",
   description = "nn.Conv3d(3, 64, kernel_size=(3, 5, 7)), no bias, over a batch_size x in_channels x width x height x depth tensor",
   sizes = { batch_size = 16, in_channels = 3, out_channels = 64, kernel_w = 3, kernel_h = 5,
             kernel_d = 7, width = 64, height = 64, depth = 64 },

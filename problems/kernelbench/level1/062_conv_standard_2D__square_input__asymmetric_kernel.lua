@@ -18,7 +18,7 @@ end
 
 return kreach.problem{
   id = 62, name = "62_conv_standard_2D__square_input__asymmetric_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "standard 2D",
   description = "nn.Conv2d(32, 64, kernel_size=(5, 9)), no bias, over a batch_size x in_channels x height x width tensor",
   sizes = { batch_size = 8, in_channels = 32, out_channels = 64, kernel_h = 5, kernel_w = 9,
             height = 512, width = 512 },

@@ -18,7 +18,7 @@ end
 
 return kreach.problem{
   id = 64, name = "64_conv_transposed_1D",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "transposed 1D",
   description = "nn.ConvTranspose1d(128, 128, kernel_size=3), no bias, over a batch_size x in_channels x length tensor",
   sizes = { batch_size = 64, in_channels = 128, out_channels = 128, kernel_size = 3,
             length = 65536 },

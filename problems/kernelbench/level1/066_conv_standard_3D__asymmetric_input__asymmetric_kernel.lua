@@ -18,7 +18,7 @@ end
 
 return kreach.problem{
   id = 66, name = "66_conv_standard_3D__asymmetric_input__asymmetric_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "standard 3D",
   description = "nn.Conv3d(3, 64, kernel_size=(3, 5, 7)), no bias, over a batch_size x in_channels x depth x height x width tensor",
   sizes = { batch_size = 8, in_channels = 3, out_channels = 64, kernel_d = 3, kernel_h = 5,
             kernel_w = 7, depth = 16, height = 128, width = 128 },

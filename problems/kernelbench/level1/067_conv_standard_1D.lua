@@ -17,7 +17,7 @@ end
 
 return kreach.problem{
   id = 67, name = "67_conv_standard_1D",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "standard 1D",
   description = "nn.Conv1d(64, 128, kernel_size=3), no bias, over a batch_size x in_channels x length tensor",
   sizes = { batch_size = 32, in_channels = 64, out_channels = 128, kernel_size = 3,
             length = 131072 },

@@ -20,7 +20,7 @@ end
 
 return kreach.problem{
   id = 68, name = "68_conv_transposed_3D__square_input__asymmetric_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "transposed 3D",
   description = "nn.ConvTranspose3d(32, 64, kernel_size=(3, 5, 5)), no bias, over a batch_size x in_channels x depth x width x height tensor",
   sizes = { batch_size = 16, in_channels = 32, out_channels = 64, kernel_depth = 3,
             kernel_width = 5, kernel_height = 5, depth = 64, width = 64, height = 64 },

@@ -19,7 +19,7 @@ end
 
 return kreach.problem{
   id = 69, name = "69_conv_transposed_2D__asymmetric_input__asymmetric_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "transposed 2D",
   description = "nn.ConvTranspose2d(64, 128, kernel_size=(3, 5)), no bias, over a batch_size x in_channels x height_in x width_in tensor",
   sizes = { batch_size = 64, in_channels = 64, out_channels = 128, kernel_h = 3, kernel_w = 5,
             height_in = 128, width_in = 256 },

@@ -20,7 +20,7 @@ end
 
 return kreach.problem{
   id = 70, name = "70_conv_transposed_3D__asymmetric_input__square_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "transposed 3D",
   description = "nn.ConvTranspose3d(48, 24, kernel_size=3), no bias, over a batch_size x in_channels x depth x height x width tensor",
   sizes = { batch_size = 8, in_channels = 48, out_channels = 24, kernel_size = 3, depth = 96,
             height = 96, width = 96 },

@@ -19,7 +19,7 @@ end
 
 return kreach.problem{
   id = 71, name = "71_conv_transposed_2D__asymmetric_input__square_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "transposed 2D",
   description = "nn.ConvTranspose2d(32, 32, kernel_size=3), no bias, over a batch_size x in_channels x height_in x width_in tensor",
   sizes = { batch_size = 8, in_channels = 32, out_channels = 32, kernel_size = 3, height_in = 512,
             width_in = 1024 },

@@ -21,7 +21,7 @@ end
 
 return kreach.problem{
   id = 72, name = "72_conv_transposed_3D_asymmetric_input_asymmetric_kernel___strided_padded_grouped_",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "transposed 3D",
   description = "nn.ConvTranspose3d(32, 32, kernel_size=(3, 5, 7), stride=2, padding=(1, 2, 3), output_padding=1, groups=4), no bias, over a batch_size x in_channels x depth x height x width tensor",
   sizes = { batch_size = 8, in_channels = 32, out_channels = 32, kernel_d = 3, kernel_h = 5,
             kernel_w = 7, depth = 12, height = 24, width = 48, stride_d = 2, stride_h = 2,

@@ -27,7 +27,7 @@ end
 
 return kreach.problem{
   id = 73, name = "73_conv_transposed_3D_asymmetric_input_square_kernel__strided_padded__grouped",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "transposed 3D",
   description = "nn.ConvTranspose3d(32, 32, kernel_size=3, stride=2, padding=1), no bias (groups 1: upstream's groups = 4 binds to output_padding, which the module ignores), over a batch_size x in_channels x depth x height x width tensor",
   sizes = { batch_size = 4, in_channels = 32, out_channels = 32, kernel_size = 3, depth = 32,
             height = 64, width = 128, stride = 2, padding = 1, groups = 4 },

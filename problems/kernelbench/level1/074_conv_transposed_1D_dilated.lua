@@ -19,7 +19,7 @@ end
 
 return kreach.problem{
   id = 74, name = "74_conv_transposed_1D_dilated",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "transposed 1D",
   description = "nn.ConvTranspose1d(32, 64, kernel_size=5, dilation=3), no bias, over a batch_size x in_channels x length tensor",
   sizes = { batch_size = 32, in_channels = 32, out_channels = 64, kernel_size = 5, length = 131072,
             stride = 1, padding = 0, dilation = 3 },

@@ -20,7 +20,7 @@ end
 
 return kreach.problem{
   id = 75, name = "75_conv_transposed_2D_asymmetric_input_asymmetric_kernel_strided__grouped____padded____dilated__",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "transposed 2D",
   description = "nn.ConvTranspose2d(32, 64, kernel_size=(3, 5), stride=(2, 3), padding=(1, 2), dilation=(2, 1), groups=4), no bias, over a batch_size x in_channels x height x width tensor",
   sizes = { batch_size = 16, in_channels = 32, out_channels = 64, kernel_h = 3, kernel_w = 5,
             height = 128, width = 256, stride_h = 2, stride_w = 3, padding_h = 1, padding_w = 2,

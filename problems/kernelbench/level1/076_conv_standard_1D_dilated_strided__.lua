@@ -17,7 +17,7 @@ end
 
 return kreach.problem{
   id = 76, name = "76_conv_standard_1D_dilated_strided__",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "standard 1D",
   description = "nn.Conv1d(64, 128, kernel_size=3, stride=3, dilation=4), no bias, over a batch_size x in_channels x length tensor",
   sizes = { batch_size = 64, in_channels = 64, out_channels = 128, kernel_size = 3, length = 524280,
             stride = 3, dilation = 4 },

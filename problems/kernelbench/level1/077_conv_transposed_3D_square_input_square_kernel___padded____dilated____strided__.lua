@@ -21,7 +21,7 @@ end
 
 return kreach.problem{
   id = 77, name = "77_conv_transposed_3D_square_input_square_kernel___padded____dilated____strided__",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "transposed 3D",
   description = "nn.ConvTranspose3d(32, 64, kernel_size=3, stride=2, padding=1, dilation=2), no bias, over a batch_size x in_channels x depth x height x width tensor",
   sizes = { batch_size = 16, in_channels = 32, out_channels = 64, kernel_size = 3, depth = 16,
             height = 32, width = 32, stride = 2, padding = 1, dilation = 2 },

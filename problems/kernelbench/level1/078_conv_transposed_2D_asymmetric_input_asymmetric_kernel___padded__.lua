@@ -20,7 +20,7 @@ end
 
 return kreach.problem{
   id = 78, name = "78_conv_transposed_2D_asymmetric_input_asymmetric_kernel___padded__",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "transposed 2D",
   description = "nn.ConvTranspose2d(32, 32, kernel_size=(3, 7), padding=(1, 3)), no bias, over a batch_size x in_channels x height x width tensor",
   sizes = { batch_size = 8, in_channels = 32, out_channels = 32, kernel_h = 3, kernel_w = 7,
             height = 512, width = 1024, stride_h = 1, stride_w = 1, padding_h = 1, padding_w = 3 },

@@ -19,7 +19,7 @@ end
 
 return kreach.problem{
   id = 79, name = "79_conv_transposed_1D_asymmetric_input_square_kernel___padded____strided____dilated__",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "transposed 1D",
   description = "nn.ConvTranspose1d(32, 64, kernel_size=3, stride=2, padding=1, dilation=2), no bias, over a batch_size x in_channels x length tensor",
   sizes = { batch_size = 16, in_channels = 32, out_channels = 64, kernel_size = 3, length = 131072,
             stride = 2, padding = 1, dilation = 2 },

@@ -19,7 +19,7 @@ end
 
 return kreach.problem{
   id = 80, name = "80_conv_standard_2D_square_input_asymmetric_kernel___dilated____padded__",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "standard 2D",
   description = "nn.Conv2d(32, 64, kernel_size=(5, 9), padding=(2, 4), dilation=(2, 3)), no bias, over a batch_size x in_channels x height x width tensor",
   sizes = { batch_size = 8, in_channels = 32, out_channels = 64, kernel_h = 5, kernel_w = 9,
             height = 512, width = 512, stride = 1, padding_h = 2, padding_w = 4, dilation_h = 2,

@@ -20,7 +20,7 @@ end
 
 return kreach.problem{
   id = 81, name = "81_conv_transposed_2D_asymmetric_input_square_kernel___dilated____padded____strided__",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "transposed 2D",
   description = "nn.ConvTranspose2d(32, 64, kernel_size=3, stride=5, padding=1, dilation=2), no bias, over a batch_size x in_channels x height_in x width_in tensor",
   sizes = { batch_size = 16, in_channels = 32, out_channels = 64, kernel_size = 3, height_in = 64,
             width_in = 128, stride = 5, padding = 1, dilation = 2 },

@@ -18,7 +18,7 @@ end
 
 return kreach.problem{
   id = 82, name = "82_conv_depthwise_2D_square_input_square_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "depthwise 2D",
   description = "nn.Conv2d(64, 64, kernel_size=3, groups=64), no bias, over a batch_size x in_channels x height x width tensor",
   sizes = { batch_size = 16, in_channels = 64, kernel_size = 3, height = 512, width = 512,
             stride = 1, padding = 0 },

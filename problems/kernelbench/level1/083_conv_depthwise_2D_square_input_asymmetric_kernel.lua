@@ -22,7 +22,7 @@ end
 
 return kreach.problem{
   id = 83, name = "83_conv_depthwise_2D_square_input_asymmetric_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "depthwise 2D",
   description = "nn.Conv2d(8, 8, kernel_size=(3, 1), groups=8), no bias, over a batch_size x in_channels x height x width tensor",
   sizes = { batch_size = 64, in_channels = 8, kernel_size = 3, height = 512, width = 512,
             stride = 1, padding = 0, dilation = 1 },

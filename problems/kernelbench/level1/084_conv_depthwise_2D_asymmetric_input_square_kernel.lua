@@ -23,7 +23,7 @@ end
 
 return kreach.problem{
   id = 84, name = "84_conv_depthwise_2D_asymmetric_input_square_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "depthwise 2D",
   description = "nn.Conv2d(128, 128, kernel_size=3, groups=128), no bias, over a batch_size x in_channels x height_in x width_in tensor",
   sizes = { batch_size = 64, in_channels = 128, out_channels = 128, kernel_size = 3,
             height_in = 256, width_in = 512, stride = 1, padding = 0 },

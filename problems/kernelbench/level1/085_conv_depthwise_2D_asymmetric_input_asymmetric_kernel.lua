@@ -23,7 +23,7 @@ end
 
 return kreach.problem{
   id = 85, name = "85_conv_depthwise_2D_asymmetric_input_asymmetric_kernel",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "depthwise 2D",
   description = "nn.Conv2d(128, 128, kernel_size=(3, 7), groups=128), no bias (its out_channels and groups arguments are unused), over a batch_size x in_channels x height x width tensor",
   sizes = { batch_size = 32, in_channels = 128, out_channels = 128, kernel_size_h = 3,
             kernel_size_w = 7, height = 128, width = 256, stride_h = 1, stride_w = 1, padding_h = 0,

@@ -31,7 +31,7 @@ end
 
 return kreach.problem{
   id = 86, name = "86_conv_depthwise_separable_2D",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "separable 2D",
   description = "depthwise nn.Conv2d(64, 64, kernel_size=3, padding=1, groups=64) then pointwise nn.Conv2d(64, 128, kernel_size=1), no biases, over a batch_size x in_channels x height x width tensor",
   sizes = { batch_size = 16, in_channels = 64, out_channels = 128, kernel_size = 3, height = 512,
             width = 512, stride = 1, padding = 1, dilation = 1 },

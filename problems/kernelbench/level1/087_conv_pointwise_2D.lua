@@ -18,7 +18,7 @@ end
 
 return kreach.problem{
   id = 87, name = "87_conv_pointwise_2D",
-  suite = "kernelbench-l1", category = "convolution",
+  suite = "kernelbench-l1", category = "convolution", subcategory = "pointwise 2D",
   description = "nn.Conv2d(64, 128, kernel_size=1), no bias, over a batch_size x in_channels x height x width tensor",
   sizes = { batch_size = 16, in_channels = 64, out_channels = 128, height = 1024, width = 1024 },
   args = {

@@ -33,11 +33,12 @@ return {
                  dist = x.dist and x.dist.text, domain = x.domain, init = init_rule(x) }
       end
       io.write(json.encode({ id = p.id, name = p.name, path = p.path, category = p.category,
-        description = p.description, dtype = inst.dtype, sizes = inst.sizes, args = a,
+        subcategory = p.subcategory, description = p.description, dtype = inst.dtype, sizes = inst.sizes, args = a,
         bytes = inst.bytes, flops = inst.flops, torch = p.def.torch }), "\n")
       return 0
     end
-    io.write(("%s (%s, problem %d of %s)\n%s\nfile: %s\n\n"):format(p.name, p.category, p.id, p.suite,
+    local category = p.subcategory and (p.category .. "/" .. p.subcategory) or p.category
+    io.write(("%s (%s, problem %d of %s)\n%s\nfile: %s\n\n"):format(p.name, category, p.id, p.suite,
       p.description, p.path))
     local names = {}
     for k in pairs(inst.sizes) do names[#names + 1] = k end

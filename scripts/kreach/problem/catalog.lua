@@ -32,7 +32,7 @@ local function problem_row(path)
   for _, a in ipairs(inst.args) do
     if a.kind == "input" then shapes[#shapes + 1] = table.concat(a.shape, "x") end
   end
-  return { id = p.id, name = p.name, category = p.category, inputs = table.concat(shapes, "; "),
+  return { id = p.id, name = p.name, category = p.category, subcategory = p.subcategory, inputs = table.concat(shapes, "; "),
            bytes = inst.bytes, flops = inst.flops }
 end
 

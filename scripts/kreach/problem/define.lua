@@ -24,11 +24,24 @@ local FIELDS = {
   id = "number", name = "string", suite = "string", category = "string",
   description = "string", sizes = "table", args = "table", reference = "function",
   flops = "function", bytes = "function", domain = "table", torch = "table", notes = "string",
+  subcategory = "string",
 }
 local REQUIRED = { "id", "name", "suite", "category", "description", "args", "reference", "flops", "torch" }
 local CATEGORIES = { matmul = true, activation = true, elementwise = true, normalization = true,
   pooling = true, reduction = true, scan = true, loss = true, attention = true,
   convolution = true, embedding = true, other = true }
+-- the subcategories (which kind within the category) a problem may declare, by category; a
+-- category here requires one (convolution), one not here has none. Shown and grouped as
+-- "category/subcategory" (kreach list, results summary --by category).
+M.SUBCATEGORIES = {
+  -- "separable": depthwise then pointwise (KernelBench's conv_depthwise_separable_2D)
+  convolution = { "standard 1D", "standard 2D", "standard 3D", "transposed 1D", "transposed 2D",
+    "transposed 3D", "depthwise 2D", "separable 2D", "pointwise 2D" },
+  -- DLRM's: embedding-bag lookups, their table gradient, the optimiser's row update, the dot
+  -- interaction and its gradient, sparse-id preprocessing
+  embedding = { "bag", "bag grad", "optimizer", "interaction", "interaction grad", "preprocessing" },
+}
+local REQUIRES_SUBCATEGORY = { convolution = true }
 -- the input domains a problem may declare (used to draw extra test inputs)
 -- "rows": indices into a table's rows, drawn uniformly (randint(0, n)) by default and from
 -- Zipf-like laws (zipf(n, alpha), heavy-tailed as real Criteo ids) in the other trials
@@ -202,6 +215,21 @@ function M.define(def)
   if not CATEGORIES[def.category] then
     problem_error(where, "field 'category': unknown category '%s'%s", def.category, suggest(def.category, CATEGORIES))
   end
+  local subs = M.SUBCATEGORIES[def.category]
+  if def.subcategory ~= nil then
+    if not subs then
+      problem_error(where, "field 'subcategory': category '%s' has no subcategories", def.category)
+    end
+    local set = {}
+    for _, k in ipairs(subs) do set[k] = true end
+    if not set[def.subcategory] then
+      problem_error(where, "field 'subcategory': unknown %s subcategory '%s'%s (one of: %s)", def.category,
+        def.subcategory, suggest(def.subcategory, set), table.concat(subs, ", "))
+    end
+  elseif REQUIRES_SUBCATEGORY[def.category] then
+    problem_error(where, "missing field 'subcategory': a %s problem says which kind it is (one of: %s)",
+      def.category, table.concat(subs, ", "))
+  end
   local sizes = def.sizes or {}
   for k, v in pairs(sizes) do
     if type(k) ~= "string" or math.type(v) ~= "integer" then
@@ -234,7 +262,7 @@ function M.define(def)
     end
   end
   return setmetatable({ def = def, id = def.id, name = def.name, suite = def.suite,
-                        category = def.category, description = def.description,
+                        category = def.category, subcategory = def.subcategory, description = def.description,
                         sizes = sizes, path = nil }, Problem)
 end
 

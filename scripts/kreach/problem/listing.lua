@@ -12,8 +12,16 @@ local text = require "kreach.text"
 local M = {}
 
 M.WIDTH = 100
--- the problem columns: "%4s  " id, name, " %-13s" category, " %8s" GB, "  " inputs
-local FIXED = 4 + 2 + 1 + 13 + 1 + 8 + 2
+-- the problem columns: "%4s  " id, name, " %-Ns" category (N: at least 13, as wide as the
+-- longest "category/subcategory"), " %8s" GB, "  " inputs
+local CATEGORY_MIN = 13
+local function fixed(cw) return 4 + 2 + 1 + cw + 1 + 8 + 2 end
+
+-- a problem row's category as the listing shows it: "convolution/transposed 2D" where the file
+-- declares a subcategory
+function M.category_of(r)
+  return r.subcategory and (r.category .. "/" .. r.subcategory) or r.category
+end
 -- what inputs keep before a long name is cut (most problems' inputs fit in it)
 local INPUTS_MIN = 28
 
@@ -103,21 +111,23 @@ function M.problems_text(l)
   local out = { wrap(("%s: %s"):format(s.name, s.description or ""), M.WIDTH, "  ") .. "\n" }
   -- the name column is as wide as the longest name (the convolutions' reach 96 characters)
   -- while the inputs keep INPUTS_MIN columns; the inputs have the rest
-  local longest_name, longest_inputs = 4, 6
+  local longest_name, longest_inputs, cw = 4, 6, CATEGORY_MIN
   for _, r in ipairs(rows) do
     longest_name = math.max(longest_name, #r.name)
     longest_inputs = math.max(longest_inputs, #r.inputs)
+    cw = math.max(cw, #M.category_of(r))
   end
+  local FIXED = fixed(cw)
   local nw = math.min(longest_name, M.WIDTH - FIXED - math.min(longest_inputs, INPUTS_MIN))
   local iw = M.WIDTH - FIXED - nw
-  local head_fmt = "%4s  %-" .. nw .. "s %-13s %8s  %s\n"
+  local head_fmt = "%4s  %-" .. nw .. "s %-" .. cw .. "s %8s  %s\n"
   out[#out + 1] = head_fmt:format("id", "name", "category", "GB", "inputs")
   local ri, ei = 1, 1
   for i = 1, #l.loaded do
     if l.loaded[i] then
       local r = rows[ri]
       ri = ri + 1
-      out[#out + 1] = ("%4d  %-" .. nw .. "s %-13s %8.3f  %s\n"):format(r.id, cut(r.name, nw), r.category,
+      out[#out + 1] = ("%4d  %-" .. nw .. "s %-" .. cw .. "s %8.3f  %s\n"):format(r.id, cut(r.name, nw), M.category_of(r),
         r.bytes / 1e9, cut(r.inputs, iw))
     else
       local e = l.errors[ei]

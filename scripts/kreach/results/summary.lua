@@ -263,10 +263,11 @@ function M.read(db)
   return { rows = db:evaluations{}, models = models }
 end
 
--- categories(rows, load) -> problem path -> category, for --by category. load(paths) is
--- kreach.problem.catalog's load of problem files, given by the command (results/ loads no
--- problem): { {value = {category =}} | {why =}, ... } in the paths' order; a path that does not
--- load (moved, deleted, another machine's) has none, and its rows read "(unknown)"
+-- categories(rows, load) -> problem path -> category, for --by category: the file's category,
+-- and its subcategory after a '/' where it declares one ("convolution/transposed 2D"). load(paths)
+-- is kreach.problem.catalog's load of problem files, given by the command (results/ loads no
+-- problem): { {value = {category =, subcategory =}} | {why =}, ... } in the paths' order; a path
+-- that does not load (moved, deleted, another machine's) has none, and its rows read "(unknown)"
 function M.categories(rows, load)
   local paths, seen = {}, {}
   for _, r in ipairs(rows) do
@@ -275,7 +276,10 @@ function M.categories(rows, load)
   local t = {}
   if #paths == 0 then return t end
   for i, res in ipairs(load(paths)) do
-    t[paths[i]] = type(res.value) == "table" and res.value.category or nil
+    local v = res.value
+    if type(v) == "table" and v.category then
+      t[paths[i]] = v.subcategory and (v.category .. "/" .. v.subcategory) or v.category
+    end
   end
   return t
 end
