@@ -6,22 +6,11 @@
 local cjson = require "cjson"
 local summary = require "kreach.results.summary"
 local store = require "kreach.results.store"
-local support = require "support"
 local fixture = require "summary_store"
 
-local function close(want, got, what)
-  assert(got ~= nil, (what or "value") .. " is nil")
-  assert.is_true(math.abs(want - got) < 1e-12, ("%s: %.15g ~= %.15g"):format(what or "value", want, got))
-end
+local close = fixture.close
 
-local DB
-local function db_path()
-  if not DB then
-    DB = support.tmpdir() .. "/s.db"
-    fixture.build(DB)
-  end
-  return DB
-end
+local db_path = fixture.path
 
 local function data()
   local ok, d = store.read(db_path(), summary.read)

@@ -6,21 +6,12 @@ local report = require "kreach.results.report"
 local store = require "kreach.results.store"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
-local support = require "support"
 local fixture = require "summary_store"
 
-local function close(want, got, what)
-  assert(got ~= nil, (what or "value") .. " is nil")
-  assert.is_true(math.abs(want - got) < 1e-12, ("%s: %.15g ~= %.15g"):format(what or "value", want, got))
-end
+local close = fixture.close
 
-local DB
 local function data()
-  if not DB then
-    DB = support.tmpdir() .. "/s.db"
-    fixture.build(DB)
-  end
-  local ok, d = store.read(DB, summary.read)
+  local ok, d = store.read(fixture.path(), summary.read)
   assert(ok, d)
   return d
 end

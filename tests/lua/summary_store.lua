@@ -89,6 +89,24 @@ function M.build(path)
   db:close()
 end
 
+
+-- path() -> the fixture database, built once per process in a temporary directory (the specs
+-- that share it read it, never write it)
+local built
+function M.path()
+  if not built then
+    built = require("support").tmpdir() .. "/s.db" -- require: support is the specs' helper, loaded only when a spec asks
+    M.build(built)
+  end
+  return built
+end
+
+-- close(want, got, what): a figure equal to the hand-worked value to 1e-12
+function M.close(want, got, what)
+  assert(got ~= nil, (what or "value") .. " is nil")
+  assert(math.abs(want - got) < 1e-12, ("%s: %.15g ~= %.15g"):format(what or "value", want, got))
+end
+
 if arg and arg[0] and arg[0]:match("summary_store%.lua$") then
   M.build(assert(arg[1], "usage: kreach tests/lua/summary_store.lua DB"))
   print("built", arg[1])
