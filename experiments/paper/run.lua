@@ -21,6 +21,9 @@ local summary = require "kreach.results.summary"
 local report = require "kreach.results.report"
 local catalog = require "kreach.problem.catalog"
 local stats = require "kreach.stats"
+package.path = (arg[0]:match("^(.*)/[^/]*$") or ".") .. "/?.lua;" .. package.path
+local dlrm_tables = require "dlrm"
+local trivial_tables = require "trivial"
 
 local here = arg[0]:match("^(.*)/[^/]*$") or "."
 local root = here .. "/../.."
@@ -397,73 +400,13 @@ do
   end
 end
 
--- ---- DLRM-Bench: the projection onto the DLRM training steps ----
-
-local function parse_project(s)
-  local configs, cur = {}, nil
-  for line in s:gmatch("[^\n]+") do
-    local name, steps, gpu, wall = line:match("^(dlrm%-[%w%-]+) %(.-%): (%d+) measured steps; GPU time ([%d.]+) ms a step, .- ([%d.]+) ms a step$")
-    if name then
-      cur = { name = name, steps = tonumber(steps), gpu_ms = gpu, wall_ms = wall, problems = {} }
-      configs[#configs + 1] = cur
-    elseif cur then
-      local pg, ps, pshare, pw, pws = line:match("^%s+projected: GPU time ([%d.]+x) %(([%d.]+%%) of a step's GPU time saved; the problems' kernels are ([%d.]+%%) of it%); wall ([%d.]+x) %(([%d.]+%%) saved")
-      if pg then
-        cur.projected = { gpu = pg, gpu_saved = ps, share = pshare, wall = pw, wall_saved = pws }
-      else
-        local prob, k, ms, gp, wp, sp, saved, from = line:match("^%s+(%d+_[%w_]+)%s+([%d.]+)%s+([%d.]+)%s+([%d.]+%%)%s+([%d.]+%%)%s+(%S+)%s+(%S+)%s+(.-)%s*$")
-        if prob and not cur.projected then
-          cur.problems[#cur.problems + 1] = { prob, k, ms, gp, wp, sp, saved, from }
-        end
-      end
-    end
-  end
-  return configs
-end
+-- ---- DLRM-Bench (experiments/paper/dlrm.lua) and the trivial scan (experiments/paper/trivial.lua) ----
 
 do
-  local w = output("dlrm-projection.md")
-  local c = output("dlrm-projection.csv")
-  local path = DLRM_DATA .. "/h200_project.txt"
-  w("# DLRM-Bench: the examples' speedups projected onto the DLRM training steps (H200)\n\n")
-  local configs = exists(path) and parse_project(read_file(path)) or {}
-  local complete = #configs > 0
-  for _, cf in ipairs(configs) do if not cf.projected then complete = false end end
-  if not complete then
-    w("no data: needs `kreach experiments/dlrm/project.lua --db results.db` on a GPU, its output stored as experiments/dlrm/data/h200_project.txt\n")
-    c("# no data\n")
-    index[#index + 1] = { "dlrm-projection.md, dlrm-projection.csv", "DLRM-Bench's projected end-to-end gains", "no data" }
-  else
-    local rows, crows = {}, {}
-    for _, cf in ipairs(configs) do
-      local p = cf.projected
-      rows[#rows + 1] = { cf.name, cf.steps, cf.gpu_ms, cf.wall_ms, p.share, ("%s (%s saved)"):format(p.gpu, p.gpu_saved),
-                          ("%s (%s saved)"):format(p.wall, p.wall_saved) }
-      crows[#crows + 1] = { cf.name, cf.steps, tonumber(cf.gpu_ms), tonumber(cf.wall_ms), tonumber((p.share:gsub("%%", ""))),
-                            tonumber((p.gpu:gsub("x", ""))), tonumber((p.gpu_saved:gsub("%%", ""))),
-                            tonumber((p.wall:gsub("x", ""))), tonumber((p.wall_saved:gsub("%%", ""))) }
-    end
-    md_table(w, { "workload", "measured steps", "GPU ms/step", "wall ms/step", "problems' kernels, share of GPU time",
-                  "projected GPU time", "projected wall time" }, rows, { nil, true, true, true, true, true, true })
-    w("\nPer problem (the log's rows; speedup: the problem's fastest correct example against PyTorch eager, with its evaluation):\n\n")
-    local prows = {}
-    for _, cf in ipairs(configs) do
-      for _, pr in ipairs(cf.problems) do
-        prows[#prows + 1] = { cf.name, pr[1], pr[2], pr[3], pr[4], pr[5], pr[6], pr[7], pr[8] }
-      end
-    end
-    md_table(w, { "workload", "problem", "kernels/step", "ms/step", "GPU %", "wall %", "speedup", "saved ms", "speedup from" },
-      prows, { nil, nil, true, true, true, true, true, true })
-    w("\nAmdahl's law over GPU time and over the untraced steps' wall time (docs/dlrm-bench.md, \"The projection\"). ",
-      "This log is older than the problem-to-kernel map of experiments/dlrm/project.lua that docs/dlrm-bench.md's table ",
-      "was made with: it gives kernels to problems 1, 5, 7 and 11 only, so its figures (and its problem 5's share) differ from ",
-      "the doc's, whose run was not stored (experiments/paper/data/README.md).\n")
-    w("\n", sources_line{ shown(path) }, "\n")
-    csv_table(c, { "workload", "measured_steps", "gpu_ms_per_step", "wall_ms_per_step", "problems_share_pct",
-                   "projected_gpu_speedup", "gpu_saved_pct", "projected_wall_speedup", "wall_saved_pct" }, crows)
-    c("# ", sources_line{ shown(path) }, "\n")
-    index[#index + 1] = { "dlrm-projection.md, dlrm-projection.csv", "DLRM-Bench's projected end-to-end gains", shown(path) }
-  end
+  local ctx = { data = args.data, output = output, md_table = md_table, csv_table = csv_table, sources_line = sources_line,
+                shown = shown, index = index, exists = exists, read_file = read_file }
+  dlrm_tables.tables(ctx)
+  trivial_tables.tables(ctx)
 end
 
 -- ---- the tables that have no stored data yet ----
