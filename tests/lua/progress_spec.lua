@@ -6,9 +6,14 @@
 -- one JSON document; KREACH_PROGRESS=off and a bad KREACH_PROGRESS; and under a pseudo-terminal
 -- (script(1)), the status line redrawn in place. No GPU.
 local cjson = require "cjson"
+local core = require "kreach.core"
 local support = require "support"
 local progress = require "kreach.progress"
 local campaign = require "kreach.run.campaign"
+local device = require "kreach.device"
+local ev = require "kreach.run.evaluate"
+local evaluation = require "kreach.results.evaluation"
+local verdict = require "kreach.verdict"
 
 local KREACH = require("kreach").executable()
 
@@ -172,6 +177,58 @@ describe("kreach.run.campaign's progress", function()
     p = campaign.progress(3, { tty = false, out = out, lines = false, command = { "kreach", "bench", "dlrm-bench" } })
     for _ = 1, 3 do p:status("19_ReLU", "timing"); p:finished(rec("baseline")) end
     assert.matches("^kreach bench: 1 of 3 done %(33%%%), [^\n]* elapsed, ETA [^\n]*\nkreach bench: 2 of 3 done %(66%%%)[^\n]*\nkreach bench: 3 of 3 done %(100%%%) in [^\n]*\n$", out:text())
+  end)
+end)
+
+-- kreach eval's run (kreach.run.evaluate.run through kreach.run.campaign.run) without a GPU, as
+-- tests/lua/store_resume_spec.lua runs it: a stand-in device and a stand-in for the workers'
+-- evaluation (which takes 2 s of a fake clock's time); the progress is the real one
+describe("kreach eval's progress through the campaign", function()
+  local saved, t
+  before_each(function()
+    saved = { require = device.require, calibration = campaign.calibration, evaluate = ev.evaluate }
+    device.require = function() return { uuid = "GPU-0000-progress", name = "a stand-in" } end
+    campaign.calibration = function() return nil end
+    t = 0
+    ev.evaluate = function(item, o, ctx)
+      ctx.status("correctness")
+      t = t + 2
+      return evaluation.finish(evaluation.new(item, o), { verdict = verdict.new("correct"), wall_s = 2 })
+    end
+  end)
+  after_each(function()
+    device.require, campaign.calibration, ev.evaluate = saved.require, saved.calibration, saved.evaluate
+  end)
+
+  it("off a terminal: a line per evaluation with the time left; reused ones give none", function()
+    local dir = support.tmpdir()
+    local problem_path = dir .. "/019_ReLU.lua"
+    support.spit(problem_path, support.slurp("problems/kernelbench/level1/019_ReLU.lua"))
+    local cands = {}
+    for _, n in ipairs({ "a", "b", "c" }) do
+      cands[#cands + 1] = dir .. "/" .. n .. ".lua"
+      support.spit(cands[#cands], ("-- candidate %s\nreturn {}\n"):format(n))
+    end
+    local function run()
+      local out = sink()
+      -- the tracker's clock is the fake one: kreach.progress.new takes kreach.core.now, replaced here
+      local real_now = core.now
+      core.now = function() return t end
+      local ok, res = pcall(ev.run, { target = problem_path, candidates = cands, dtype = "f32", db = dir .. "/r.db",
+                                      command = { "kreach", "eval" }, tty = false, log = function() end, out = out })
+      core.now = real_now
+      assert(ok, res)
+      return out:text(), res
+    end
+    local s, res = run()
+    assert.equals(3, #res.records)
+    assert.is_nil(s:find("\r", 1, true))
+    -- 2 s each: after the first, 2 left, 4 s; after the second, 2 s; the last without
+    assert.matches("^%[1/3%] 019 +19_ReLU +a%.lua +correct[^\n]*  %(ETA 4 s%)\n%[2/3%] [^\n]*b%.lua[^\n]*  %(ETA 2 s%)\n%[3/3%] [^\n]*c%.lua +correct[^(\n]*\n$", s)
+    -- again: all three reused from the database, no duration, so no time left
+    s = run()
+    assert.matches("^%[1/3%] [^\n]*a%.lua[^(\n]*\n%[2/3%] [^(\n]*\n%[3/3%] [^(\n]*\n$", s)
+    support.rm_tree(dir)
   end)
 end)
 
