@@ -9,8 +9,11 @@
 --   item, or one each time every_pct more percent is done (and at the end).
 --   KREACH_PROGRESS=plain gives the plain lines on a terminal too; KREACH_PROGRESS=off none of
 --   the progress (lines a caller writes through the tracker, eval's result lines, still come).
--- The terminal is detected with kreach.core.util.isatty (isatty(3) on the descriptor); lua-term
--- is not used: the binary embeds its modules and loads no Lua C module from the system's paths.
+-- The terminal is detected with kreach.core.util.isatty (isatty(3) on the descriptor), and the
+-- line redrawn with "\r" and "\27[K" (erase to the end of the line, which every terminal
+-- emulator in use knows): Debian's lua-term would give the same two, but the binary searches
+-- no system Lua directory by default (docs/scripting.md, "Environment"), and a C module for one
+-- isatty is not worth a build dependency.
 --
 -- The formatting is pure functions, tested with known answers (tests/lua/progress_spec.lua):
 --   duration(s)                       "<1 s", "45 s", "3 min", "2 h 5 min"
@@ -19,6 +22,7 @@
 --                                     seconds left: the items' duration (their mean, or median)
 --                                     times the rounds left; nil before min_done (1) are done
 --   status_line(s), plain_line(s), item_line(s)   the three kinds of line (below)
+--   fit(line)                         the status line cut to the width
 --   due(step, done, total, every_pct) whether a plain line is due, and the new step
 -- The tracker (new) feeds them:
 --   local t = progress.new{ prefix = "kreach report", total = #items }   -- every_pct =, tty =, ...
@@ -117,6 +121,12 @@ function M.item_line(s)
   return l
 end
 
+-- fit(line) -> the line cut to M.WIDTH bytes, without half a UTF-8 sequence at the end
+function M.fit(line)
+  if #line <= M.WIDTH then return line end
+  return (line:sub(1, M.WIDTH):gsub("[\xC0-\xFF][\x80-\xBF]*$", ""))
+end
+
 -- due(step, done, total, every_pct) -> whether a plain line is due now that `done` items are,
 -- and the step to keep: with every_pct, one each time another every_pct percent is done, and the
 -- last; without, one per item. `step` is the one due() returned before (0 at first).
@@ -206,7 +216,7 @@ end
 -- draw(): the status line, now (on a terminal; nothing otherwise)
 function Tracker:draw()
   if self.mode ~= "tty" then return end
-  self.out:write("\r", self.status_text(self:state()):sub(1, M.WIDTH), "\27[K")
+  self.out:write("\r", M.fit(self.status_text(self:state())), "\27[K")
   self.out:flush()
   self.drawn, self.shown = self.now(), true
 end

@@ -74,6 +74,14 @@ describe("kreach.progress formatting", function()
     assert.equals("[1/10] a", progress.item_line{ done = 1, total = 10, line = "a" })
   end)
 
+  it("cuts the status line to the width, never inside a UTF-8 sequence", function()
+    assert.equals("short", progress.fit("short"))
+    assert.equals(progress.WIDTH, #progress.fit(("x"):rep(500)))
+    -- "é" is two bytes: one that would straddle the width is left out whole
+    local l = progress.fit(("x"):rep(progress.WIDTH - 1) .. "\xC3\xA9yz")
+    assert.equals(("x"):rep(progress.WIDTH - 1), l)
+  end)
+
   it("gives a plain line per item, or one each every_pct more percent and the last", function()
     local function lines_at(total, every)
       local step, at = 0, {}
