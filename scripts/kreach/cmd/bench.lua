@@ -2,7 +2,9 @@
 -- process, with the timing engine's options; a run of kreach.run.campaign
 -- (kreach.run.evaluate.bench), so each measurement is stored in the results database as it
 -- finishes (an evaluation without a candidate, verdict "baseline"), and prints a table with the achieved bandwidth, FLOP rate and fraction of the
--- speed-of-light bound (kreach.results.bench writes it, and the --json object).
+-- speed-of-light bound (kreach.results.bench writes it, and the --json object). The progress
+-- goes to standard error (the campaign's kreach.progress: a status line on a terminal, a line
+-- every 10% off one).
 local cli = require "kreach.cli"
 local core = require "kreach.core"
 local ev = require "kreach.run.evaluate"
