@@ -10,7 +10,7 @@ local device = require "kreach.device"
 local errors = require "kreach.errors"
 local evaluation = require "kreach.results.evaluation"
 local json = require "kreach.json"
-local progress = require "kreach.progress"
+local progress_mod = require "kreach.progress"
 local protocol = require "kreach.run.protocol"
 local store = require "kreach.results.store"
 local util = require "kreach.core.util"
@@ -62,7 +62,7 @@ function M.progress(total, o)
   local name = o.command and o.command[2] and ("kreach " .. tostring(o.command[2])) or "kreach"
   local lines = o.lines ~= false
   return setmetatable({ lines = lines,
-                        t = progress.new{ prefix = name, total = total, tty = o.tty, out = o.out,
+                        t = progress_mod.new{ prefix = name, total = total, tty = o.tty, out = o.out,
                                           every_pct = not lines and M.PLAIN_EVERY_PCT or nil } }, Progress)
 end
 
