@@ -35,7 +35,6 @@
 --   t:close()                     -- the status line erased
 -- and t:line(text) writes a line of the caller's own without breaking the status line.
 local core = require "kreach.core"
-local errors = require "kreach.errors"
 local text = require "kreach.text"
 local util = require "kreach.core.util"
 
@@ -138,16 +137,19 @@ function M.due(step, done, total, every_pct)
 end
 
 -- mode(tty, quiet) -> "tty", "plain" or "off": quiet, then KREACH_PROGRESS (auto, plain, off),
--- then whether the output is a terminal. An unknown KREACH_PROGRESS is a usage error (no silent
--- fallback).
+-- then whether the output is a terminal. Another KREACH_PROGRESS is said once on standard error
+-- and taken as auto: a warning, not an error, since a tracker is made once a run has begun (a
+-- campaign's run record, a generate turn) and a display setting must not fail it.
+local warned = false
 function M.mode(tty, quiet)
   if quiet then return "off" end
   local env = os.getenv("KREACH_PROGRESS")
-  if env and env ~= "" then
-    if not M.MODES[env] then
-      errors.usage("KREACH_PROGRESS=%s: it takes auto, plain or off", text.clean(env, 64))
+  if env and env ~= "" and env ~= "auto" then
+    if M.MODES[env] then return env end
+    if not warned then
+      warned = true
+      io.stderr:write(("kreach: warning: KREACH_PROGRESS=%s is not auto, plain or off: taken as auto\n"):format(text.clean(env, 64)))
     end
-    if env ~= "auto" then return env end
   end
   return tty and "tty" or "plain"
 end
