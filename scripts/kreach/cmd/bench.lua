@@ -2,13 +2,15 @@
 -- process, with the timing engine's options; a run of kreach.run.campaign
 -- (kreach.run.evaluate.bench), so each measurement is stored in the results database as it
 -- finishes (an evaluation without a candidate, verdict "baseline"), and prints a table with the achieved bandwidth, FLOP rate and fraction of the
--- speed-of-light bound (kreach.results.bench writes it, and the --json object).
+-- speed-of-light bound (kreach.results.bench writes it, and the --json object). The progress
+-- goes to standard error (the campaign's kreach.progress: a status line on a terminal, a line
+-- every 10% off one).
 local cli = require "kreach.cli"
 local core = require "kreach.core"
 local ev = require "kreach.run.evaluate"
 local errors = require "kreach.errors"
 local out = require "kreach.results.bench"
-local util = require "kreach.core.util"
+local progress = require "kreach.progress"
 
 return {
   summary = "Time the baselines of a suite or a problem (needs a GPU).",
@@ -27,7 +29,7 @@ return {
     local res = ev.bench{
       target = args.target, dtype = args.dtype, sizes = sizes, timing = timing, measure = measure, torch = torch,
       db = args.db, timeout_s = args.timeout, memory_bytes = args.worker_memory, lua_memory_bytes = args.lua_memory,
-      command = argv, tty = util.isatty(2), log = function(l) io.stderr:write("kreach bench: ", l, "\n") end,
+      command = argv, tty = progress.isatty(io.stderr), log = function(l) io.stderr:write("kreach bench: ", l, "\n") end,
       on_config = function(conf)
         with_torch = conf.pytorch ~= nil
         t_start = core.now()

@@ -13,6 +13,7 @@ local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
 local oracle = require "kreach.judge.oracle"
+local progress = require "kreach.progress"
 local text = require "kreach.text"
 
 local function backend_text(b)
@@ -67,10 +68,13 @@ local function print_torch(inst, args, r)
   end
 end
 
--- show(args) -> the function that prints each instance's result as it is done (the text
--- output; --json prints only the document at the end)
-local function show(args)
+-- show(args, insts, tracker) -> the function that prints each instance's result as it is done
+-- (the text output; --json prints only the document at the end), the progress told (a suite:
+-- the instance done, then the next one started)
+local function show(args, insts, tracker)
+  local i = 1
   return function(inst, r, good, why)
+    if tracker then tracker:finished() end
     if not args.json then
       if r then
         if args.torch then print_torch(inst, args, r) else print_one(inst, args, r) end
@@ -80,6 +84,8 @@ local function show(args)
       if r and good == false then io.write("  outside the thresholds: ", why, "\n") end
     end
     io.flush()
+    i = i + 1
+    if tracker and insts[i] then tracker:start(insts[i].problem.name) end
   end
 end
 
@@ -100,8 +106,14 @@ return {
     if not sizes then errors.usage(err) end
     if args.small and next(sizes) then errors.usage("--small and --size: give one or the other") end
     local insts, suite = oracle.instances(args.problem, { dtype = args.dtype, sizes = sizes, small = args.small })
-    local rep = oracle.run(insts, suite, { seed = args.seed, variant = args.variant, dtype = args.dtype, torch = args.torch },
-      show(args))
+    -- over a suite, the progress on standard error (kreach.progress): a line every 10% off a terminal
+    local tracker = suite and progress.new{ prefix = "kreach oracle", total = #insts, every_pct = 10 } or nil
+    if tracker and insts[1] then tracker:start(insts[1].problem.name) end
+    local ok, rep = pcall(oracle.run, insts, suite, { seed = args.seed, variant = args.variant, dtype = args.dtype, torch = args.torch },
+      show(args, insts, tracker))
+    -- the status line erased before the summary, or before the error's message
+    if tracker then tracker:close() end
+    if not ok then error(rep, 0) end
     if args.json then
       io.write(json.encode(rep.json), "\n")
     elseif rep.summary then

@@ -1,40 +1,26 @@
 -- kreach.generate.progress: what `kreach generate` shows on stderr while its requests run
--- (issue 35): requests done and in flight, the retries with their wait and reason, and an ETA.
--- On a terminal, one status line redrawn in place; otherwise (a log, CI) one line per event that
--- matters (a retry, every 10% done), with no carriage return. The formatting is pure functions
--- (M.eta_s, M.duration, M.status_line, M.retry_line, M.done_line), tested with known answers;
--- the tracker feeds them from kreach.http's hooks (on_start, on_retry, on_done, on_tick).
+-- (issue 35), on top of kreach.progress (issue 37: the terminal, the plain lines, the time left
+-- are that module's): requests done and in flight, the retries with their wait and reason, and
+-- an ETA from the median latency of the requests done, `concurrency` at a time. On a terminal,
+-- one status line redrawn in place; otherwise (a log, CI) one line per event that matters (a
+-- retry, every 10% done), with no carriage return. The formatting is pure functions
+-- (M.eta_s, M.status_line, M.retry_line, M.done_line; M.duration and M.median are
+-- kreach.progress's), tested with known answers; the tracker feeds them from kreach.http's
+-- hooks (on_start, on_retry, on_done, on_tick).
+local base = require "kreach.progress"
+
 local M = {}
 
 M.MIN_DONE = 3     -- requests done before an ETA is given (a median of fewer says little)
 M.STEP_PCT = 10    -- without a terminal, a line each time this much more is done
-M.WIDTH = 118      -- the terminal's status line's longest
-M.REDRAW_S = 0.2   -- on a terminal, the status line's shortest redraw interval between events
 
--- median(xs) -> the median of a list of numbers (the lower middle one for an even count), or nil
-function M.median(xs)
-  if #xs == 0 then return nil end
-  local s = {}
-  for i, x in ipairs(xs) do s[i] = x end
-  table.sort(s)
-  return s[(#s + 1) // 2]
-end
+M.median = base.median
+M.duration = base.duration
 
 -- eta_s(remaining, latencies, concurrency) -> seconds until `remaining` more requests are done,
 -- from the median latency of those done, `concurrency` at a time; nil before M.MIN_DONE are done
 function M.eta_s(remaining, latencies, concurrency)
-  if #latencies < M.MIN_DONE then return nil end
-  if remaining <= 0 then return 0 end
-  return M.median(latencies) * math.ceil(remaining / math.max(1, concurrency))
-end
-
--- duration(s) -> "<1 s", "45 s", "3 min", "2 h 5 min"
-function M.duration(s)
-  if s < 0.5 then return "<1 s" end
-  if s < 59.5 then return ("%d s"):format(math.floor(s + 0.5)) end
-  local min = math.floor(s / 60 + 0.5)
-  if min < 60 then return ("%d min"):format(min) end
-  return ("%d h %d min"):format(min // 60, min % 60)
+  return base.eta_s(remaining, latencies, { concurrency = concurrency, statistic = "median", min_done = M.MIN_DONE })
 end
 
 -- reason(attempt) -> why an attempt is retried, short: its HTTP status, "timeout" or
@@ -73,7 +59,7 @@ function M.done_line(s)
   return ("kreach generate: %d of %d requests done (%d%%), %s"):format(s.done, s.total, pct, eta_text(s.eta_s))
 end
 
--- ---- the tracker ----
+-- ---- the tracker: kreach.progress's, with the requests in flight and waiting ----
 
 local Tracker = {}
 Tracker.__index = Tracker
@@ -83,9 +69,13 @@ Tracker.__index = Tracker
 -- line of the caller's own without breaking the status line.
 function M.new(o)
   assert(type(o.now) == "function", "progress.new: now (a clock) is required")
-  return setmetatable({ total = o.total, concurrency = o.concurrency or 1, retries = o.retries or 0, tty = o.tty,
-                        out = o.out or io.stderr, now = o.now, quiet = o.quiet, done = 0, in_flight = 0,
-                        latencies = {}, waiting = {}, step = 0, drawn = nil, shown = false }, Tracker)
+  local self = setmetatable({ total = o.total, retries = o.retries or 0, now = o.now, in_flight = 0, waiting = {} }, Tracker)
+  self.base = base.new{ prefix = "kreach generate", total = o.total, concurrency = o.concurrency or 1, tty = o.tty,
+                        out = o.out or io.stderr, now = o.now, quiet = o.quiet, every_pct = M.STEP_PCT,
+                        statistic = "median", min_done = M.MIN_DONE,
+                        status_text = function() return M.status_line(self:state()) end,
+                        plain_text = function() return M.done_line(self:state()) end }
+  return self
 end
 
 function Tracker:state()
@@ -95,74 +85,50 @@ function Tracker:state()
     n = n + 1
     if not soonest or w.at < soonest then soonest, why = w.at, w.reason end
   end
-  return { done = self.done, total = self.total, in_flight = self.in_flight, retrying = n,
-           retry_in_s = soonest and soonest - t, retry_reason = why,
-           eta_s = M.eta_s(self.total - self.done, self.latencies, self.concurrency) }
-end
-
-function Tracker:draw()
-  if self.quiet or not self.tty then return end
-  -- cut to the width of most terminals: a line that wraps is not redrawn in place
-  self.out:write("\r", M.status_line(self:state()):sub(1, M.WIDTH), "\27[K")
-  self.out:flush()
-  self.drawn, self.shown = self.now(), true
-end
-
-function Tracker:clear()
-  if self.shown then self.out:write("\r\27[K"); self.out:flush(); self.shown = false end
+  return { done = self.base.done, total = self.total, in_flight = self.in_flight, retrying = n,
+           retry_in_s = soonest and soonest - t, retry_reason = why, eta_s = self.base:eta_s() }
 end
 
 -- a request (key: any value naming it) starts, or starts again after its wait
 function Tracker:start(key)
   self.waiting[key] = nil
   self.in_flight = self.in_flight + 1
-  self:draw()
+  self.base:draw()
 end
 
 -- an attempt failed and the request waits wait_s before its retry number `retry`
 function Tracker:retry(key, label, wait_s, reason, retry)
   self.in_flight = self.in_flight - 1
   self.waiting[key] = { at = self.now() + wait_s, reason = reason }
-  if self.quiet then return end
-  if self.tty then self:draw()
-  else
-    self.out:write(M.retry_line{ label = label, wait_s = wait_s, reason = reason, retry = retry, retries = self.retries }, "\n")
-    self.out:flush()
+  if self.base:tty() then self.base:draw()
+  elseif not self.base:quiet() then
+    self.base:line(M.retry_line{ label = label, wait_s = wait_s, reason = reason, retry = retry, retries = self.retries })
   end
 end
 
--- a request's result is final
+-- a request's result is final; latency_s: its latency (nil: not counted in the ETA)
 function Tracker:finished(key, latency_s)
   self.waiting[key] = nil
   self.in_flight = self.in_flight - 1
-  self.done = self.done + 1
-  if latency_s then self.latencies[#self.latencies + 1] = latency_s end
-  if self.quiet then return end
-  if self.tty then self:draw() return end
-  local step = self.total > 0 and (100 * self.done // self.total) // M.STEP_PCT or 0
-  if step > self.step or self.done == self.total then
-    self.step = step
-    self.out:write(M.done_line(self:state()), "\n")
-    self.out:flush()
-  end
+  self.base:finished{ duration_s = latency_s, skipped = latency_s == nil }
+  -- requests run side by side: the line stays up between them
+  if self.base.done < self.total then self.base:draw() end
 end
 
 -- while requests run: the terminal's line redrawn now and then (the waits count down)
 function Tracker:tick()
-  if self.tty and not self.quiet and (not self.drawn or self.now() - self.drawn >= M.REDRAW_S) then self:draw() end
+  self.base:tick()
 end
 
--- line(text): a line of the caller's, above the status line
+-- line(text): a line of the caller's, above the status line (none when quiet)
 function Tracker:line(s)
-  if self.quiet then return end
-  self:clear()
-  self.out:write(s, "\n")
-  if self.tty and self.done < self.total then self:draw() else self.out:flush() end
+  if self.base:quiet() then return end
+  self.base:line(s)
 end
 
 -- close(): the status line erased (the summary follows on stdout)
 function Tracker:close()
-  self:clear()
+  self.base:close()
 end
 
 return M

@@ -10,9 +10,9 @@ local device = require "kreach.device"
 local errors = require "kreach.errors"
 local evaluation = require "kreach.results.evaluation"
 local json = require "kreach.json"
+local progress_mod = require "kreach.progress"
 local protocol = require "kreach.run.protocol"
 local store = require "kreach.results.store"
-local text = require "kreach.text"
 local util = require "kreach.core.util"
 local worker = require "kreach.run.worker"
 
@@ -45,38 +45,42 @@ end
 
 -- ---- progress ----
 
+-- The run's progress is kreach.progress's (docs/cli.md, "Progress"): on a terminal its status
+-- line (done of total, the time elapsed and left, the item and what it is doing); off one, a line
+-- per evaluation, or with lines = false (bench, whose table is its line per problem) a line every
+-- 10%. Reused evaluations count as done but not in the time left.
 local Progress = {}
 Progress.__index = Progress
 
--- progress(total, {tty =, out =, lines =}): a status line on a terminal while an item runs, and
--- (lines ~= false) one line per finished evaluation.
+M.PLAIN_EVERY_PCT = 10
+
+-- progress(total, {tty =, out =, lines =, command =}): the tracker of a run of `total`
+-- evaluations; lines ~= false: one line per finished evaluation (its cells, numbered, with the
+-- time left); command: the argv, whose command names the lines ("kreach bench: ...")
 function M.progress(total, o)
   o = o or {}
-  return setmetatable({ total = total, done = 0, tty = o.tty, out = o.out or io.stderr, width = 30,
-                        lines = o.lines ~= false }, Progress)
+  local name = o.command and o.command[2] and ("kreach " .. tostring(o.command[2])) or "kreach"
+  local lines = o.lines ~= false
+  return setmetatable({ lines = lines,
+                        t = progress_mod.new{ prefix = name, total = total, tty = o.tty, out = o.out,
+                                          every_pct = not lines and M.PLAIN_EVERY_PCT or nil } }, Progress)
 end
 
 function Progress:status(label, what)
-  if not self.tty then return end
-  local filled = self.total > 0 and math.floor(self.width * self.done / self.total) or 0
-  local line = ("\r[%s%s] %d/%d %s: %s"):format(("#"):rep(filled), ("."):rep(self.width - filled), self.done,
-    self.total, text.clean(label, 256), what)
-  self.out:write(line:sub(1, 118), "\27[K")
-  self.out:flush()
+  self.t:status(what, label)
 end
 
 function Progress:finished(rec)
-  self.done = self.done + 1
-  if self.tty then self.out:write("\r\27[K") end
+  local line
   if self.lines then
     local c = evaluation.cells(rec)
-    self.out:write(("[%d/%d] %s  %s  %s  %s\n"):format(self.done, self.total, c[1], c[2], c[3], c[6]))
+    line = ("%s  %s  %s  %s"):format(c[1], c[2], c[3], c[6])
   end
-  self.out:flush()
+  self.t:finished{ line = line, skipped = rec.reused == true }
 end
 
 function Progress:close()
-  if self.tty then self.out:write("\r\27[K"); self.out:flush() end
+  self.t:close()
 end
 
 -- ---- a run ----
@@ -139,7 +143,7 @@ function M.run(spec)
     else
       run_id = begin_run(db, dev, spec.command or {}, rconf, rconf_hash)
     end
-    local progress = M.progress(#spec.items, { tty = spec.tty, out = spec.out, lines = spec.lines })
+    local progress = M.progress(#spec.items, { tty = spec.tty, out = spec.out, lines = spec.lines, command = spec.command })
     local records = {}
     for _, item in ipairs(spec.items) do
       local parts = { econf_hash }
