@@ -2,8 +2,6 @@
 -- page of figures and a per-problem table from stored data (docs/report.md): a self-contained
 -- HTML file, or Markdown with an SVG per figure beside it. No GPU; gnuplot draws the figures.
 local cli = require "kreach.cli"
-local errors = require "kreach.errors"
-local atomic = require "kreach.atomic"
 local catalog = require "kreach.problem.catalog"
 local report = require "kreach.report"
 
@@ -19,12 +17,9 @@ return {
   run = function(args)
     local dbs = args.db or {}
     if #dbs == 0 and not args.data then dbs = { cli.default_db() } end
-    local format = args.format or (args.output:match("%.md$") and "md") or "html"
-    local protect = {}
-    for _, db in ipairs(dbs) do for _, f in ipairs(atomic.database_files(db)) do protect[#protect + 1] = f end end
-    local rep = report.build{ dbs = dbs, data = args.data, profiles = args.profiles,
-                              categories = function(paths) return catalog.load("problem", paths) end }
-    for _, f in ipairs(report.write(rep, args.output, format, protect)) do io.write(f, "\n") end
+    local files = report.make{ dbs = dbs, data = args.data, profiles = args.profiles, output = args.output, format = args.format,
+                               categories = function(paths) return catalog.load("problem", paths) end }
+    for _, f in ipairs(files) do io.write(f, "\n") end
     return 0
   end,
 }

@@ -41,7 +41,8 @@ local function about(rows)
   end
   local dl = sorted_set(devices)
   local parts = {}
-  parts[#parts + 1] = #dl > 0 and ("on " .. table.concat(dl, ", ")) or "on a device the store does not record"
+  parts[#parts + 1] = #dl > 0 and ("on " .. table.concat(dl, ", "))
+    or "on a device the store does not record (the data's description may name it)"
   if first then parts[#parts + 1] = first == last and first or (first .. " to " .. last) end
   local sl = sorted_set(sources)
   if #sl > 0 then parts[#parts + 1] = "data: " .. table.concat(sl, "; ") end
@@ -256,7 +257,7 @@ function M.dlrm(d)
   local pad = math.max(0.01, (hi - lo) * 0.15)
   f.data = { file = d.dlrm.file, points = d.dlrm.points }
   f.caption = ("The end-to-end speedup of the DLRM training step with a candidate substituted: projected by Amdahl's law from the operator's speedup and share, against measured (the step timed plain and substituted, interleaved, with its 95%% interval); %s, %s; %d not measured or void; from %s."):format(
-    plural(#rows, "substitution"), d.dlrm.device and ("on " .. d.dlrm.device) or "on the machine the file names", d.dlrm.skipped, d.dlrm.file)
+    plural(#rows, "substitution"), d.dlrm.device and ("on " .. d.dlrm.device) or "on a device the file does not record", d.dlrm.skipped, d.dlrm.file)
   f.blocks = { { "d", rows } }
   f.script = table.concat({
     ("set xrange [%.17g:%.17g]"):format(lo - pad, hi + pad), ("set yrange [%.17g:%.17g]"):format(lo - pad, hi + pad),

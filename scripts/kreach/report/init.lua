@@ -71,4 +71,25 @@ function M.write(rep, path, format, protect)
   return { path }
 end
 
+-- check_output(path, dbs) -> the paths to protect (the databases' files): raises the usage error
+-- (or failure) of an output that cannot be written, or that is one of the databases, before
+-- anything is read
+function M.check_output(path, dbs)
+  local protect = {}
+  for _, db in ipairs(dbs or {}) do for _, f in ipairs(atomic.database_files(db)) do protect[#protect + 1] = f end end
+  local probe, err, status = atomic.open(path, { protect = protect })
+  if not probe then errors.raise(status, ("cannot write %s: %s"):format(path, tostring(err))) end
+  probe:abort()
+  return protect
+end
+
+-- make{ dbs, data, profiles, categories (as build's), output = (the file), format = "html"|"md"
+-- (default: from the output's name, else html) } -> the files written: build and write in one,
+-- the databases read protected from being written over (kreach report, kreach eval --report)
+function M.make(o)
+  local format = o.format or (o.output:match("%.md$") and "md") or "html"
+  local protect = M.check_output(o.output, o.dbs)
+  return M.write(M.build(o), o.output, format, protect)
+end
+
 return M
