@@ -6,7 +6,7 @@ $ D=${TMPDIR:-/tmp}/kreach-report-gpu-t.$PPID; rm -rf $D; mkdir -p $D && kreach 
 ~ ^report: .*/kreach%-report%-gpu%-t%.%d+/report%.html$
 $ grep -o 'data-figure="verdicts" data-state="drawn"' ${TMPDIR:-/tmp}/kreach-report-gpu-t.$PPID/report.html
 = data-figure="verdicts" data-state="drawn"
-$ kreach eval 19 tests/candidates/019_relu.lua --size batch_size=64 --size dim=4099 --budget 0.3 --db ${TMPDIR:-/tmp}/kreach-report-gpu-t.$PPID/r.db --report ${TMPDIR:-/tmp}/kreach-report-gpu-t.$PPID/r.md --json 2>/dev/null | kreach -e 'local v = require("cjson").decode(io.read("a")); print("evaluations", #v.evaluations)'
+$ kreach eval 19 tests/candidates/019_relu.lua --size batch_size=64 --size dim=4099 --budget 0.3 --db ${TMPDIR:-/tmp}/kreach-report-gpu-t.$PPID/r.db --report ${TMPDIR:-/tmp}/kreach-report-gpu-t.$PPID/r.md --json 2>/dev/null | kreach -e 'local v = require("cjson").decode(io.read("a")); io.write("evaluations ", #v.evaluations, "\n")'
 = evaluations 1
 $ ls ${TMPDIR:-/tmp}/kreach-report-gpu-t.$PPID
 = r.md
