@@ -79,7 +79,7 @@ function M.render(o)
   local dir, err = atomic.tmpdir()
   if not dir then return nil, err end
   local parts = {
-    ("set terminal svg size %d,%d dynamic noenhanced font 'sans,11' background '#ffffff'"):format(o.width or 720, o.height or 400),
+    ("set terminal svg size %d,%d fixed noenhanced font 'sans,11' background '#ffffff'"):format(o.width or 720, o.height or 400),
     ("set output '%s/out.svg'"):format(dir),
     "set encoding utf8",
   }
