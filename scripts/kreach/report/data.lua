@@ -130,13 +130,16 @@ local function read_db(path, index, label, described)
   local ok, opened, d = pcall(store.read, path, function(db)
     local data = summary.read(db)
     data.runs = summary.runs(db)
-    data.profiles = {}
+    data.profiles, data.notes = {}, {}
     for _, p in ipairs(db:profiles()) do
       local t = db:load_profile(p.id)
       local rok, rep = pcall(preport.build, t)
       if rok then
         data.profiles[#data.profiles + 1] = profile_entry(rep, p.workload or ("profile " .. p.id),
           ("%s, profile %d"):format(label, p.id), p.created_at)
+      else
+        -- a stored trace that does not make a report (no window to select) is named, not drawn
+        data.notes[#data.notes + 1] = ("%s: profile %d is left out: %s"):format(label, p.id, errors.message(rep))
       end
     end
     return data
@@ -163,6 +166,7 @@ function M.gather(o)
     for _, r in ipairs(d.rows) do out.rows[#out.rows + 1] = r end
     for k, v in pairs(d.models) do out.models[k] = out.models[k] or v end
     for _, p in ipairs(d.profiles) do out.profiles[#out.profiles + 1] = p end
+    for _, n in ipairs(d.notes or {}) do out.notes[#out.notes + 1] = n end
   end
   for i, path in ipairs(o.dbs or {}) do
     if not lfs.attributes(path) then errors.database("%s: no such results database", path) end

@@ -212,15 +212,17 @@ function M.addressable(d)
     rows[#rows + 1] = { p.name .. " (wall)", wl or 0, wa, wu or 0, math.max(0, 1 - (wl or 0) - wa - (wu or 0)) }
     entries[#entries + 1] = { name = p.name, device = p.device, source = p.source, gpu = p.gpu, wall = p.wall }
   end
-  local devices, sources = {}, {}
+  local devices, sources, days = {}, {}, {}
   for _, p in ipairs(d.profiles) do
     if p.device then devices[p.device] = true end
     if p.source then sources[p.source] = true end
+    if type(p.when) == "string" then days[p.when:sub(1, 10)] = true end
   end
-  local dl = sorted_set(devices)
+  local dl, dd = sorted_set(devices), sorted_set(days)
   f.data = { parts = parts, profiles = entries }
-  f.caption = ("The share of each workload's GPU time and wall time in library kernels (vendor GEMM, attention, convolution, communication: not addressable), in kernels a candidate could replace (addressable), in unclassified kernels, and the rest (GPU time: none; wall: outside kernels, or not split where the source gives only the addressable share); %s, %s; from %s."):format(
+  f.caption = ("The share of each workload's GPU time and wall time in library kernels (vendor GEMM, attention, convolution, communication: not addressable), in kernels a candidate could replace (addressable), in unclassified kernels, and the rest (GPU time: none; wall: outside kernels, or not split where the source gives only the addressable share); %s, %s, %s; from %s."):format(
     plural(#entries, "profile"), #dl > 0 and ("on " .. table.concat(dl, ", ")) or "on a device the profiles do not record",
+    #dd > 0 and ("recorded " .. (#dd == 1 and dd[1] or (dd[1] .. " to " .. dd[#dd]))) or "on a date the files do not record",
     table.concat(sorted_set(sources), "; "))
   f.blocks = { { "a", rows } }
   f.height = 420
