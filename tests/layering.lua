@@ -58,6 +58,10 @@ local STAGE_RULES = {
   { from = "^kreach%.candidate", to = "^kreach%.results%.", why = "candidate/ does not read results" },
   { from = "^kreach%.judge%.", to = "^kreach%.run%.", why = "judge/ runs inside the worker that run/ starts, never the reverse" },
   { from = "^kreach%.judge%.", to = "^kreach%.results%.", why = "judge/ returns results; results/ stores them" },
+  -- report/ draws what results/ and profile/ hold (docs/report.md): it reads, it never judges or runs
+  { from = "^kreach%.report[%.]?", to = "^kreach%.judge[%.]?", why = "report/ reads results; it never requires judge/" },
+  { from = "^kreach%.report[%.]?", to = "^kreach%.candidate[%.]?", why = "report/ reads results; it never requires candidate/" },
+  { from = "^kreach%.report[%.]?", to = "^kreach%.run[%.]?", why = "report/ reads results; it never requires run/" },
   { from = "^kreach", to = "^kreach%.cmd%.", why = "nothing outside cmd/ requires a command" },
 }
 local function stage_rule(name, dep)

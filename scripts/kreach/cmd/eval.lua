@@ -10,6 +10,8 @@ local json = require "kreach.json"
 local seal = require "kreach.run.seal"
 local util = require "kreach.core.util"
 local worker = require "kreach.run.worker"
+local report = require "kreach.report"
+local catalog = require "kreach.problem.catalog"
 
 return {
   summary = "Evaluate candidates: correctness, then timing against the baseline (needs a GPU).",
@@ -22,6 +24,7 @@ return {
     p:flag("--force", "Evaluate again what is already stored for this configuration.")
     p:flag("--no-lint", "Send KernelBench-format (.py) candidates to the GPU without the static lint (to test the harness's own defences; part of the configuration).")
     p:option("--trials", "Correctness trials per candidate (default 5).", nil):convert(cli.positive_integer)
+    p:option("--report", "Then write a report of the whole database (HTML, or Markdown for a .md name; docs/report.md)."):argname("<file>")
   end,
   run = function(args)
     local sizes, err = cli.sizes(args.size)
@@ -29,6 +32,7 @@ return {
     local timing, measure, torch = cli.timing_overrides(args)
     local policy = {}
     if args.trials then policy.trials = args.trials end
+    if args.report then report.check_output(args.report, { args.db }) end -- before the GPU's time is spent
     local sok, serr = seal.check_available("eval")
     if not sok then errors.raise(errors.STATUS.load, serr, "seal") end
     -- kreach.run.evaluate starts the workers: the candidate's Lua heap reaches them through kreach.run.worker
@@ -58,6 +62,12 @@ return {
       io.write(("\nrun %d (%s), %s, dtype %s\n\n"):format(res.run_id, res.db, res.device.name, args.dtype))
       ev.report(res.records, res.summary)
       if #res.skipped > 0 then io.write(("%d candidate%s skipped (see above)\n"):format(#res.skipped, #res.skipped == 1 and "" or "s")) end
+    end
+    if args.report then
+      local files = report.make{ dbs = { res.db }, output = args.report,
+                                 categories = function(paths) return catalog.load("problem", paths) end }
+      local out = args.json and io.stderr or io.stdout -- under --json standard output holds the one JSON object
+      out:write(("report: %s\n"):format(files[1]))
     end
     return 0
   end,

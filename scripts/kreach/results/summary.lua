@@ -263,6 +263,14 @@ function M.read(db)
   return { rows = db:evaluations{}, models = models }
 end
 
+-- runs(db) -> run id -> the stored run (its device, started_at, finished_at, command), for the
+-- captions of kreach report's figures (kreach.report: what was measured, where and when)
+function M.runs(db)
+  local t = {}
+  for _, r in ipairs(db:runs()) do t[r.id] = r end
+  return t
+end
+
 -- categories(rows, load) -> problem path -> category, for --by category: the file's category,
 -- and its subcategory after a '/' where it declares one ("convolution/transposed 2D"). load(paths)
 -- is kreach.problem.catalog's load of problem files, given by the command (results/ loads no
@@ -457,7 +465,7 @@ local function key_less(a, b)
 end
 
 -- compute(data, {by = {keys}, against = "baseline"|"pytorch"|"compiled", categories = path ->
--- category}) -> { by, against, reference, left_out = { baselines, repeats }, groups = { {key =
+-- category, rows = (true: each group keeps its rows as g.rows)}) -> { by, against, reference, left_out = { baselines, repeats }, groups = { {key =
 -- {values in by's order}, figures...} } }. data is read()'s. Baselines timed alone (no
 -- candidate) are left out; an evaluation repeated (the same eval_key twice in a group: the same
 -- candidate, problem and configuration evaluated again) counts once, its newest.
@@ -503,6 +511,9 @@ function M.compute(data, o)
     g.key = {}
     for i, k in ipairs(by) do g.key[k] = grp.key[i] end
     g.name = #by > 0 and table.concat(grp.key, " / ") or "all"
+    -- o.rows: the group's rows too (each evaluation once, as the figures count them), for
+    -- kreach report's figures of single candidates; not in --json
+    if o.rows then g.rows = grp.rows end
     out.groups[#out.groups + 1] = g
   end
   return out
