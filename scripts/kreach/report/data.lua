@@ -200,11 +200,11 @@ function M.gather(o)
       if not ok then error(err, 0) end
       for _, f in ipairs(files) do out.sources[#out.sources + 1] = described[f] and ("%s/%s (%s)"):format(dir, f, described[f]) or (dir .. "/" .. f) end
     end
-    for _, f in ipairs(list_dir(dir, "^dlrm.*%.json$")) do
-      if out.dlrm then errors.usage("--data %s: two DLRM measurements (%s and %s); keep one", dir, out.dlrm.file, f) end
-      out.dlrm = dlrm_of_file(dir .. "/" .. f)
-    end
-    for _, f in ipairs(list_dir(dir, "^addressable.*%.json$")) do
+    -- the DLRM measurement: dlrm-measure.json or <machine>-<date>-dlrm-measure.json, the last by
+    -- name when there are several (the newest, as experiments/paper/run.lua takes it)
+    local measures = list_dir(dir, "dlrm%-measure%.json$")
+    if #measures > 0 then out.dlrm = dlrm_of_file(dir .. "/" .. measures[#measures]) end
+    for _, f in ipairs(list_dir(dir, "addressable[%w%-]*%.json$")) do
       local ps, notes = profiles_of_file(dir .. "/" .. f)
       for _, p in ipairs(ps) do out.profiles[#out.profiles + 1] = p end
       for _, n in ipairs(notes) do out.notes[#out.notes + 1] = n end
