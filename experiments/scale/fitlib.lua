@@ -40,63 +40,35 @@ function M.ols(xs, ys)
   return { n = n, slope = slope, intercept = intercept, se = se, df = df, rss = rss, sxx = sxx }
 end
 
--- The continued fraction of the regularized incomplete beta function (Lentz's method, as in
--- Numerical Recipes' betacf).
-local function betacf(a, b, x)
-  local tiny, eps = 1e-300, 1e-15
-  local qab, qap, qam = a + b, a + 1, a - 1
-  local c, d = 1, 1 - qab * x / qap
-  if math.abs(d) < tiny then d = tiny end
-  d = 1 / d
-  local h = d
-  for m = 1, 300 do
-    local m2 = 2 * m
-    local aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-    d = 1 + aa * d; if math.abs(d) < tiny then d = tiny end
-    c = 1 + aa / c; if math.abs(c) < tiny then c = tiny end
-    d = 1 / d; h = h * d * c
-    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-    d = 1 + aa * d; if math.abs(d) < tiny then d = tiny end
-    c = 1 + aa / c; if math.abs(c) < tiny then c = tiny end
-    d = 1 / d
-    local del = d * c
-    h = h * del
-    if math.abs(del - 1) < eps then break end
-  end
-  return h
-end
-
-local function lgamma(x) -- Lanczos (g = 7, n = 9), for x > 0
-  local g = { 0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
-              -176.61503916999185, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
-              1.5056327351493116e-7 }
-  if x < 0.5 then return math.log(math.pi / math.abs(math.sin(math.pi * x))) - lgamma(1 - x) end
-  x = x - 1
-  local a = g[1]
-  local t = x + 7.5
-  for i = 1, 8 do a = a + g[i + 1] / (x + i) end
-  return 0.5 * math.log(2 * math.pi) + (x + 0.5) * math.log(t) - t + math.log(a)
-end
-
--- betainc(a, b, x): the regularized incomplete beta function I_x(a, b).
-function M.betainc(a, b, x)
-  if x <= 0 then return 0 end
-  if x >= 1 then return 1 end
-  local front = math.exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * math.log(x) + b * math.log(1 - x))
-  if x < (a + 1) / (a + b + 2) then return front * betacf(a, b, x) / a end
-  return 1 - front * betacf(b, a, 1 - x) / b
-end
-
--- t_cdf(t, df): P(T <= t) for Student's t with df degrees of freedom.
+-- t_cdf(t, df): P(T <= t) for Student's t with a whole number df of degrees of freedom, in
+-- closed form (Abramowitz and Stegun 26.7.3 and 26.7.4): with theta = atan(t / sqrt(df)),
+-- A = 2/pi (theta + sin cos (1 + 2/3 cos^2 + 2*4/(3*5) cos^4 + ... )) for odd df (2 theta / pi for
+-- df 1), A = sin (1 + 1/2 cos^2 + 1*3/(2*4) cos^4 + ...) for even df; P = (1 + A) / 2.
 function M.t_cdf(t, df)
-  local tail = 0.5 * M.betainc(df / 2, 0.5, df / (df + t * t))
-  return t >= 0 and 1 - tail or tail
+  if math.type(df) ~= "integer" and not (df == math.floor(df)) then error("t_cdf: df must be a whole number", 2) end
+  if df < 1 then error("t_cdf: df must be positive", 2) end
+  local th = math.atan(math.abs(t) / math.sqrt(df))
+  local sn, c2 = math.sin(th), math.cos(th) ^ 2
+  local A
+  if df % 2 == 1 then
+    local sum, term = 0, 1
+    if df > 1 then
+      sum = 1
+      for k = 3, df - 2, 2 do term = term * (k - 1) / k * c2; sum = sum + term end
+    end
+    A = 2 / math.pi * (th + sn * math.cos(th) * sum)
+  else
+    local sum, term = 1, 1
+    for k = 2, df - 2, 2 do term = term * (k - 1) / k * c2; sum = sum + term end
+    A = sn * sum
+  end
+  return t >= 0 and (1 + A) / 2 or (1 - A) / 2
 end
 
 -- t_quantile(p, df): the t with P(T <= t) = p (bisection on t_cdf, to 1e-12).
 function M.t_quantile(p, df)
   if not (p > 0 and p < 1) then error("t_quantile: p must lie in (0, 1)", 2) end
-  if not (df > 0) then error("t_quantile: df must be positive", 2) end
+  if not (df >= 1 and df == math.floor(df)) then error("t_quantile: df must be a whole number >= 1", 2) end
   if p < 0.5 then return -M.t_quantile(1 - p, df) end
   local lo, hi = 0, 1
   while M.t_cdf(hi, df) < p do hi = hi * 2 end
