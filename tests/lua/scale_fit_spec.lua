@@ -242,6 +242,29 @@ describe("experiments/scale/run.lua without a GPU", function()
     assert.equals(4, n, out)
   end)
 
+  -- On the host device (kreach's CUDA emulation) the sweep runs its loop for real, but the
+  -- program finds no CUDA device and exits 77: each run is a failed row with its reason, and
+  -- the summary is written all the same.
+  it("records a run that fails as a row with its reason and goes on", function()
+    local dir = support.tmpdir()
+    local out, rc = support.sh(("KREACH_DEVICE=host %q %q --sizes small --llama none --out %q --db %q --python %q"):format(
+      KREACH, RUN, dir .. "/s.json", dir .. "/s.db", os.getenv("KREACH_PYTHON") or "python3"))
+    assert.equals(0, rc, out)
+    local doc = require("kreach.json").decode(support.slurp(dir .. "/s.json"))
+    assert.equals(2, #doc.rows)
+    for i, mode in ipairs({ "infer", "train" }) do
+      local r = doc.rows[i]
+      assert.equals("scale-gpt2-small-" .. mode, r.name)
+      assert.equals("failed", r.status)
+      assert.truthy(r.error:find("exited with status 77", 1, true), r.error)
+      assert.equals(4, r.batch)
+      assert.equals(1024, r.seq)
+    end
+    assert.equals(4, doc.batch)
+    assert.is_string(doc.device.name)
+    assert.truthy(out:find("\nscale%-gpt2%-small%-train +%- FAILED "), out)
+  end)
+
   it("refuses bad options with status 2", function()
     local out, rc = support.sh(("%q %q --sizes huge --list"):format(KREACH, RUN))
     assert.equals(2, rc, out)
