@@ -11,7 +11,10 @@
 -- usage: kreach experiments/scale/run.lua [--out FILE.json] [--db DB] [--only NAME,...]
 --            [--python python3] [--sizes small,medium,large,xl] [--llama 1b,3b|none]
 --            [--modes infer,train] [--batch 4] [--seq 1024] [--warmup 2] [--steps 3]
---            [--timeout S (300, a run)] [--list]
+--            [--timeout S (300, a run)] [--list] [--append]
+-- --append keeps the rows of an existing --out file whose runs this call does not make (a sweep
+-- split over several calls, or a failed run made again with --only), when its batch, seq,
+-- warm-up and steps are this call's.
 -- --list prints the runs' command lines and profiles nothing (no GPU needed); without a GPU the
 -- sweep exits 77.
 local kreach = require "kreach"
@@ -38,7 +41,7 @@ local function int(opt, s)
   return n
 end
 
-local out_path, db, only, python, timeout_s, list_only = nil, "results.db", nil, "python3", 300, false
+local out_path, db, only, python, timeout_s, list_only, append = nil, "results.db", nil, "python3", 300, false, false
 local opts = {}
 local i = 1
 while i <= #arg do
@@ -54,6 +57,7 @@ while i <= #arg do
   elseif a == "--batch" or a == "--seq" or a == "--warmup" or a == "--steps" then opts[a:sub(3)] = int(a, take())
   elseif a == "--timeout" then timeout_s = int(a, take())
   elseif a == "--list" then list_only = true
+  elseif a == "--append" then append = true
   else usage("unknown option " .. a) end
   i = i + 1
 end
@@ -82,6 +86,32 @@ local dev = kreach.device()
 local versions = kreach.versions()
 
 local rows = {}
+if append then
+  if not out_path then usage("--append needs --out FILE") end
+  local f = io.open(out_path, "rb")
+  if f then
+    local text = f:read("a")
+    f:close()
+    local ok, old = pcall(json.decode, text)
+    if not ok or type(old) ~= "table" or type(old.rows) ~= "table" then
+      usage(("--append: %s is not a sweep's summary"):format(out_path))
+    end
+    for _, k in ipairs({ "batch", "seq", "warmup", "steps" }) do
+      if list[1] and old[k] ~= list[1][k] then
+        usage(("--append: %s has %s %s, this call %s"):format(out_path, k, tostring(old[k]), tostring(list[1][k])))
+      end
+    end
+    local was = type(old.device) == "table" and old.device.name
+    if was ~= dev.name then
+      usage(("--append: %s was measured on %s, this is %s"):format(out_path, tostring(was), tostring(dev.name)))
+    end
+    local now = {}
+    for _, run in ipairs(chosen) do now[run.name] = true end
+    for _, r in ipairs(old.rows) do
+      if not now[r.name] then rows[#rows + 1] = r end
+    end
+  end
+end
 local doc = {
   experiment = "model-scale sweep (experiments/scale/run.lua)",
   date = os.date("!%Y-%m-%d"),

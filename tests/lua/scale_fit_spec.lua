@@ -265,6 +265,23 @@ describe("experiments/scale/run.lua without a GPU", function()
     assert.truthy(out:find("\nscale%-gpt2%-small%-train +%- FAILED "), out)
   end)
 
+  it("adds to an earlier summary with --append, and refuses one of another shape", function()
+    local dir = support.tmpdir()
+    local base = ("KREACH_DEVICE=host %q %q --sizes small --llama none --out %q --db %q --python %q"):format(
+      KREACH, RUN, dir .. "/s.json", dir .. "/s.db", os.getenv("KREACH_PYTHON") or "python3")
+    local out, rc = support.sh(base .. " --modes infer")
+    assert.equals(0, rc, out)
+    out, rc = support.sh(base .. " --modes train --append")
+    assert.equals(0, rc, out)
+    local doc = require("kreach.json").decode(support.slurp(dir .. "/s.json"))
+    local names = {}
+    for i, r in ipairs(doc.rows) do names[i] = r.name end
+    assert.same({ "scale-gpt2-small-infer", "scale-gpt2-small-train" }, names)
+    out, rc = support.sh(base .. " --modes train --append --batch 2")
+    assert.equals(2, rc, out)
+    assert.truthy(out:find("has batch 4, this call 2", 1, true), out)
+  end)
+
   it("refuses bad options with status 2", function()
     local out, rc = support.sh(("%q %q --sizes huge --list"):format(KREACH, RUN))
     assert.equals(2, rc, out)
