@@ -30,6 +30,7 @@ local root = here .. "/../.."
 package.path = root .. "/experiments/scale/?.lua;" .. package.path
 local fitlib = require "fitlib"
 local kjson = require "kreach.json"
+local profile_report = require "kreach.profile.report"
 
 local parser = argparse("kreach experiments/paper/run.lua", "The paper's tables, from stored data alone.")
 parser:option("--data", "The folder of the evaluations' JSON lines.", root .. "/experiments/paper/data")
@@ -571,7 +572,7 @@ do
           for _, k in ipairs({ "busy", "vendor_gpu", "addr_gpu", "addr_wall" }) do
             if type(r[k]) ~= "number" then fail(("%s: row %d (%s): no number for %s"):format(path, i, r.name, k)) end
           end
-          local top = r.top and ("%s (%s, %s)"):format(r.top.name, r.top.family, pct(r.top.frac_gpu)) or "-"
+          local top = r.top and ("%s (%s, %s)"):format(profile_report.short_name(r.top.name, 60), r.top.family, pct(r.top.frac_gpu)) or "-"
           rows[#rows + 1] = { r.name, device, pct(r.busy), pct(r.vendor_gpu), pct(r.addr_gpu), pct(r.addr_wall),
                               pct(r.unclassified_gpu), r.kernels or "-", top }
           crows[#crows + 1] = { f, r.name, device, r.busy, r.vendor_gpu, r.addr_gpu, r.addr_wall, r.unclassified_gpu,
