@@ -55,7 +55,9 @@ while i <= #arg do
   elseif a == "--llama" then opts.llama = words(take())
   elseif a == "--modes" then opts.modes = words(take())
   elseif a == "--batch" or a == "--seq" or a == "--warmup" or a == "--steps" then opts[a:sub(3)] = int(a, take())
-  elseif a == "--timeout" then timeout_s = int(a, take())
+  elseif a == "--timeout" then
+    timeout_s = int(a, take())
+    if timeout_s < 1 then usage("--timeout wants a number of seconds >= 1") end
   elseif a == "--list" then list_only = true
   elseif a == "--append" then append = true
   else usage("unknown option " .. a) end
