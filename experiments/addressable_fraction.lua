@@ -45,20 +45,11 @@ for _, run in ipairs(list.runs) do
   if (not only or only[run.name]) and (not core or run.core ~= false) then
     local t0 = kreach.now()
     local res, why, out = runs.profile(run, runs.program(run, root, python), { db = db })
-    local rep = res and res.report
     local row = { name = run.name, wall_s = kreach.now() - t0 }
     if not res then
       row.error = ("the profile failed: %s: %s"):format(why, (out:sub(-300):gsub("\n", " | ")))
     else
-      row.knobs = rep.knobs
-      row.kernels, row.dropped = rep.totals.kernels, rep.totals.dropped
-      row.busy = rep.totals.busy_frac
-      row.vendor_gpu = rep.not_addressable.frac_gpu
-      row.addr_gpu, row.addr_wall = rep.addressable.frac_gpu, rep.addressable.frac_wall
-      row.unclassified_gpu = rep.unclassified.frac_gpu
-      for _, k in ipairs(rep.kernels) do
-        if k.addressable then row.top = { name = k.name, family = k.family, frac_gpu = k.frac_gpu }; break end
-      end
+      for k, v in pairs(runs.figures(res.report)) do row[k] = v end
     end
     rows[#rows + 1] = row
     io.stderr:write(("profiled %s in %.1f s%s\n"):format(run.name, row.wall_s, row.error and (": " .. row.error) or ""))

@@ -9,6 +9,9 @@
 -- --data (default experiments/paper/data): every *.jsonl there (kreach results export --format jsonl)
 -- is imported into one temporary results database (kreach.results.import), whose figures
 -- kreach.results.summary computes by model and by category; sources.tsv there names each file.
+-- *-scale.json there (experiments/scale/run.lua --out) make the model-scale sweep's table (fitted
+-- by experiments/scale/fitlib.lua), *-addressable.json there (experiments/addressable_fraction.lua
+-- --json) the addressable fraction's, with the bound the models' verified speedups give.
 -- The other tables read experiments/kernelbench/data and experiments/dlrm/data. Every table ends
 -- with a line naming its source files; a table without data says what would fill it. The output
 -- is a function of the files' contents alone (sorted, fixed formats, no dates or paths of this
@@ -27,6 +30,10 @@ local trivial_tables = require "trivial"
 
 local here = arg[0]:match("^(.*)/[^/]*$") or "."
 local root = here .. "/../.."
+package.path = root .. "/experiments/scale/?.lua;" .. package.path
+local fitlib = require "fitlib"
+local kjson = require "kreach.json"
+local profile_report = require "kreach.profile.report"
 
 local parser = argparse("kreach experiments/paper/run.lua", "The paper's tables, from stored data alone.")
 parser:option("--data", "The folder of the evaluations' JSON lines.", root .. "/experiments/paper/data")
@@ -81,8 +88,10 @@ local COLLECT = {
       "kreach bench kernelbench-l1-conv --torch-tf32 --budget 0.2" } },
   { "experiments/dlrm/data/h200_project.txt",
     { "kreach experiments/dlrm/project.lua --db results.db > experiments/dlrm/data/h200_project.txt" } },
-  { "the addressable fraction (none stored yet)", { "kreach experiments/addressable_fraction.lua   (on a GPU)" } },
-  { "the scale sweep (none stored yet)", { "experiments/scale   (on a GPU; not yet in the repository)" } },
+  { "experiments/paper/data/<machine>-<date>-addressable.json (the addressable fraction)",
+    { "kreach experiments/addressable_fraction.lua --core --db af.db --json experiments/paper/data/<machine>-<date>-addressable.json" } },
+  { "experiments/paper/data/<machine>-<date>-scale.json (the model-scale sweep; experiments/scale/README.md)",
+    { "kreach experiments/scale/run.lua --db scale.db --out experiments/paper/data/<machine>-<date>-scale.json" } },
 }
 
 if args.collect then
@@ -409,15 +418,154 @@ do
   trivial_tables.tables(ctx)
 end
 
+-- ---- the stored JSON of the profiling experiments ----
+
+local function json_files(dir, suffix)
+  local t = {}
+  if not exists(dir) then return t end
+  for f in lfs.dir(dir) do
+    if f:sub(-#suffix) == suffix then t[#t + 1] = f end
+  end
+  table.sort(t)
+  return t
+end
+
+local function fail(msg)
+  io.stderr:write("experiments/paper/run.lua: ", msg, "\n")
+  os.exit(3)
+end
+
+-- ---- the model-scale sweep (experiments/scale/run.lua's summaries) ----
+
+do
+  local name, what = "scale-sweep", "the model-scale sweep (the addressable share against model size)"
+  local w = output(name .. ".md")
+  local c = output(name .. ".csv")
+  w("# The model-scale sweep: the addressable share against model size\n\n")
+  local list = json_files(DATA, "-scale.json")
+  if #list == 0 then
+    local why = ("needs `kreach experiments/scale/run.lua --out %s/<machine>-<date>-scale.json` on a GPU (experiments/scale/README.md)"):format(data_shown)
+    w("no data: ", why, ".\n")
+    c("# no data\n")
+    index[#index + 1] = { name .. ".md, " .. name .. ".csv", what, "no data: " .. why }
+  else
+    local srcs = {}
+    for k, f in ipairs(list) do
+      local doc, err = fitlib.load(DATA .. "/" .. f)
+      if not doc then fail(err) end
+      local a = fitlib.analyse(doc)
+      srcs[#srcs + 1] = data_shown .. "/" .. f
+      if #list > 1 then w("## ", f, "\n\n") end
+      fitlib.write_md(a, w)
+      w("\n")
+      fitlib.write_csv(a, c, f, k > 1)
+    end
+    w(sources_line(srcs), "\n")
+    c("# ", sources_line(srcs), "\n")
+    index[#index + 1] = { name .. ".md, " .. name .. ".csv", what, table.concat(srcs, ", ") }
+  end
+end
+
+-- ---- the addressable fraction (experiments/addressable_fraction.lua --json) ----
+
+-- bound(a, s): Amdahl's law, a share `a` of the time sped up s times: 1 / (1 - a + a / s)
+local function bound(a, s)
+  if not a or not s then return nil end
+  return 1 / (1 - a + a / s)
+end
+
+do
+  local name, what = "addressable-fraction", "the addressable fraction (the share of a workload's GPU time the problems cover)"
+  local w = output(name .. ".md")
+  local c = output(name .. ".csv")
+  w("# The addressable fraction (the share of a workload's GPU time the problems cover)\n\n")
+  local list = json_files(DATA, "-addressable.json")
+  if #list == 0 then
+    local why = ("needs `kreach experiments/addressable_fraction.lua --json %s/<machine>-<date>-addressable.json` on a GPU"):format(data_shown)
+    w("no data: ", why, ".\n")
+    c("# no data\n")
+    index[#index + 1] = { name .. ".md, " .. name .. ".csv", what, "no data: " .. why }
+  else
+    -- each model's verified speedups against PyTorch eager (models.md's "verified vs PyTorch")
+    local speedups = {}
+    if #data.rows > 0 then
+      local torch = summary.compute(data, { by = { "model" }, against = "pytorch", categories = categories })
+      for _, g in ipairs(torch.groups) do
+        if g.verified.count > 0 then
+          speedups[#speedups + 1] = { model = g.key.model, s = g.verified.median, n = g.verified.count }
+        end
+      end
+    end
+    local srcs, rows, crows, brows, bcrows = {}, {}, {}, {}, {}
+    for _, f in ipairs(list) do
+      local path = DATA .. "/" .. f
+      local ok, doc = pcall(kjson.decode, read_file(path))
+      if not ok then fail(("%s: not JSON: %s"):format(path, tostring(doc))) end
+      if type(doc) ~= "table" or type(doc.rows) ~= "table" then
+        fail(("%s: not experiments/addressable_fraction.lua's --json (no \"rows\")"):format(path))
+      end
+      srcs[#srcs + 1] = data_shown .. "/" .. f
+      local device = doc.device or "?"
+      for i, r in ipairs(doc.rows) do
+        if type(r) ~= "table" or type(r.name) ~= "string" then fail(("%s: row %d: no name"):format(path, i)) end
+        if r.error then
+          rows[#rows + 1] = { r.name, device, "-", "-", "-", "-", "-", "-", "failed: " .. tostring(r.error) }
+          crows[#crows + 1] = { f, r.name, device, nil, nil, nil, nil, nil, nil, nil, nil, r.error }
+        else
+          for _, k in ipairs({ "busy", "vendor_gpu", "addr_gpu", "addr_wall" }) do
+            if type(r[k]) ~= "number" then fail(("%s: row %d (%s): no number for %s"):format(path, i, r.name, k)) end
+          end
+          local top = r.top and ("%s (%s, %s)"):format(profile_report.short_name(r.top.name, 60), r.top.family, pct(r.top.frac_gpu)) or "-"
+          rows[#rows + 1] = { r.name, device, pct(r.busy), pct(r.vendor_gpu), pct(r.addr_gpu), pct(r.addr_wall),
+                              pct(r.unclassified_gpu), r.kernels or "-", top }
+          crows[#crows + 1] = { f, r.name, device, r.busy, r.vendor_gpu, r.addr_gpu, r.addr_wall, r.unclassified_gpu,
+                                r.kernels, r.top and r.top.name, r.top and r.top.family, nil }
+          for _, sp in ipairs(speedups) do
+            local bg, bw = bound(r.addr_gpu, sp.s), bound(r.addr_wall, sp.s)
+            brows[#brows + 1] = { r.name, sp.model, ("%s (%d)"):format(fx(sp.s), sp.n), pct(r.addr_gpu), fx(bg), pct(r.addr_wall), fx(bw) }
+            bcrows[#bcrows + 1] = { f, r.name, sp.model, sp.s, sp.n, r.addr_gpu, bg, r.addr_wall, bw }
+          end
+        end
+      end
+    end
+    md_table(w, { "workload", "device", "GPU busy", "library (GPU)", "addressable (GPU)", "addressable (wall)",
+                  "unclassified (GPU)", "kernels", "largest addressable kernel (family, share of GPU time)" },
+      rows, { nil, nil, true, true, true, true, true, true })
+    w("\nShares of the measured steps' GPU time (kernels and memory operations; GPU busy and addressable (wall): of their wall time). ",
+      "library: the vendor libraries' kernels (cuBLAS, cuDNN, ...), which no problem targets; addressable: the kernel families the ",
+      "problems cover (docs/profiling.md, \"Classifying kernels\").\n\n")
+    w("## The bound: the addressable share sped up by a model's verified speedup\n\n")
+    if #brows == 0 then
+      w(("no verified speedup against PyTorch eager is stored in %s (models.md's \"verified vs PyTorch\"): no bound.\n"):format(data_shown))
+    else
+      md_table(w, { "workload", "model", "s: verified vs PyTorch (n)", "addressable (GPU)", "bound on GPU time",
+                    "addressable (wall)", "bound on wall time" }, brows, { nil, nil, true, true, true, true, true })
+      w("\nbound = 1 / (1 - a + a / s) (Amdahl's law): a, the addressable share (of GPU time, of wall time); s, the median ",
+        "of the model's verified speedups against PyTorch eager (candidates whose 95% interval lies above 1; models.md). ",
+        "As if every addressable kernel ran s times faster and the rest did not change: an optimistic bound, since only the ",
+        "verified candidates count and their problems' speedups are taken to carry over to the workload's kernels.\n")
+    end
+    local all = {}
+    for _, x in ipairs(srcs) do all[#all + 1] = x end
+    if #brows > 0 then for _, x in ipairs(data_sources()) do all[#all + 1] = x end end
+    w("\n", sources_line(all), "\n")
+    csv_table(c, { "source", "workload", "device", "busy", "vendor_gpu", "addr_gpu", "addr_wall", "unclassified_gpu",
+                   "kernels", "top_kernel", "top_family", "error" }, crows)
+    if #bcrows > 0 then
+      c("\n")
+      csv_table(c, { "source", "workload", "model", "verified_median_vs_pytorch", "verified_count", "addr_gpu",
+                     "bound_gpu", "addr_wall", "bound_wall" }, bcrows)
+    end
+    c("# ", sources_line(all), "\n")
+    index[#index + 1] = { name .. ".md, " .. name .. ".csv", what, table.concat(all, ", ") }
+  end
+end
+
 -- ---- the tables that have no stored data yet ----
 
 local MISSING = {
   { "model-study.md", "the model study (models' candidates on KernelBench level 1)",
     "needs `kreach generate --eval` with a model API (and a GPU), then `kreach results export --format jsonl` into experiments/paper/data" },
-  { "addressable-fraction.md", "the addressable fraction (the share of a workload's GPU time the problems cover)",
-    "needs `experiments/addressable_fraction.lua` on a GPU, its output stored" },
-  { "scale-sweep.md", "the scale sweep (speedups across problem sizes)",
-    "needs a scale sweep on a GPU (experiments/scale, not yet in the repository), its output stored" },
 }
 
 for _, m in ipairs(MISSING) do

@@ -1,4 +1,4 @@
-"""GPT-2 (small 124M, medium 350M, large 774M) in plain PyTorch, a workload for `kreach profile`.
+"""GPT-2 (small 124M, medium 350M, large 774M, xl 1.5B) in plain PyTorch, a workload for `kreach profile`.
 
 The model is GPT-2's (as in nanoGPT and Hugging Face's GPT2LMHeadModel): learned token and
 position embeddings, pre-norm blocks (LayerNorm, causal self-attention through one fused QKV
@@ -20,6 +20,7 @@ SIZES = {  # n_layer, n_embd, n_head
     "small": (12, 768, 12),
     "medium": (24, 1024, 16),
     "large": (36, 1280, 20),
+    "xl": (48, 1600, 25),
 }
 VOCAB = 50257
 N_POSITIONS = 1024
@@ -115,7 +116,7 @@ def main():
     p = common.make_parser("gpt2", __doc__.split("\n\n")[0], has_seq=True,
                            dropout_help="dropout on embeddings, attention and residuals "
                                         "(default 0.1 in train, as GPT-2's config; 0.0 in infer)")
-    p.add_argument("--size", choices=sorted(SIZES), default="small", help="default small")
+    p.add_argument("--size", choices=list(SIZES), default="small", help="default small")
     p.add_argument("--pad-vocab", action="store_true",
                    help="pad the vocabulary to a multiple of 64 (50257 -> 50304), as nanoGPT does")
     p.add_argument("--attention", choices=("sdpa", "eager"), default="sdpa",

@@ -1,9 +1,11 @@
-"""A Llama-3.2-1B-shaped model in plain PyTorch, a workload for `kreach profile`.
+"""A Llama-3.2-1B-shaped model (or 3B, --size 3b) in plain PyTorch, a workload for `kreach profile`.
 
 Shape of meta-llama/Llama-3.2-1B's config: 16 layers, hidden 2048, 32 query heads and 8
 key/value heads (GQA, head dim 64), SwiGLU MLP of 8192, RMSNorm (eps 1e-5), RoPE (theta 500000
 with the 'llama3' frequency scaling: factor 32, low 1, high 4, original context 8192),
-vocabulary 128256, embeddings tied to the LM head, no biases. The layers follow Hugging Face's
+vocabulary 128256, embeddings tied to the LM head, no biases. --size 3b takes
+meta-llama/Llama-3.2-3B's: 28 layers, hidden 3072, 24 query heads and 8 key/value heads (head
+dim 128), SwiGLU MLP of 8192, the rest as 1B's (tied embeddings too). The layers follow Hugging Face's
 LlamaForCausalLM (RMSNorm in fp32 then cast back, rotate_half RoPE with cos/sin computed once
 per forward, repeat_kv or SDPA's own GQA). Random weights (normal 0.02), random tokens.
 Train: forward, cross-entropy (on fp32 logits, as Hugging Face computes it), backward, AdamW
@@ -23,6 +25,8 @@ LLAMA_1B = dict(n_layer=16, hidden=2048, n_head=32, n_kv_head=8, intermediate=81
                 rope_theta=500000.0, rms_eps=1e-5,
                 rope_scaling=dict(factor=32.0, low_freq_factor=1.0, high_freq_factor=4.0,
                                   original_max_position_embeddings=8192))
+LLAMA_3B = dict(LLAMA_1B, n_layer=28, hidden=3072, n_head=24, n_kv_head=8, intermediate=8192)
+SIZES = {"1b": LLAMA_1B, "3b": LLAMA_3B}
 TINY = dict(n_layer=2, hidden=64, n_head=4, n_kv_head=2, intermediate=128, vocab=512,
             rope_theta=500000.0, rms_eps=1e-5, rope_scaling=LLAMA_1B["rope_scaling"])
 
@@ -148,6 +152,8 @@ def build_model(torch, cfg):
 def main():
     p = common.make_parser("llama", __doc__.split("\n\n")[0], has_seq=True,
                            dropout_help="attention dropout, Llama's only dropout (default 0.0, as its config)")
+    p.add_argument("--size", choices=list(SIZES), default="1b",
+                   help="1b: Llama-3.2-1B's shape; 3b: Llama-3.2-3B's (default 1b)")
     p.add_argument("--attention", choices=("sdpa", "eager"), default="sdpa",
                    help="sdpa: F.scaled_dot_product_attention; eager: matmul, mask, softmax, matmul (default sdpa)")
     p.add_argument("--gqa", choices=("auto", "native", "repeat"), default="auto",
@@ -160,7 +166,7 @@ def main():
     torch = common.import_torch()
     env = common.setup(torch, args)
 
-    base = TINY if args.tiny else LLAMA_1B
+    base = TINY if args.tiny else SIZES[args.size]
     batch = args.batch or (2 if args.tiny else 4)
     seq = args.seq or (32 if args.tiny else 2048)
     dropout = args.dropout if args.dropout is not None else 0.0
@@ -198,9 +204,9 @@ def main():
         env, data, lambda b: fmodel(b[0]), opt,
         loss=lambda logits, b: torch.nn.functional.cross_entropy(logits.float().view(-1, logits.size(-1)), b[1].view(-1)))
 
-    knobs = common.base_knobs(env, "llama-1b", "experiments/workloads/llama.py")
+    knobs = common.base_knobs(env, f"llama-{args.size}", "experiments/workloads/llama.py")
     knobs.update({
-        "model": "Llama-3.2-1B shape" + (" (tiny)" if args.tiny else ""),
+        "model": f"Llama-3.2-{args.size.upper()} shape" + (" (tiny)" if args.tiny else ""),
         "n_layer": cfg["n_layer"], "hidden": cfg["hidden"], "n_head": cfg["n_head"],
         "n_kv_head": cfg["n_kv_head"], "intermediate": cfg["intermediate"],
         "batch": batch, "seq": seq,

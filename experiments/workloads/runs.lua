@@ -73,4 +73,39 @@ function M.profile(run, argv, opts)
   return res
 end
 
+-- The program's line `<word> <json>` (common.py prints `knobs {...}` and `summary {...}`),
+-- decoded, from its output `out`; nil where it has none or it does not decode.
+function M.program_line(out, word)
+  local line
+  for l in (out or ""):gmatch("[^\n]+") do
+    if l:sub(1, #word + 2) == word .. " {" then line = l:sub(#word + 2) end
+  end
+  if not line then return nil end
+  local ok, v = pcall(require("kreach.json").decode, line)
+  return ok and v or nil
+end
+
+-- The figures of one profile's report (kreach.profile.report.build's) that the experiments
+-- keep: kernels and dropped records, GPU-busy share of the wall, the vendor libraries' share
+-- (vendor_gpu), the addressable share of GPU and wall time, the unclassified share, the
+-- largest addressable kernel (top) and every family's share of GPU time (families).
+function M.figures(rep)
+  local row = {
+    knobs = rep.knobs,
+    kernels = rep.totals.kernels, dropped = rep.totals.dropped,
+    gpu_s = rep.totals.gpu_s, wall_s_traced = rep.wall_s,
+    busy = rep.totals.busy_frac,
+    vendor_gpu = rep.not_addressable.frac_gpu,
+    addr_gpu = rep.addressable.frac_gpu, addr_wall = rep.addressable.frac_wall,
+    unclassified_gpu = rep.unclassified.frac_gpu,
+    families = {},
+  }
+  for _, f in ipairs(rep.families) do row.families[f.family] = f.frac_gpu end
+  if rep.unclassified.count > 0 then row.families.unclassified = rep.unclassified.frac_gpu end
+  for _, k in ipairs(rep.kernels) do
+    if k.addressable then row.top = { name = k.name, family = k.family, frac_gpu = k.frac_gpu }; break end
+  end
+  return row
+end
+
 return M
