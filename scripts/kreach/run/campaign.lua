@@ -91,7 +91,7 @@ end
 
 local SPEC = { db = true, command = true, config = true, scope = true, items = true, identify = true,
                evaluate = true, resume = true, reuse = true, log = true, tty = true, out = true,
-               lines = true, on_record = true }
+               lines = true, on_record = true, builds = true }
 
 -- run(spec) -> { run_id, records, summary, db (path), device }.
 --   items      what to evaluate, in order; each has a `label` (for the progress)
@@ -108,6 +108,12 @@ local SPEC = { db = true, command = true, config = true, scope = true, items = t
 --   resume     continue the newest interrupted ('running') run of this configuration
 --   db, command (argv, stored), log(line), tty, out (the progress's file), lines (a line per
 --   evaluation, default true), on_record(rec) (after each is stored)
+--   builds     { pool = (kreach.run.builds), job = function(item) -> argv, worker options of
+--              its build, or nil (none), ahead = n }: the items to evaluate are built ahead of
+--              the GPU worker, up to `ahead` items past the one evaluated; ctx then has
+--              build() (the item's build, waited for: kreach.run.builds' result, or nil),
+--              idle() (services the pool while a GPU worker runs), pause() and resume()
+--              (around the timed calls). The pool is closed when the run ends.
 function M.run(spec)
   for k in pairs(spec) do
     if not SPEC[k] then error(("campaign.run: unknown field '%s'"):format(tostring(k)), 2) end
@@ -141,16 +147,42 @@ function M.run(spec)
     end
     local progress = M.progress(#spec.items, { tty = spec.tty, out = spec.out, lines = spec.lines })
     local records = {}
-    for _, item in ipairs(spec.items) do
+    -- every item's key and stored record first, so that the builds ahead skip reused ones
+    local found = {}
+    for i, item in ipairs(spec.items) do
       local parts = { econf_hash }
       for _, p in ipairs(spec.identify(item)) do parts[#parts + 1] = p end
       item.eval_key = M.key(parts)
-      local rec = own[item.eval_key] or (spec.reuse ~= false and db:find_evaluation(item.eval_key))
+      found[i] = own[item.eval_key] or (spec.reuse ~= false and db:find_evaluation(item.eval_key)) or nil
+    end
+    local b = spec.builds
+    local fed = 0 -- items up to this one have been given to the build pool
+    local function feed(upto)
+      while b and fed < math.min(upto, #spec.items) do
+        fed = fed + 1
+        local item = spec.items[fed]
+        if not found[fed] then
+          local argv, wopts = b.job(item)
+          if argv then b.pool:submit(item.eval_key, argv, wopts) end
+        end
+      end
+    end
+    for i, item in ipairs(spec.items) do
+      local rec = found[i]
       if rec then
         rec.reused = true
       else
-        rec = spec.evaluate(item, { calibration = calibration, device = dev,
-                                    status = function(what) progress:status(item.label, what) end })
+        feed(i + (b and b.ahead or 0))
+        local ctx = { calibration = calibration, device = dev,
+                      status = function(what) progress:status(item.label, what) end }
+        if b then
+          b.pool:service(0)
+          ctx.build = function() return b.pool:wait(item.eval_key) end
+          ctx.idle = function() b.pool:service(0) end
+          ctx.pause = function() b.pool:pause() end
+          ctx.resume = function() b.pool:resume() end
+        end
+        rec = spec.evaluate(item, ctx)
         rec.eval_key, rec.run_id = item.eval_key, run_id
         rec.id = db:record_evaluation(rec)
       end
@@ -162,6 +194,7 @@ function M.run(spec)
     db:finish_run(run_id, "finished")
     return { run_id = run_id, records = records, summary = evaluation.summary(records), db = db.path, device = dev }
   end)
+  if spec.builds then spec.builds.pool:close() end
   db:close()
   if not ok then error(res, 0) end
   return res
