@@ -247,3 +247,66 @@ describe("--devices", function()
     assert.same({ device = 0, start = 3, finish = 5 }, p[5])
   end)
 end)
+
+describe("a campaign on several GPUs (kreach.run.campaign.run_on_devices)", function()
+  local campaign = require "kreach.run.campaign"
+  local worker = require "kreach.run.worker"
+
+  -- each evaluation is a real worker process that sleeps and reports the GPU it was pinned to
+  local function spec_of(n_items, ndev, sleep_s)
+    local items = {}
+    for i = 1, n_items do items[i] = { label = "item" .. i, eval_key = "k" .. i } end
+    local devs = {}
+    for i = 1, ndev do
+      local n = i - 1
+      devs[i] = { index = n, env = devices.env(n), info = { uuid = "GPU-" .. n, name = "gpu " .. n } }
+    end
+    return {
+      items = items, devices = devs,
+      evaluate = function(item, ctx)
+        local r, v = worker.run(sh(("sleep %g; echo \"result {\\\"seen\\\":\\\"$CUDA_VISIBLE_DEVICES\\\"}\""):format(sleep_s)),
+                                { env = ctx.env, idle = ctx.idle })
+        assert(r, v and v.reason)
+        return { label = item.label, verdict = "correct", seen = r.seen, gpu_index = ctx.gpu.index }
+      end,
+    }
+  end
+
+  it("runs one evaluation per GPU at once, each pinned to its GPU, and writes every record itself", function()
+    local spec = spec_of(4, 2, 0.6)
+    local stored = {}
+    local t0 = kreach.now()
+    local recs = campaign.run_on_devices(spec, {}, {
+      feed = function() end, cals = {}, dev = {}, progress = campaign.progress(4, { lines = false }),
+      store = function(item, rec) stored[#stored + 1] = item.label; rec.stored = true end })
+    local wall = kreach.now() - t0
+    -- four 0.6 s evaluations on two GPUs: two rounds, not four (the bound leaves room for a
+    -- loaded machine; one GPU would take at least 2.4 s)
+    assert.is_true(wall < 2.2, ("took %.2f s"):format(wall))
+    assert.equals(4, #recs)
+    for i, r in ipairs(recs) do
+      assert.equals("item" .. i, r.label) -- in the items' order
+      assert.is_true(r.stored)
+      assert.equals(tostring(r.gpu_index), r.seen) -- the worker saw its own GPU alone
+      assert.same({ index = r.gpu_index, uuid = "GPU-" .. r.gpu_index, name = "gpu " .. r.gpu_index }, r.gpu)
+    end
+    assert.equals(4, #stored)
+    local on = {}
+    for _, r in ipairs(recs) do on[r.gpu_index] = (on[r.gpu_index] or 0) + 1 end
+    assert.equals(2, on[0])
+    assert.equals(2, on[1])
+  end)
+
+  it("reports stored evaluations without a GPU, in order", function()
+    local spec = spec_of(3, 2, 0.1)
+    local found = { [2] = { label = "item2", verdict = "correct" } }
+    local n = 0
+    local recs = campaign.run_on_devices(spec, found, {
+      feed = function() end, cals = {}, dev = {}, progress = campaign.progress(3, { lines = false }),
+      store = function() n = n + 1 end })
+    assert.equals(2, n)
+    assert.is_true(recs[2].reused)
+    assert.is_nil(recs[2].gpu)
+    assert.equals("item3", recs[3].label)
+  end)
+end)

@@ -3,6 +3,10 @@
 -- its own GPU worker, pinned with CUDA_VISIBLE_DEVICES, and items go to whichever is free.
 -- This module holds the parsing and the dispatch as plain data and pure functions; the
 -- campaign (kreach.run.campaign) runs the workers and writes every result itself.
+local core = require "kreach.core"
+local json = require "kreach.json"
+local text = require "kreach.text"
+
 local M = {}
 
 M.MAX_DEVICES = 64
@@ -45,10 +49,47 @@ function M.resolve(parsed, count)
   return parsed
 end
 
--- env(n) -> the variables a worker of device n gets: it sees that GPU alone, as its device 0.
--- CUDA_DEVICE_ORDER=PCI_BUS_ID makes the numbers nvidia-smi's.
-function M.env(n)
-  return { ("CUDA_VISIBLE_DEVICES=%d"):format(n), "CUDA_DEVICE_ORDER=PCI_BUS_ID" }
+-- visible(n, parent) -> what CUDA_VISIBLE_DEVICES pins device n to: n itself, or, where
+-- kreach runs with CUDA_VISIBLE_DEVICES set (parent: its value), the n-th entry of that list
+-- (the numbers of --devices are the GPUs kreach sees), or nil and why.
+function M.visible(n, parent)
+  if not parent or parent == "" then return tostring(n) end
+  local list = {}
+  for e in (parent .. ","):gmatch("%s*([^,]-)%s*,") do list[#list + 1] = e end
+  if not list[n + 1] or list[n + 1] == "" then
+    return nil, ("--devices: GPU %d is not among the %d of CUDA_VISIBLE_DEVICES=%s"):format(n, #list, parent)
+  end
+  return list[n + 1]
+end
+
+-- env(n, parent) -> the variables a worker of device n gets: it sees that GPU alone, as its
+-- device 0 (parent: as visible's). CUDA_DEVICE_ORDER=PCI_BUS_ID makes the numbers nvidia-smi's.
+function M.env(n, parent)
+  local v = assert(M.visible(n, parent))
+  return { "CUDA_VISIBLE_DEVICES=" .. v, "CUDA_DEVICE_ORDER=PCI_BUS_ID" }
+end
+
+-- probe(n) -> device n's properties (kreach info's: name, uuid, arch, ...), or nil and why:
+-- `kreach info --json` run with the GPU pinned as a worker of it would be (no candidate runs).
+function M.probe(n)
+  local vis, verr = M.visible(n, os.getenv("CUDA_VISIBLE_DEVICES"))
+  if not vis then return nil, verr end
+  local p = io.popen(("CUDA_VISIBLE_DEVICES=%s CUDA_DEVICE_ORDER=PCI_BUS_ID %s info --json 2>/dev/null"):format(
+    text.shell_quote(vis), text.shell_quote(core.executable())))
+  local out = p:read("a")
+  p:close()
+  local ok, info = pcall(json.decode, out)
+  if not ok or type(info) ~= "table" or type(info.device) ~= "table" then
+    return nil, ("GPU %d: %s"):format(n, ok and type(info) == "table" and tostring(info.error) or "kreach info gave nothing")
+  end
+  return info.device
+end
+
+-- count() -> the number of GPUs kreach sees (probing 0, 1, ... until one is missing)
+function M.count()
+  local n = 0
+  while n < M.MAX_DEVICES and M.probe(n) do n = n + 1 end
+  return n
 end
 
 -- ---- the dispatch ----

@@ -13,6 +13,7 @@ local candidate = require "kreach.candidate"
 local core = require "kreach.core"
 local cudnn = require "kreach.cudnn"
 local device = require "kreach.device"
+local devices = require "kreach.run.devices"
 local errors = require "kreach.errors"
 local evaluation = require "kreach.results.evaluation"
 local jpolicy = require "kreach.judge.policy"
@@ -85,6 +86,8 @@ function M.evaluate(item, o, ctx)
   status("correctness")
   local chk, failed = pair.correctness(item, o, py, hooks)
   if not chk then chk = { verdict = failed, trials = {} } end
+  -- the GPU it ran on, where the campaign has several (--devices): kept in the stored results
+  chk.gpu = ctx.gpu
   local v = chk.verdict
   local tres
   if v.verdict == "correct" then
@@ -95,6 +98,7 @@ function M.evaluate(item, o, ctx)
       v.detail = (type(v.detail) == "string" and v.detail .. "; " or "") .. "while timing"
     else
       tres = r
+      tres.gpu = ctx.gpu
       v = r.verdict or v
       -- what the timing noticed (fewer input sets than asked for, a warm-up that did not
       -- settle, a baseline that fails its own thresholds) is shown, not only stored
@@ -160,7 +164,8 @@ end
 -- policy, timing, measure (overrides), db (path), resume, force, timeout_s, memory_bytes, tty,
 -- command (argv), log (function(line)), out (a file for the progress), jobs (build workers
 -- ahead of the GPU: kreach.run.builds; nil or 0: none, each candidate built by its GPU
--- worker), pause_builds (default true: builds stopped while a call is timed).
+-- worker), pause_builds (default true: builds stopped while a call is timed), devices
+-- (kreach.run.devices.parse's: a GPU worker per device).
 function M.run(o)
   local log = o.log or function(l) io.stderr:write(l, "\n") end
   local conf = M.resolve(o)
@@ -185,14 +190,41 @@ function M.run(o)
     end
   end
   local pool = o.jobs and o.jobs > 0 and M.build_pool(items, eo, o) or nil
+  local devs = o.devices and M.resolve_devices(o.devices, log) or nil
   local res = campaign.run{
     db = o.db, command = o.command, config = conf, scope = { target = o.target, candidates = o.candidates },
     items = items, resume = o.resume, reuse = not o.force, log = log, tty = o.tty, out = o.out,
-    identify = M.identify, builds = pool,
+    identify = M.identify, builds = pool, devices = devs,
     evaluate = function(item, ctx) return M.evaluate(item, eo, ctx) end,
   }
   res.skipped = skipped
   return res
+end
+
+-- ---- a GPU worker per device ----
+
+-- resolve_devices(parsed, log) -> kreach.run.campaign's devices: each GPU of --devices
+-- (kreach.run.devices.parse's) with its pinning and its properties (probed), or a usage error
+-- naming the GPU that is not there.
+function M.resolve_devices(parsed, log)
+  local list = parsed
+  if parsed.all then
+    local n = devices.count()
+    local err
+    list, err = devices.resolve(parsed, n)
+    if not list then errors.usage(err) end
+  end
+  local out = {}
+  local parent = os.getenv("CUDA_VISIBLE_DEVICES")
+  for _, n in ipairs(list) do
+    local info, why = devices.probe(n)
+    if not info then errors.usage("--devices: " .. tostring(why)) end
+    out[#out + 1] = { index = n, env = devices.env(n, parent), info = info }
+  end
+  local names = {}
+  for i, d in ipairs(out) do names[i] = ("%d (%s)"):format(d.index, tostring(d.info.name)) end
+  log(("a GPU worker on each of %d device%s: %s"):format(#out, #out == 1 and "" or "s", table.concat(names, ", ")))
+  return out
 end
 
 -- ---- builds ahead of the GPU ----

@@ -82,7 +82,14 @@ function M.start(argv, opts)
   if not prep then return nil, verdict.new("runtime_error", "cannot prepare the worker: " .. tostring(perr)) end
   local lua_memory = opts.lua_memory_bytes or M.lua_memory_bytes
   if lua_memory then prep.env[#prep.env + 1] = ("KREACH_LUA_MEMORY=%d"):format(lua_memory) end
-  for _, e in ipairs(opts.env or {}) do prep.env[#prep.env + 1] = e end
+  -- a variable given here replaces the parent's (a device's CUDA_VISIBLE_DEVICES)
+  for _, e in ipairs(opts.env or {}) do
+    local name = e:match("^([^=]+)=")
+    for i = #prep.env, 1, -1 do
+      if prep.env[i]:sub(1, #name + 1) == name .. "=" then table.remove(prep.env, i) end
+    end
+    prep.env[#prep.env + 1] = e
+  end
   local w, err = proc.spawn(argv, { env = prep.env, watch = true })
   if not w then
     prep.cleanup()
