@@ -105,7 +105,7 @@ describe("the build pool", function()
     -- the build starts a child and counts while it runs
     local dir = tmpdir()
     pool:submit("a", sh(("echo 'phase build'; sleep 30 & i=0; while [ $i -lt 8 ]; do echo $i > %s/count; sleep 0.1; i=$((i+1)); done; kill $!; %s"):format(
-      dir, result_line({ built = true }))), { timeout_s = 2 })
+      dir, result_line({ built = true }))), { timeout_s = 3 })
     pool:submit("b", sh(result_line({ built = true })))
     pool:service(0)
     local pid = pool.running[1].r:pid()
@@ -117,9 +117,9 @@ describe("the build pool", function()
       assert.is_true(eventually(function() return builds.state(p) == "T" end), "process " .. p .. " not stopped")
     end
     local f = io.open(dir .. "/count"); local before = f:read("a"); f:close()
-    -- longer than its phase's limit (2 s) would allow, were the clock running
+    -- longer than its phase's limit (3 s) would allow, were the clock running
     local t0 = kreach.now()
-    while kreach.now() - t0 < 2.5 do pool:service(0.1) end
+    while kreach.now() - t0 < 3.5 do pool:service(0.1) end
     f = io.open(dir .. "/count"); local after = f:read("a"); f:close()
     assert.equals(before, after)
     assert.is_nil(pool:result("a"))
@@ -131,7 +131,7 @@ describe("the build pool", function()
     assert.is_true(pool:wait("b").ok)
     local s = pool:stats()
     assert.equals(1, s.paused)
-    assert.is_true(s.paused_s >= 2.5)
+    assert.is_true(s.paused_s >= 3.5)
     os.execute(("rm -rf %q"):format(dir))
   end)
 
