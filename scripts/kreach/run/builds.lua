@@ -44,7 +44,9 @@ end
 -- --jobs 0, each candidate built by its GPU worker)
 function M.parse_jobs_or_zero(s)
   if tostring(s):match("^%s*0+%s*$") then return 0 end
-  return M.parse_jobs(s)
+  local n = M.parse_jobs(s)
+  if not n then return nil, ("--jobs: '%s' is not a whole number of build workers (0: none, each candidate built by its GPU worker)"):format(tostring(s)) end
+  return n
 end
 
 -- ---- stopping and continuing a build's processes ----

@@ -63,10 +63,11 @@ function M.visible(n, parent)
 end
 
 -- env(n, parent) -> the variables a worker of device n gets: it sees that GPU alone, as its
--- device 0 (parent: as visible's). CUDA_DEVICE_ORDER=PCI_BUS_ID makes the numbers nvidia-smi's.
+-- device 0 (parent: as visible's), and kreach's device there is that one (KREACH_DEVICE=0, in
+-- place of the parent's choice). CUDA_DEVICE_ORDER=PCI_BUS_ID makes the numbers nvidia-smi's.
 function M.env(n, parent)
   local v = assert(M.visible(n, parent))
-  return { "CUDA_VISIBLE_DEVICES=" .. v, "CUDA_DEVICE_ORDER=PCI_BUS_ID" }
+  return { "CUDA_VISIBLE_DEVICES=" .. v, "CUDA_DEVICE_ORDER=PCI_BUS_ID", "KREACH_DEVICE=0" }
 end
 
 -- probe(n) -> device n's properties (kreach info's: name, uuid, arch, ...), or nil and why:
@@ -74,7 +75,7 @@ end
 function M.probe(n)
   local vis, verr = M.visible(n, os.getenv("CUDA_VISIBLE_DEVICES"))
   if not vis then return nil, verr end
-  local p = io.popen(("CUDA_VISIBLE_DEVICES=%s CUDA_DEVICE_ORDER=PCI_BUS_ID %s info --json 2>/dev/null"):format(
+  local p = io.popen(("CUDA_VISIBLE_DEVICES=%s CUDA_DEVICE_ORDER=PCI_BUS_ID KREACH_DEVICE=0 %s info --json 2>/dev/null"):format(
     text.shell_quote(vis), text.shell_quote(core.executable())))
   local out = p:read("a")
   p:close()

@@ -207,6 +207,7 @@ end
 -- (kreach.run.devices.parse's) with its pinning and its properties (probed), or a usage error
 -- naming the GPU that is not there.
 function M.resolve_devices(parsed, log)
+  device.require("kreach eval --devices") -- no GPU at all: skipped (77), as without --devices
   local list = parsed
   if parsed.all then
     local n = devices.count()
