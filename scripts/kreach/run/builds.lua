@@ -155,6 +155,9 @@ function Pool:submit(key, argv, opts)
   self.queue[self.qtail] = { key = key, argv = argv, opts = opts or {} }
 end
 
+-- Whether a build of the key was submitted.
+function Pool:has(key) return self.submitted[key] == true end
+
 -- The number of builds queued or running.
 function Pool:pending()
   return (self.qtail - self.qhead + 1) + #self.running

@@ -143,7 +143,7 @@ function M.run_on_devices(spec, found, o)
                       end }
         if pool then
           ctx.build = function()
-            while not pool:result(item.eval_key) and pool.submitted[item.eval_key] do
+            while not pool:result(item.eval_key) and pool:has(item.eval_key) do
               pool:service(0)
               coroutine.yield()
             end
@@ -193,7 +193,8 @@ local SPEC = { db = true, command = true, config = true, scope = true, items = t
 --   identify   function(item) -> the parts of its key beside the configuration's hash (the
 --              problem's and candidate's hashes): the key is stored as item.eval_key
 --   evaluate   function(item, ctx) -> a finished record (kreach.results.evaluation); ctx: calibration,
---              device, status(what) for the progress line
+--              device, gpu ({ index, uuid, name }: the GPU its workers run on, recorded with
+--              the evaluation), status(what) for the progress line
 --   reuse      a stored evaluation with the same key is reported instead of evaluating again
 --              (default true; --force sets it false). A resumed run reuses its own always.
 --   resume     continue the newest interrupted ('running') run of this configuration
@@ -208,8 +209,7 @@ local SPEC = { db = true, command = true, config = true, scope = true, items = t
 --   devices    { { index =, env = {"K=V"}, info = (the device's properties: kreach.run.devices
 --              .probe) }, ... }: a GPU worker per device, items going to whichever is free
 --              (kreach.run.devices' dispatch), each evaluation in a coroutine that yields while
---              its workers run; ctx then also has env (the device's pinning) and gpu ({ index,
---              uuid, name }: recorded with the evaluation), calibration is the device's own,
+--              its workers run; ctx then also has env (the device's pinning), calibration is the device's own,
 --              and the records are written here, by this process alone, as they finish. The
 --              configuration's device is the list of the devices' uuids.
 function M.run(spec)
@@ -302,6 +302,7 @@ function M.run(spec)
         else
           feed(i + (b and b.ahead or 0))
           rec = spec.evaluate(item, build_ctx(item, { calibration = calibration, device = dev,
+                                                      gpu = { index = dev.ordinal, uuid = dev.uuid, name = dev.name },
                                                       status = function(what) progress:status(item.label, what) end }))
           store_rec(item, rec)
         end
