@@ -283,7 +283,7 @@ describe("a campaign on several GPUs (kreach.run.campaign.run_on_devices)", func
     local stored = {}
     local t0 = kreach.now()
     local recs = campaign.run_on_devices(spec, {}, {
-      feed = function() end, cals = {}, dev = {}, progress = campaign.progress(4, { lines = false }),
+      feed = function() end, cals = {}, dev = {}, progress = campaign.progress(4, { lines = false, out = io.open("/dev/null", "w") }),
       store = function(item, rec) stored[#stored + 1] = item.label; rec.stored = true end })
     local wall = kreach.now() - t0
     -- four 0.6 s evaluations on two GPUs: two rounds, not four (the bound leaves room for a
@@ -308,7 +308,7 @@ describe("a campaign on several GPUs (kreach.run.campaign.run_on_devices)", func
     local found = { [2] = { label = "item2", verdict = "correct" } }
     local n = 0
     local recs = campaign.run_on_devices(spec, found, {
-      feed = function() end, cals = {}, dev = {}, progress = campaign.progress(3, { lines = false }),
+      feed = function() end, cals = {}, dev = {}, progress = campaign.progress(3, { lines = false, out = io.open("/dev/null", "w") }),
       store = function() n = n + 1 end })
     assert.equals(2, n)
     assert.is_true(recs[2].reused)
