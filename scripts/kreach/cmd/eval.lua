@@ -76,7 +76,10 @@ return {
       if not devs then errors.usage(derr) end
     end
     if args.build_only then
-      if args.devices then errors.usage("--devices has nothing to do with --build-only") end
+      for _, o in ipairs({ { args.devices, "--devices" }, { args.resume, "--resume" }, { args.force, "--force" },
+                           { args.no_pause_builds, "--no-pause-builds" } }) do
+        if o[1] then errors.usage(("%s has nothing to do with --build-only (nothing is timed or stored)"):format(o[2])) end
+      end
       if jobs == 0 then errors.usage("--build-only needs at least one build worker (--jobs 1 or more)") end
       return build_only(args, sizes, jobs)
     end

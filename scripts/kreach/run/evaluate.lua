@@ -198,6 +198,12 @@ function M.run(o)
     evaluate = function(item, ctx) return M.evaluate(item, eo, ctx) end,
   }
   res.skipped = skipped
+  if pool then
+    local st = pool.pool:stats()
+    res.builds = st
+    log(("builds ahead: %d built, %d not (their verdicts, or built again by the GPU worker), by %d worker%s; paused %d time%s for %.1f s"):format(
+      st.built, st.failed, st.jobs, st.jobs == 1 and "" or "s", st.paused, st.paused == 1 and "" or "s", st.paused_s))
+  end
   return res
 end
 
