@@ -223,7 +223,12 @@ describe("--devices", function()
     assert.matches("there is no GPU 2 %(this machine has 2: 0 to 1%)", err)
     assert.matches("no GPU", select(2, devices.resolve({ all = true }, 0)))
   end)
-  it("pins a worker to its GPU", function()
+  it("pins a worker to its GPU: a variable given to the worker replaces the one it would inherit", function()
+    local worker = require "kreach.run.worker"
+    -- the seal sets LANG=C for every worker; a given value takes its place, not a second entry
+    local r = worker.run(sh("echo \"result {\\\"lang\\\":\\\"$LANG\\\",\\\"n\\\":$(env | grep -c '^LANG=')}\""), { env = { "LANG=en_X" } })
+    assert.equals("en_X", r.lang)
+    assert.equals(1, r.n)
     assert.same({ "CUDA_VISIBLE_DEVICES=3", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "KREACH_DEVICE=0" }, devices.env(3))
     -- where kreach itself sees a subset, the numbers are its own
     assert.same({ "CUDA_VISIBLE_DEVICES=7", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "KREACH_DEVICE=0" }, devices.env(1, "5,7"))
