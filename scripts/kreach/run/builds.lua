@@ -11,7 +11,7 @@
 -- While a call is timed the pool can be paused: its builds' processes (and all they started:
 -- the Python worker, ninja, nvcc) are stopped with SIGSTOP and continued with SIGCONT after,
 -- their phases' clocks stopped meanwhile, and no build starts. Whether that is needed is
--- measured (experiments/bench/builds_beside.lua); policy.builds.pause says what is done.
+-- measured (experiments/bench/builds_beside.lua); kreach.judge.policy.BUILDS.pause says what is done.
 local core = require "kreach.core"
 local lfs = require "lfs"
 local worker = require "kreach.run.worker"
@@ -133,7 +133,7 @@ local Pool = {}
 Pool.__index = Pool
 
 -- new({jobs =, pause = bool, log = function(line), start = worker.start}) -> a pool of `jobs`
--- build workers; pause: whether pause() stops the builds (policy.builds.pause; false: pause()
+-- build workers; pause: whether pause() stops the builds (kreach.judge.policy.BUILDS.pause; false: pause()
 -- and resume() do nothing, builds run beside the timed calls). start: how a build's worker is
 -- started (kreach.run.worker.start's arguments and result; tests give their own argv).
 function M.new(o)
