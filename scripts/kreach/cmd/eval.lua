@@ -2,7 +2,9 @@
 -- directories of <id>_<name>.lua files or with a manifest.json): the correctness protocol,
 -- then timing against the baseline for correct ones, each evaluation committed to the results
 -- database as it finishes. Prints a line per evaluation and a summary table (docs/evaluation.md).
+local builds = require "kreach.run.builds"
 local cli = require "kreach.cli"
+local devices = require "kreach.run.devices"
 local ev = require "kreach.run.evaluate"
 local errors = require "kreach.errors"
 local evaluation = require "kreach.results.evaluation"
@@ -12,6 +14,29 @@ local util = require "kreach.core.util"
 local worker = require "kreach.run.worker"
 local report = require "kreach.report"
 local catalog = require "kreach.problem.catalog"
+
+-- kreach eval --build-only: the build stage alone, a line per candidate and the wall time.
+local function build_only(args, sizes, jobs)
+  local res = ev.build_only{
+    target = args.target, candidates = args.candidates, dtype = args.dtype, sizes = sizes, jobs = jobs, arch = args.arch,
+    timeout_s = args.timeout, memory_bytes = args.worker_memory, no_lint = args.no_lint,
+    log = function(l) io.stderr:write("kreach eval: ", l, "\n") end,
+    on_build = not args.json and function(row)
+      io.stderr:write(("%-10s %6.2f s  %s%s\n"):format(row.verdict, row.wall_s or 0, row.candidate,
+        row.reason and ("  (" .. tostring(row.reason):gsub("\n.*", "") .. ")") or ""))
+    end or nil,
+  }
+  local failed = 0
+  for _, r in ipairs(res.builds) do if r.verdict ~= "built" then failed = failed + 1 end end
+  if args.json then
+    io.write(json.encode({ builds = json.array(res.builds), wall_s = res.wall_s, jobs = jobs, stats = res.stats,
+                           skipped = json.array(res.skipped) }), "\n")
+  else
+    io.write(("%d candidate%s built, %d not, with %d build worker%s, in %.2f s\n"):format(#res.builds - failed,
+      #res.builds - failed == 1 and "" or "s", failed, jobs, jobs == 1 and "" or "s", res.wall_s))
+  end
+  return 0
+end
 
 return {
   summary = "Evaluate candidates: correctness, then timing against the baseline (needs a GPU).",
@@ -25,6 +50,12 @@ return {
     p:flag("--no-lint", "Send KernelBench-format (.py) candidates to the GPU without the static lint (to test the harness's own defences; part of the configuration).")
     p:option("--trials", "Correctness trials per candidate (default 5).", nil):convert(cli.positive_integer)
     p:option("--report", "Then write a report of the whole database (HTML, or Markdown for a .md name; docs/report.md)."):argname("<file>")
+    -- builds ahead of the GPU worker (kreach.run.builds, docs/evaluation.md)
+    p:option("--jobs", "Build workers ahead of the GPU worker (default: the number of cores; 0: each candidate is built by its GPU worker).", nil)
+    p:flag("--no-pause-builds", "Let builds run while a call is timed (default: they are stopped then).")
+    p:flag("--build-only", "Only build the candidates into the compile caches (--jobs workers); no GPU is needed for Lua candidates (give --arch).")
+    p:option("--arch", "With --build-only: what Lua candidates are compiled for (default: the GPU's, such as sm_90).")
+    p:option("--devices", "GPUs to evaluate on, one GPU worker each: a list such as 0,1 or 'all' (default: the one GPU kreach uses).")
   end,
   run = function(args)
     local sizes, err = cli.sizes(args.size)
@@ -35,6 +66,27 @@ return {
     if args.report then report.check_output(args.report, { args.db }) end -- before the GPU's time is spent
     local sok, serr = seal.check_available("eval")
     if not sok then errors.raise(errors.STATUS.load, serr, "seal") end
+    local jobs = builds.cores()
+    if args.jobs then
+      local jerr
+      jobs, jerr = builds.parse_jobs_or_zero(args.jobs)
+      if not jobs then errors.usage(jerr) end
+    end
+    if args.arch and not args.build_only then errors.usage("--arch is for --build-only (kreach eval compiles for the GPU it runs on)") end
+    local devs
+    if args.devices then
+      local derr
+      devs, derr = devices.parse(args.devices)
+      if not devs then errors.usage(derr) end
+    end
+    if args.build_only then
+      for _, o in ipairs({ { args.devices, "--devices" }, { args.resume, "--resume" }, { args.force, "--force" },
+                           { args.no_pause_builds, "--no-pause-builds" } }) do
+        if o[1] then errors.usage(("%s has nothing to do with --build-only (nothing is timed or stored)"):format(o[2])) end
+      end
+      if jobs == 0 then errors.usage("--build-only needs at least one build worker (--jobs 1 or more)") end
+      return build_only(args, sizes, jobs)
+    end
     -- kreach.run.evaluate starts the workers: the candidate's Lua heap reaches them through kreach.run.worker
     worker.lua_memory_bytes = args.lua_memory
     local argv = { "kreach", "eval" }
@@ -42,6 +94,7 @@ return {
     local res = ev.run{
       target = args.target, candidates = args.candidates, dtype = args.dtype, sizes = sizes,
       policy = policy, timing = timing, measure = measure, torch = torch, db = args.db, resume = args.resume, no_lint = args.no_lint,
+      jobs = jobs, pause_builds = not args.no_pause_builds, devices = devs,
       force = args.force, timeout_s = args.timeout, memory_bytes = args.worker_memory, tty = util.isatty(2), command = argv,
       log = function(l) io.stderr:write("kreach eval: ", l, "\n") end,
     }

@@ -31,6 +31,7 @@ return {
       :convert(cli.positive_integer)
     p:flag("--eval", "Evaluate each turn's candidates here as kreach eval does (needs a GPU).")
     p:flag("--no-torch", "With --eval: do not time PyTorch beside kreach (kreach eval's --no-torch; by default it is, where a python3 with CUDA PyTorch is found).")
+    p:option("--jobs", "With --eval: build workers ahead of the GPU worker (kreach eval's --jobs; default: the number of cores; 0: none)."):convert(cli.nonnegative_integer)
     p:option("--out", "The directory the candidates and manifest.json go into.", "generated"):argname("<dir>")
     cli.db_option(p)
     p:option("--concurrency", "Requests in flight at once.", "4"):convert(cli.positive_integer)
@@ -52,6 +53,7 @@ return {
       errors.usage("--temperature: a finite number >= 0")
     end
     if args.no_torch and not args.eval then errors.usage("--no-torch goes with --eval (it changes how the candidates are evaluated here)") end
+    if args.jobs and not args.eval then errors.usage("--jobs goes with --eval (the build workers of the evaluation here)") end
     local res = session.run(args)
     -- with --eval, the evaluation figures are `kreach results summary`'s over the evaluations of
     -- this run's candidates (docs/generate.md); without, generate's own from the stored verdicts

@@ -41,7 +41,7 @@ return {
   summary = "(internal) The worker process the harness runs candidates in.",
   hidden = true,
   parser = function(p)
-    p:argument("job", "What to do."):choices({ "lint", "check", "time", "calibrate" })
+    p:argument("job", "What to do."):choices({ "lint", "check", "time", "calibrate", "build" })
     p:argument("spec", "What to do it on, as JSON (kreach.run.protocol).")
   end,
   run = function(args)

@@ -28,6 +28,7 @@ local models = require "kreach.generate.models"
 local progress_mod = require "kreach.generate.progress"
 local manifest = require "kreach.generate.manifest"
 local ev = require "kreach.run.evaluate"
+local builds = require "kreach.run.builds"
 local seal = require "kreach.run.seal"
 
 local M = {}
@@ -213,7 +214,7 @@ function Session:evaluate(jobs)
     -- key, so that kreach eval and generate --eval reuse each other's evaluations
     ev.run{ target = path, candidates = by_problem[path], dtype = args.dtype, sizes = {}, policy = {}, db = self.db_path, timeout_s = 60,
             torch = { enabled = not args.no_torch, compile = false, cudnn_tf32 = false },
-            tty = false, command = { "kreach", "generate", "--eval" },
+            tty = false, command = { "kreach", "generate", "--eval" }, jobs = args.jobs or builds.cores(),
             log = function(l) io.stderr:write("kreach generate: eval: ", l, "\n") end }
   end
   self.db = store.open(self.db_path)

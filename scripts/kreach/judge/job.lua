@@ -44,7 +44,7 @@ end
 
 -- The result of a job refused before the candidate ran: lint's is its verdict alone.
 local function refusal(name, spec, inst, v)
-  if name == "lint" then return { verdict = v } end
+  if name == "lint" or name == "build" then return { verdict = v } end
   return { problem = inst.problem.name, dtype = inst.dtype, candidate = spec.candidate, trials = {}, verdict = v }
 end
 
@@ -56,7 +56,7 @@ end
 -- verdict the job is refused with
 local function start_python(name, spec, fmt, ctx)
   local s = {}
-  if fmt and fmt.needs_python and (name == "check" or name == "time") then
+  if fmt and fmt.needs_python and (name == "check" or name == "time" or name == "build") then
     local function runtime_error(why) return nil, verdict.new("runtime_error", why) end
     if not spec.python then return runtime_error("a KernelBench-format candidate needs a python3 with CUDA PyTorch (spec.python)") end
     local source, rerr, changed = M.read_candidate(fmt, spec)
@@ -95,8 +95,30 @@ local function judge(name, spec, inst, s, ctx)
     if spec.pytorch and not torch_session then res.pytorch_note = "PyTorch not timed: " .. tostring(s.torch_note) end
     return res
   end
+  if name == "build" then return M.build(inst, spec, s, ctx) end
   local v, report = lua_format.lint(inst, spec.candidate, { arch = spec.arch, phase = ctx.phase, source = s.source })
   return { verdict = v, report = report }
+end
+
+-- build(inst, spec, s, ctx) -> the build job's result: the candidate opened as the check and
+-- time jobs open it, which compiles it into the caches (a Lua candidate's NVRTC program, for
+-- spec.arch when given, else the device's; a KernelBench-format candidate's load_inline
+-- builds, in the Python worker), then closed: { built = true, compile_ms = } or { verdict =
+-- the verdict of its load or build }. kreach.run.builds runs it ahead of the GPU worker.
+function M.build(inst, spec, s, ctx)
+  if s.py then
+    ctx.phase("load")
+    local runner, v = pycandidate.open(s.py.session, inst, spec.candidate, { source = s.source, dirs = s.py.dirs, seal = s.py.seal })
+    if runner and runner.close then runner:close() end
+    s.torch_session:close()
+    if not runner then return { verdict = v } end
+    return { built = true }
+  end
+  local opened, v = lua_format.open(inst, spec.candidate, { phase = ctx.phase, source = s.source, arch = spec.arch })
+  if not opened then return { verdict = v } end
+  local res = { built = true, compile_ms = opened.compile_ms }
+  opened:close()
+  return res
 end
 
 -- run(name, spec, ctx) -> the job's result (the worker's "result" line) | nil when the worker
@@ -118,7 +140,7 @@ function M.run(name, spec, ctx)
   local s, refused = start_python(name, spec, fmt, ctx)
   if not s then return refusal(name, spec, inst, refused) end
   if not ctx.seal({ candidate = spec.candidate, problem = inst.problem.path,
-                    device = name ~= "lint" or not spec.arch, nvml = name == "time" }) then
+                    device = (name ~= "lint" and name ~= "build") or not spec.arch or (fmt and fmt.needs_python) or false, nvml = name == "time" }) then
     return nil
   end
   -- read once, sealed (a file that cannot be read is left to the candidate's load to say so)

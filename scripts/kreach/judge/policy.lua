@@ -130,6 +130,25 @@ end
 
 -- ---- the measurement ----
 
+-- ---- builds ahead of the GPU (kreach.run.builds) ----
+
+-- pause: whether the build workers are stopped (SIGSTOP) while a call is timed, so that no
+-- build shares the machine's cores with a timed call (docs/evaluation.md says what was
+-- measured; on until a measurement shows builds beside the timed calls leave them unchanged).
+-- ahead: how many items per build worker are given to the pool past the one the GPU worker
+-- takes.
+M.BUILDS = { pause = true, ahead = 2 }
+
+function M.builds(over)
+  local r = merge(M.BUILDS, over)
+  for k in pairs(r) do
+    if M.BUILDS[k] == nil then error(("builds: unknown option '%s'"):format(tostring(k)), 2) end
+  end
+  if type(r.pause) ~= "boolean" then error("builds: pause must be true or false", 2) end
+  if math.type(r.ahead) ~= "integer" or r.ahead < 1 then error("builds: ahead must be a whole number of at least 1", 2) end
+  return r
+end
+
 M.MEASURE = { seed = 1, sol_margin = 0.25, sets = 2, memory_fraction = 0.8 }
 
 function M.measure(over)

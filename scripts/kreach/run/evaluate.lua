@@ -7,10 +7,13 @@
 -- stored under the same configuration are reused unless `force`. kreach bench's runs (the
 -- baselines alone) are run here too. This module is the parent's side: it never touches
 -- candidate code.
+local builds = require "kreach.run.builds"
 local campaign = require "kreach.run.campaign"
 local candidate = require "kreach.candidate"
 local core = require "kreach.core"
 local cudnn = require "kreach.cudnn"
+local device = require "kreach.device"
+local devices = require "kreach.run.devices"
 local errors = require "kreach.errors"
 local evaluation = require "kreach.results.evaluation"
 local jpolicy = require "kreach.judge.policy"
@@ -46,7 +49,10 @@ M.find_python = pair.find_python
 -- correctness protocol in a worker and, when correct, the timing in a second, fresh one. An
 -- item whose file cannot be a candidate (item.invalid) is invalid_candidate at once, never read.
 -- o: dtype, sizes, policy, timing, measure (resolved), timeout_s, memory_bytes, log(line);
--- ctx (kreach.run.campaign's): calibration, status(what).
+-- ctx (kreach.run.campaign's): calibration, status(what), and with a build pool build(),
+-- idle(), pause(), resume(): the item's build ahead (kreach.run.builds) is waited for first; a
+-- build that failed for the candidate's own reasons (compile_error, invalid_candidate) is its
+-- verdict, and it does not reach the GPU.
 function M.evaluate(item, o, ctx)
   local t0 = core.now()
   local rec = evaluation.new(item, o)
@@ -57,7 +63,8 @@ function M.evaluate(item, o, ctx)
   local status = ctx.status or function() end
   -- the in-process lint of the candidate's format (unless --no-lint), then, for a
   -- KernelBench-format candidate, the Python worker's protocol
-  local lv = pair.lint(item, o)
+  local lv
+  if item.lint_checked then lv = item.lint_verdict else lv = pair.lint(item, o) end
   if lv then return evaluation.finish(rec, { verdict = lv, wall_s = core.now() - t0 }) end
   local py
   if candidate.kind(item.candidate_path).needs_python then
@@ -67,19 +74,31 @@ function M.evaluate(item, o, ctx)
     end
     py = o.python
   end
+  if ctx.build then
+    status("build")
+    local bv, note = builds.verdict_of(ctx.build())
+    if bv then
+      return evaluation.finish(rec, { verdict = bv, wall_s = core.now() - t0 })
+    end
+    if note then (o.log or function(l) io.stderr:write(l, "\n") end)(("%s: %s"):format(text.clean(item.candidate_path, 1024), note)) end
+  end
+  local hooks = { idle = ctx.idle, pause = ctx.pause, resume = ctx.resume, env = ctx.env }
   status("correctness")
-  local chk, failed = pair.correctness(item, o, py)
+  local chk, failed = pair.correctness(item, o, py, hooks)
   if not chk then chk = { verdict = failed, trials = {} } end
+  -- the GPU it ran on, where the campaign has several (--devices): kept in the stored results
+  chk.gpu = ctx.gpu
   local v = chk.verdict
   local tres
   if v.verdict == "correct" then
     status("timing")
-    local r, tfailed = pair.time(item, o, ctx.calibration, py)
+    local r, tfailed = pair.time(item, o, ctx.calibration, py, hooks)
     if not r then
       v = tfailed
       v.detail = (type(v.detail) == "string" and v.detail .. "; " or "") .. "while timing"
     else
       tres = r
+      tres.gpu = ctx.gpu
       v = r.verdict or v
       -- what the timing noticed (fewer input sets than asked for, a warm-up that did not
       -- settle, a baseline that fails its own thresholds) is shown, not only stored
@@ -143,7 +162,10 @@ end
 -- run(o) -> { run_id, records, summary, skipped, db }, or { records = {}, skipped, nothing =
 -- true } when no candidate could be planned. o: target, candidates (paths), dtype, sizes,
 -- policy, timing, measure (overrides), db (path), resume, force, timeout_s, memory_bytes, tty,
--- command (argv), log (function(line)), out (a file for the progress).
+-- command (argv), log (function(line)), out (a file for the progress), jobs (build workers
+-- ahead of the GPU: kreach.run.builds; nil or 0: none, each candidate built by its GPU
+-- worker), pause_builds (default true: builds stopped while a call is timed), devices
+-- (kreach.run.devices.parse's: a GPU worker per device).
 function M.run(o)
   local log = o.log or function(l) io.stderr:write(l, "\n") end
   local conf = M.resolve(o)
@@ -167,14 +189,156 @@ function M.run(o)
       if eo.python_note then log("KernelBench-format candidates are skipped: " .. eo.python_note) end
     end
   end
+  local pool = o.jobs and o.jobs > 0 and M.build_pool(items, eo, o) or nil
+  local devs = o.devices and M.resolve_devices(o.devices, log) or nil
   local res = campaign.run{
     db = o.db, command = o.command, config = conf, scope = { target = o.target, candidates = o.candidates },
     items = items, resume = o.resume, reuse = not o.force, log = log, tty = o.tty, out = o.out,
-    identify = M.identify,
+    identify = M.identify, builds = pool, devices = devs,
     evaluate = function(item, ctx) return M.evaluate(item, eo, ctx) end,
   }
   res.skipped = skipped
+  if pool then
+    local st = pool.pool:stats()
+    res.builds = st
+    log(("builds ahead: %d built, %d not (their verdicts, or built again by the GPU worker), by %d worker%s; paused %d time%s for %.1f s"):format(
+      st.built, st.failed, st.jobs, st.jobs == 1 and "" or "s", st.paused, st.paused == 1 and "" or "s", st.paused_s))
+  end
   return res
+end
+
+-- ---- a GPU worker per device ----
+
+-- resolve_devices(parsed, log) -> kreach.run.campaign's devices: each GPU of --devices
+-- (kreach.run.devices.parse's) with its pinning and its properties (probed), or a usage error
+-- naming the GPU that is not there.
+function M.resolve_devices(parsed, log)
+  device.require("kreach eval --devices") -- no GPU at all: skipped (77), as without --devices
+  local list = parsed
+  if parsed.all then
+    local n = devices.count()
+    local err
+    list, err = devices.resolve(parsed, n)
+    if not list then errors.usage(err) end
+  end
+  local out = {}
+  local parent = os.getenv("CUDA_VISIBLE_DEVICES")
+  for _, n in ipairs(list) do
+    local info, why = devices.probe(n)
+    if not info then errors.usage("--devices: " .. tostring(why)) end
+    out[#out + 1] = { index = n, env = devices.env(n, parent), info = info }
+  end
+  local names = {}
+  for i, d in ipairs(out) do names[i] = ("%d (%s)"):format(d.index, tostring(d.info.name)) end
+  log(("a GPU worker on each of %d device%s: %s"):format(#out, #out == 1 and "" or "s", table.concat(names, ", ")))
+  return out
+end
+
+-- ---- builds ahead of the GPU ----
+
+-- build_pool(items, eo, o) -> kreach.run.campaign's builds: a pool of o.jobs build workers
+-- (o.pause_builds: whether they stop while a call is timed) and each item's build job. eo:
+-- the evaluation's options (dtype, sizes, no_lint, python, timeout_s, memory_bytes); o.arch:
+-- what Lua candidates are compiled for (default: the device's). An item the in-process lint
+-- refuses, or a KernelBench-format one without a python3, is not built (its evaluation says
+-- why); the lint's verdict is kept on the item (lint_checked, lint_verdict).
+function M.build_pool(items, eo, o)
+  local arch = o.arch
+  if not arch then
+    local dev = device.cuda()
+    arch = dev and dev.arch
+  end
+  local bo = { dtype = eo.dtype, sizes = eo.sizes, arch = arch, timeout_s = eo.timeout_s, memory_bytes = eo.memory_bytes,
+               lua_memory_bytes = eo.lua_memory_bytes }
+  local bp = jpolicy.builds{ pause = o.pause_builds }
+  local pool = builds.new{ jobs = o.jobs, pause = bp.pause, log = eo.log }
+  return {
+    pool = pool,
+    -- items ahead per worker keep them busy while the GPU worker takes one
+    ahead = bp.ahead * o.jobs,
+    job = function(item)
+      if item.invalid then return nil end
+      if not item.lint_checked then
+        item.lint_verdict, item.lint_checked = pair.lint(item, eo), true
+      end
+      if item.lint_verdict then return nil end
+      local py = nil
+      if candidate.kind(item.candidate_path).needs_python then
+        if not eo.python then return nil end
+        py = eo.python
+      end
+      if not py and not arch then return nil end
+      return pair.build_job(item, bo, py)
+    end,
+  }
+end
+
+-- build_only(o) -> { builds = { {candidate, problem, verdict, wall_s, compile_ms} ... },
+-- wall_s, stats }: the build stage alone (kreach eval --build-only): the candidates planned
+-- as kreach eval plans them, built by o.jobs sealed workers into the compile caches, nothing
+-- timed or stored. Lua candidates need no GPU (o.arch: what they are compiled for, required
+-- without one); KernelBench-format ones need the python3 with CUDA PyTorch that the GPU
+-- worker uses, and are skipped without it. o: target, candidates, dtype, sizes, jobs, arch,
+-- timeout_s, memory_bytes, no_lint, log.
+function M.build_only(o)
+  local log = o.log or function(l) io.stderr:write(l, "\n") end
+  local items, skipped = M.plan(o.target, o.candidates)
+  for _, s in ipairs(skipped) do log("skipped: " .. s.why) end
+  local eo = { dtype = o.dtype, sizes = o.sizes or {}, no_lint = o.no_lint, timeout_s = o.timeout_s,
+               memory_bytes = o.memory_bytes, lua_memory_bytes = o.lua_memory_bytes, log = log }
+  local has_py = false
+  for _, it in ipairs(items) do
+    if candidate.kind(it.candidate_path).needs_python then has_py = true end
+  end
+  if has_py then
+    eo.python, eo.python_note = M.find_python()
+    if eo.python_note then log("KernelBench-format candidates are not built: " .. eo.python_note) end
+  end
+  if not o.arch and not device.cuda() then
+    errors.usage("--build-only without a GPU needs --arch (what Lua candidates are compiled for, such as sm_90)")
+  end
+  local b = M.build_pool(items, eo, o)
+  local t0 = core.now()
+  local keys = {}
+  for i, item in ipairs(items) do
+    item.eval_key = ("build-%d"):format(i)
+    if not item.invalid then M.identify(item) end
+    local argv, wopts = b.job(item)
+    if argv then
+      b.pool:submit(item.eval_key, argv, wopts)
+      keys[i] = item.eval_key
+    end
+  end
+  local out = {}
+  local ok, err = pcall(function()
+    for i, item in ipairs(items) do
+      local row = { candidate = item.candidate_path, problem = item.problem_name }
+      if keys[i] then
+        local e = b.pool:wait(keys[i])
+        local v, note = builds.verdict_of(e)
+        row.wall_s = e.wall_s
+        if v then
+          row.verdict = v.verdict
+          row.reason = v.reason
+        elseif note then
+          row.verdict, row.reason = "build_failed", note
+        else
+          row.verdict = "built"
+          row.compile_ms = e.result and e.result.compile_ms
+        end
+      else
+        row.verdict = "not_built"
+        row.reason = item.invalid or (item.lint_verdict and item.lint_verdict.reason)
+          or (candidate.kind(item.candidate_path).needs_python and (eo.python_note or "no python3 with CUDA PyTorch"))
+          or "nothing to build"
+      end
+      out[#out + 1] = row
+      if o.on_build then o.on_build(row) end
+    end
+  end)
+  b.pool:close()
+  if not ok then error(err, 0) end
+  return { builds = out, wall_s = core.now() - t0, stats = b.pool:stats(), skipped = skipped }
 end
 
 -- bench(o) -> the result of kreach bench's run (kreach.run.campaign.run's: { run_id, db,

@@ -55,9 +55,22 @@ end
 
 -- The worker's limits of a job (kreach.run.worker.run's): o.timeout_s, o.memory_bytes,
 -- o.lua_memory_bytes (nil: kreach.run.worker.lua_memory_bytes), and the phases' time limits.
-local function limits(job, spec, o)
+-- hooks (optional): idle (called while the worker runs: the build pool is serviced there),
+-- on_phase(name), env (more variables: a device's CUDA_VISIBLE_DEVICES), kreach.run.worker.run's.
+local function limits(job, spec, o, hooks)
+  hooks = hooks or {}
   return { timeout_s = o.timeout_s, memory_bytes = o.memory_bytes, lua_memory_bytes = o.lua_memory_bytes,
-           timeouts = protocol.timeouts(job, spec, o.timeout_s) }
+           timeouts = protocol.timeouts(job, spec, o.timeout_s or worker.DEFAULT_TIMEOUT_S),
+           idle = hooks.idle, on_phase = hooks.on_phase, env = hooks.env }
+end
+
+-- build_job(item, o, python) -> the argv and the worker options of the item's build job (the
+-- candidate compiled into the caches ahead of the GPU worker: kreach.run.builds). o: dtype,
+-- sizes, arch (what a Lua candidate is compiled for: the device's; required without a GPU),
+-- timeout_s, memory_bytes, lua_memory_bytes, env (a build worker's extra variables).
+function M.build_job(item, o, python)
+  local spec = worker_spec(item, o, { arch = o.arch, python = python })
+  return protocol.argv("build", spec), limits("build", spec, o, { env = o.env })
 end
 
 -- lint(item, o) -> the verdict of the in-process checks of the candidate's format
@@ -70,26 +83,38 @@ function M.lint(item, o, prob)
   return (k.lint(item.candidate_path, prob or problem.load(item.problem_path)))
 end
 
--- correctness(item, o, python) -> the correctness job's result for one pair, run in a worker
+-- correctness(item, o, python, hooks) -> the correctness job's result for one pair, run in a worker
 -- (the trials and the verdict: kreach.judge.check's, in the worker), or nil and the verdict of a
 -- worker that failed (kreach.run.worker.run). o: dtype, sizes, policy (resolved), timeout_s,
 -- memory_bytes, lua_memory_bytes; python: { python =, dirs = } for a candidate whose format
 -- runs in the Python worker (find_python).
-function M.correctness(item, o, python)
+function M.correctness(item, o, python, hooks)
   local spec = worker_spec(item, o, { policy = o.policy, python = python })
-  return worker.run(protocol.argv("check", spec), limits("check", spec, o))
+  return worker.run(protocol.argv("check", spec), limits("check", spec, o, hooks))
 end
 
 -- time(item, o, calibration, python) -> the time job's result for one item, run in a fresh
 -- worker (kreach.judge.measure's, in the worker), or nil and the verdict of a worker that
 -- failed. An item without a candidate times its problem's baseline alone (kreach bench). o: as
 -- correctness's, and timing, measure (resolved), pytorch (PyTorch timed beside), random_draws
--- (the timed inputs' seeds salted: draw_salt); calibration: this device's (kreach.run.campaign).
-function M.time(item, o, calibration, python)
+-- (the timed inputs' seeds salted: draw_salt); calibration: this device's (kreach.run.campaign);
+-- hooks: as correctness's, and pause/resume (the build pool's): builds are paused while the
+-- worker is in a timed phase (M.TIMED_PHASES) and resumed after it.
+M.TIMED_PHASES = { timing = true, pytorch = true }
+function M.time(item, o, calibration, python, hooks)
   local spec = worker_spec(item, o, { policy = o.policy, timing = o.timing, measure = o.measure,
                                       calibration = calibration, pytorch = o.pytorch, python = python,
                                       draw_salt = o.random_draws and M.draw_salt() or nil })
-  return worker.run(protocol.argv("time", spec), limits("time", spec, o))
+  hooks = hooks or {}
+  local h = { idle = hooks.idle, env = hooks.env }
+  if hooks.pause then
+    h.on_phase = function(p)
+      if M.TIMED_PHASES[p] then hooks.pause() else hooks.resume() end
+    end
+  end
+  local r, failed = worker.run(protocol.argv("time", spec), limits("time", spec, o, h))
+  if hooks.resume then hooks.resume() end
+  return r, failed
 end
 
 -- check(o) -> the correctness job's result of one pair, as kreach check reports it ({ problem,

@@ -12,7 +12,7 @@ local json = require "kreach.json"
 
 local M = {}
 
-M.JOBS = { lint = true, check = true, time = true, calibrate = true }
+M.JOBS = { lint = true, check = true, time = true, calibrate = true, build = true }
 
 -- The fields of a spec, with their types; a job's own required ones below.
 local FIELDS = {
@@ -23,13 +23,15 @@ local FIELDS = {
 local REQUIRED = {
   lint = { "problem", "candidate" }, check = { "problem", "candidate" }, time = { "problem" },
   calibrate = {},
+  -- a candidate built ahead of the GPU worker (kreach.run.builds): compiled into the caches
+  build = { "problem", "candidate" },
 }
 
 local function encode(v) return json.encode(v, { nonfinite = "token" }) end
 
 -- check(job, spec) -> spec, or nil and what is wrong with it
 function M.check(job, spec)
-  if not M.JOBS[job] then return nil, ("unknown job '%s' (lint, check, time, calibrate)"):format(tostring(job)) end
+  if not M.JOBS[job] then return nil, ("unknown job '%s' (lint, check, time, calibrate, build)"):format(tostring(job)) end
   if type(spec) ~= "table" then return nil, "the spec is not an object" end
   for k, v in pairs(spec) do
     local want = FIELDS[k]
