@@ -13,6 +13,7 @@ local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
 local oracle = require "kreach.judge.oracle"
+local plan = require "kreach.run.plan"
 local text = require "kreach.text"
 
 local function backend_text(b)
@@ -93,6 +94,8 @@ return {
     cli.problem_options(p)
     p:flag("--torch", "Compare the baseline and the oracle with the problem's PyTorch model in float64 instead (CUDA PyTorch; on the host device, PyTorch on the CPU).")
     p:flag("--small", "At small sizes: every size cut to 8 (up to 64 where the problem needs more), the batch to 2; for the host device (--device host), or a quick check.")
+    p:option("--shard", "Only shard i of N of a suite's problems (i from 1; as kreach bench's shards).")
+      :argname("<i/N>"):convert(plan.parse_shard)
     p:flag("--json", "Print one JSON object (a suite: the summary, with each problem's object under results).")
   end,
   run = function(args)
@@ -100,6 +103,7 @@ return {
     if not sizes then errors.usage(err) end
     if args.small and next(sizes) then errors.usage("--small and --size: give one or the other") end
     local insts, suite = oracle.instances(args.problem, { dtype = args.dtype, sizes = sizes, small = args.small })
+    insts = plan.select_shard(insts, args.shard, function(inst) return plan.problem_key(inst.problem.name) end)
     local rep = oracle.run(insts, suite, { seed = args.seed, variant = args.variant, dtype = args.dtype, torch = args.torch },
       show(args))
     if args.json then
