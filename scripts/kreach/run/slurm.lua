@@ -199,7 +199,7 @@ function M.scripts(o)
     '  echo "not merged: shard(s)$missing of $n did not finish (their logs: $dir/logs/); resubmit: sh $dir/submit.sh" >&2',
     "  exit 1",
     "fi",
-    'rm -f "$dir/results.db"',
+    'rm -f "$dir/results.db" "$dir/results.db-wal" "$dir/results.db-shm"',
     '"$kreach" results merge "${dbs[@]}" -o "$dir/results.db"',
     "",
   }, "\n")
