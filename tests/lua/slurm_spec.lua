@@ -5,7 +5,9 @@
 -- tests/slurm/campaign.lua.
 local slurm = require "kreach.run.slurm"
 
-local OPTS = { command = "eval", args = { "kernelbench-l1", "gen/", "--dtype", "bf16", "--trials", "3" }, array = 4,
+-- docs/cluster.md's example: kreach slurm eval kernelbench-l1 generated/ --array 4 --partition gpu
+-- --gres gpu:1 --time 04:00:00, run in /home/me/study with kreach installed in /opt/kreach
+local OPTS = { command = "eval", args = { "kernelbench-l1", "generated/" }, array = 4,
   partition = "gpu", gres = "gpu:1", time = "04:00:00", dir = "slurm-eval", workdir = "/home/me/study",
   kreach = "/opt/kreach/bin/kreach" }
 
@@ -37,7 +39,7 @@ if [ -e "$dir/shards/shard-$shard.done" ]; then
   exit 0
 fi
 echo "shard $shard/$n: job ${SLURM_JOB_ID:-none} on $(hostname), $(date -u)"
-"$kreach" eval kernelbench-l1 gen/ --dtype bf16 --trials 3 --shard "$shard/$n" --db "$dir/shards/shard-$shard.db" --resume
+"$kreach" eval kernelbench-l1 generated/ --shard "$shard/$n" --db "$dir/shards/shard-$shard.db" --resume
 touch "$dir/shards/shard-$shard.done"
 ]=]
 
@@ -93,6 +95,17 @@ describe("kreach slurm's scripts", function()
     assert.equals(SUBMIT, f.submit)
   end)
 
+  it("are what docs/cluster.md shows --dry-run printing", function()
+    local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/lua"
+    local fh = assert(io.open(here .. "/../../docs/cluster.md", "rb"))
+    local doc = fh:read("a")
+    fh:close()
+    local shown = slurm.dry_run(OPTS)
+    assert.equals(SHARDS, shown:match("^# ==== slurm%-eval/shards%.sbatch\n(.-)\n# ==== "))
+    assert.truthy(doc:find("```sh\n$ kreach slurm eval kernelbench-l1 generated/ --array 4 --partition gpu --gres gpu:1 --time 04:00:00 --dry-run\n"
+      .. shown .. "```\n", 1, true), "docs/cluster.md does not show what --dry-run prints (kreach.run.slurm.dry_run)")
+  end)
+
   it("leave out the #SBATCH lines not asked for; generate writes each shard's candidates apart and has no --resume", function()
     local f = slurm.scripts{ command = "generate", args = { "19", "--model", "my model.lua" }, array = 2, dir = "camp/",
       workdir = "/w", kreach = "/k" }
@@ -141,8 +154,10 @@ describe("kreach slurm's words", function()
     assert.equals("1:00:00", o.time)
     assert.is_true(o.dry_run)
     assert.equals("slurm-eval", o.dir)
-    local o2 = slurm.split{ "bench", "dlrm-bench", "--array=2", "--dir", "camp" }
+    local o2 = slurm.split{ "bench", "dlrm-bench", "--array=2", "--dir", "camp", "--no-submit" }
     assert.equals("camp", o2.dir)
+    assert.is_true(o2.no_submit)
+    assert.is_nil(o2.dry_run)
     assert.is_true(slurm.split{ "--help" }.help)
   end)
 

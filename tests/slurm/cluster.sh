@@ -112,7 +112,7 @@ CONF
 export SLURM_CONF="$dir/slurm.conf"
 
 slurmctld -i || { logs; exit 1; }
-slurmd || { logs; exit 1; }
+slurmd -N "$node" || { logs; exit 1; }
 
 # the node idle (or mixed) within 30 s
 i=0

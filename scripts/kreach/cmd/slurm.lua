@@ -1,8 +1,8 @@
 -- kreach slurm eval|bench|generate ... --array N [--partition P] [--gres G] [--time T] [--dir D]
--- [--dry-run]: a campaign as a Slurm job array of N shards (docs/cluster.md). The scripts are
+-- [--dry-run | --no-submit]: a campaign as a Slurm job array of N shards (docs/cluster.md). The scripts are
 -- kreach.run.slurm's (the array, the merge after it, submit.sh); this file checks the command's
 -- words with the command's own parser, writes the files under --dir (default slurm-<command>)
--- and runs submit.sh, or with --dry-run prints them and writes nothing.
+-- and runs submit.sh (--no-submit: not), or with --dry-run prints them and writes nothing.
 local argparse = require "argparse"
 local cli = require "kreach.cli"
 local core = require "kreach.core"
@@ -20,6 +20,7 @@ kreach slurm takes its own options from anywhere on the line; every other word i
   --time T         #SBATCH --time of each task, such as 04:00:00
   --dir D          the campaign's directory: scripts, shards, logs, results.db (default slurm-<command>)
   --dry-run        print the scripts; write and submit nothing
+  --no-submit      write the scripts (to edit them for the site); submit nothing
 The command's own --db, --shard, --resume (and generate's --out) are kreach slurm's to set.
 Resubmit with: sh D/submit.sh (finished shards are skipped). docs/cluster.md.]]
 
@@ -52,7 +53,7 @@ return {
     local opts, command, words = slurm.split(args.words)
     if not opts then errors.usage(command) end
     if opts.help then
-      io.write("usage: kreach slurm eval|bench|generate ... --array N [--partition P] [--gres G] [--time T] [--dir D] [--dry-run]\n\n",
+      io.write("usage: kreach slurm eval|bench|generate ... --array N [--partition P] [--gres G] [--time T] [--dir D] [--dry-run | --no-submit]\n\n",
         USAGE, "\n")
       return 0
     end
@@ -66,13 +67,13 @@ return {
         errors.usage("%s '%s' holds characters that an #SBATCH line cannot carry (spaces, quotes, $...)", what, text.clean(v, 200))
       end
     end
-    local files = slurm.scripts{ command = command, args = words, array = opts.array, partition = opts.partition,
+    local o = { command = command, args = words, array = opts.array, partition = opts.partition,
       gres = opts.gres, time = opts.time, dir = p.dir, workdir = workdir, kreach = absolute(core.executable()) }
-    local order = { { p.shards, files.shards }, { p.merge, files.merge }, { p.submit, files.submit } }
     if opts.dry_run then
-      for _, f in ipairs(order) do io.write("# ==== ", f[1], "\n", f[2], "\n") end
+      io.write(slurm.dry_run(o))
       return 0
     end
+    local order = slurm.files(o)
     -- a directory of another campaign (or scripts edited since) is not overwritten: its shards
     -- would mix with this one's
     for _, f in ipairs(order) do
@@ -98,6 +99,10 @@ return {
       if not ok then errors.file(f[1], tostring(cerr)) end
     end
     io.write(("wrote %s, %s and %s\n"):format(p.shards, p.merge, p.submit))
+    if opts.no_submit then
+      io.write(("submit with: sh %s\n"):format(slurm.word(p.submit)))
+      return 0
+    end
     io.flush()
     local ok, how, status = os.execute("sh " .. text.shell_quote(p.submit))
     if not ok then

@@ -27,7 +27,7 @@ local RESUMES = { eval = true, bench = true } -- the rest resume by themselves
 
 -- kreach slurm's own options: name -> takes a value. Everything else on the line is the command's.
 M.OPTIONS = { ["--array"] = true, ["--partition"] = true, ["--gres"] = true, ["--time"] = true, ["--dir"] = true,
-              ["--dry-run"] = false }
+              ["--dry-run"] = false, ["--no-submit"] = false }
 
 -- The command's options that kreach slurm sets itself, and why the user may not.
 M.RESERVED = {
@@ -53,7 +53,7 @@ end
 -- split(argv) -> opts, command, args: kreach slurm's options taken out of the words (from
 -- anywhere, as --opt value or --opt=value), the first other word (the command) and the rest (the
 -- command's words, in order); or nil and a usage message. opts: array (an integer >= 1),
--- partition, gres, time, dir, dry_run, help.
+-- partition, gres, time, dir, dry_run, no_submit, help.
 function M.split(argv)
   local opts, rest = {}, {}
   local i = 1
@@ -219,6 +219,19 @@ function M.scripts(o)
     "",
   }, "\n")
   return { shards = shards, merge = merge, submit = submit }
+end
+
+-- files(o) -> { {path, text}, ... }: the three files in the order they are written and printed
+function M.files(o)
+  local p, t = M.paths(o.dir), M.scripts(o)
+  return { { p.shards, t.shards }, { p.merge, t.merge }, { p.submit, t.submit } }
+end
+
+-- dry_run(o) -> what --dry-run prints: each file under a "# ==== <path>" line
+function M.dry_run(o)
+  local out = {}
+  for _, f in ipairs(M.files(o)) do out[#out + 1] = ("# ==== %s\n%s"):format(f[1], f[2]) end
+  return table.concat(out, "\n")
 end
 
 -- submitted(output) -> the array's and the merge's job ids from submit.sh's last line, or nil
