@@ -13,7 +13,8 @@
 -- Items come from the arguments: candidate files as given, directories expanded (a
 -- manifest.json's entries, or the files named <problem id>_<anything>.lua or .py), each matched
 -- to its problem of the target (a suite, or one problem). identify reads each file once and
--- hashes it: the item's key (kreach.run.campaign).
+-- hashes it: the item's key (kreach.run.campaign). --shard i/N keeps one shard of the items, cut
+-- by each item's own hash (below: select_shard, for eval, bench, generate and oracle).
 local campaign = require "kreach.run.campaign"
 local candidate = require "kreach.candidate"
 local fs = require "kreach.core.fs"
