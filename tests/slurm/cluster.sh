@@ -66,6 +66,7 @@ for s in ss: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in ss))') || exit 1
 ctld_port=${ports% *}; d_port=${ports#* }
 
+rm -f "$dir/munge.key"
 head -c 1024 /dev/urandom > "$dir/munge.key" && chmod 400 "$dir/munge.key" || exit 1
 munged --key-file="$dir/munge.key" --socket="$dir/munge.sock" --pid-file="$dir/munged.pid" \
   --log-file="$dir/munged.log" --seed-file="$dir/munged.seed" || { logs; exit 1; }
@@ -111,7 +112,8 @@ CONF
 : > "$dir/plugstack.conf"
 export SLURM_CONF="$dir/slurm.conf"
 
-slurmctld -i || { logs; exit 1; }
+# -c: a clean start, without the jobs of an earlier cluster in this directory
+slurmctld -c -i || { logs; exit 1; }
 slurmd -N "$node" || { logs; exit 1; }
 
 # the node idle (or mixed) within 30 s
