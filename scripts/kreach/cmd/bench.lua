@@ -10,6 +10,7 @@ local core = require "kreach.core"
 local ev = require "kreach.run.evaluate"
 local errors = require "kreach.errors"
 local out = require "kreach.results.bench"
+local plan = require "kreach.run.plan"
 local progress = require "kreach.progress"
 
 return {
@@ -18,6 +19,9 @@ return {
     p:argument("target", "A suite (kreach list) or one problem (file, id or name).")
     cli.problem_options(p)
     cli.timing_options(p)
+    p:flag("--resume", "Continue the interrupted run of this command and configuration.")
+    p:option("--shard", "Only shard i of N of the problems (i from 1; kreach slurm, docs/cluster.md). With --resume, its interrupted run is continued, or begun when there is none.")
+      :argname("<i/N>"):convert(plan.parse_shard)
   end,
   run = function(args)
     local sizes, err = cli.sizes(args.size)
@@ -28,7 +32,7 @@ return {
     local with_torch, t_start
     local res = ev.bench{
       target = args.target, dtype = args.dtype, sizes = sizes, timing = timing, measure = measure, torch = torch,
-      db = args.db, timeout_s = args.timeout, memory_bytes = args.worker_memory, lua_memory_bytes = args.lua_memory,
+      db = args.db, resume = args.resume, shard = args.shard, timeout_s = args.timeout, memory_bytes = args.worker_memory, lua_memory_bytes = args.lua_memory,
       command = argv, tty = progress.isatty(io.stderr), log = function(l) io.stderr:write("kreach bench: ", l, "\n") end,
       on_config = function(conf)
         with_torch = conf.pytorch ~= nil

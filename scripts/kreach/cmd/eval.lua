@@ -9,6 +9,7 @@ local ev = require "kreach.run.evaluate"
 local errors = require "kreach.errors"
 local evaluation = require "kreach.results.evaluation"
 local json = require "kreach.json"
+local plan = require "kreach.run.plan"
 local seal = require "kreach.run.seal"
 local util = require "kreach.core.util"
 local worker = require "kreach.run.worker"
@@ -46,6 +47,8 @@ return {
     cli.problem_options(p)
     cli.timing_options(p)
     p:flag("--resume", "Continue the interrupted run of this command and configuration.")
+    p:option("--shard", "Only shard i of N of the (problem, candidate) pairs (i from 1; kreach slurm, docs/cluster.md). With --resume, its interrupted run is continued, or begun when there is none.")
+      :argname("<i/N>"):convert(plan.parse_shard)
     p:flag("--force", "Evaluate again what is already stored for this configuration.")
     p:flag("--no-lint", "Send KernelBench-format (.py) candidates to the GPU without the static lint (to test the harness's own defences; part of the configuration).")
     p:option("--trials", "Correctness trials per candidate (default 5).", nil):convert(cli.positive_integer)
@@ -93,11 +96,17 @@ return {
     for _, a in ipairs(arg or {}) do argv[#argv + 1] = a end
     local res = ev.run{
       target = args.target, candidates = args.candidates, dtype = args.dtype, sizes = sizes,
-      policy = policy, timing = timing, measure = measure, torch = torch, db = args.db, resume = args.resume, no_lint = args.no_lint,
+      policy = policy, timing = timing, measure = measure, torch = torch, db = args.db, resume = args.resume, shard = args.shard, no_lint = args.no_lint,
       jobs = jobs, pause_builds = not args.no_pause_builds, devices = devs,
       force = args.force, timeout_s = args.timeout, memory_bytes = args.worker_memory, tty = util.isatty(2), command = argv,
       log = function(l) io.stderr:write("kreach eval: ", l, "\n") end,
     }
+    if res.shard_empty then
+      -- a shard that holds none of the pairs has done its part
+      io.stderr:write(("kreach eval: shard %s holds none of the pairs: nothing to do\n"):format(plan.shard_text(args.shard)))
+      if args.json then io.write(json.encode({ evaluations = json.array(), skipped = json.array(res.skipped), shard = plan.shard_text(args.shard) }), "\n") end
+      return 0
+    end
     if res.nothing then
       io.stderr:write(("kreach eval: nothing to evaluate on %s: %d candidate%s skipped\n"):format(args.target,
         #res.skipped, #res.skipped == 1 and "" or "s"))

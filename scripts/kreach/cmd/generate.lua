@@ -12,6 +12,7 @@ local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
 local kinds = require "kreach.kinds"
+local plan = require "kreach.run.plan"
 local session = require "kreach.generate.session"
 local progress = require "kreach.generate.progress"
 local summary = require "kreach.results.summary"
@@ -42,6 +43,8 @@ return {
     p:option("--retries", "Retries of a request that failed in a way a retry can fix.", "5"):convert(cli.nonnegative_integer)
     p:option("--format", "The prompt's variant: lua (kreach's candidates) or python (KernelBench's ModelNew)."):choices(kinds.CANDIDATE_KINDS)
     p:option("--dtype", "The problems' dtype.", kinds.DTYPES[1]):choices(kinds.DTYPES)
+    p:option("--shard", "Only shard i of N of the (problem, sample) pairs (i from 1; kreach slurm, docs/cluster.md).")
+      :argname("<i/N>"):convert(plan.parse_shard)
     p:flag("--refresh", "Ask again, even where the database holds the reply.")
     p:flag("--json", "Print one JSON object.")
     p:flag("--quiet", "Show no progress on stderr (requests done and in flight, retries, the ETA).")

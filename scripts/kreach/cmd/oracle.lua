@@ -13,6 +13,7 @@ local cli = require "kreach.cli"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
 local oracle = require "kreach.judge.oracle"
+local plan = require "kreach.run.plan"
 local progress = require "kreach.progress"
 local text = require "kreach.text"
 
@@ -99,6 +100,8 @@ return {
     cli.problem_options(p)
     p:flag("--torch", "Compare the baseline and the oracle with the problem's PyTorch model in float64 instead (CUDA PyTorch; on the host device, PyTorch on the CPU).")
     p:flag("--small", "At small sizes: every size cut to 8 (up to 64 where the problem needs more), the batch to 2; for the host device (--device host), or a quick check.")
+    p:option("--shard", "Only shard i of N of a suite's problems (i from 1; as kreach bench's shards).")
+      :argname("<i/N>"):convert(plan.parse_shard)
     p:flag("--json", "Print one JSON object (a suite: the summary, with each problem's object under results).")
   end,
   run = function(args)
@@ -106,6 +109,7 @@ return {
     if not sizes then errors.usage(err) end
     if args.small and next(sizes) then errors.usage("--small and --size: give one or the other") end
     local insts, suite = oracle.instances(args.problem, { dtype = args.dtype, sizes = sizes, small = args.small })
+    insts = plan.select_shard(insts, args.shard, function(inst) return plan.problem_key(inst.problem.name) end)
     -- over a suite, the progress on standard error (kreach.progress): a line every 10% off a terminal
     local tracker = suite and progress.new{ prefix = "kreach oracle", total = #insts, every_pct = 10 } or nil
     if tracker and insts[1] then tracker:start(insts[1].problem.name) end

@@ -29,6 +29,7 @@ local progress_mod = require "kreach.generate.progress"
 local manifest = require "kreach.generate.manifest"
 local ev = require "kreach.run.evaluate"
 local builds = require "kreach.run.builds"
+local plan = require "kreach.run.plan"
 local seal = require "kreach.run.seal"
 
 local M = {}
@@ -334,8 +335,11 @@ local function open(args)
   for _, inst in ipairs(insts) do
     local pr = prompt_mod.build(inst, { format = s.format, device = device })
     for smp = 1, args.samples do
-      self.convs[#self.convs + 1] = { inst = inst, prompt = pr, sample = smp, active = true,
-                                      messages = { { role = "user", content = pr.user } } }
+      -- --shard: only this shard's (problem, sample) pairs (kreach.run.plan's shards)
+      if not args.shard or plan.shard_of(plan.sample_key(inst.problem.name, smp), args.shard.count) == args.shard.index then
+        self.convs[#self.convs + 1] = { inst = inst, prompt = pr, sample = smp, active = true,
+                                        messages = { { role = "user", content = pr.user } } }
+      end
     end
   end
   return self

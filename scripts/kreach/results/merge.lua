@@ -79,8 +79,9 @@ local function columns(out, tbl)
   return columns_cache[tbl]
 end
 
--- insert(out, tbl, row, set, conflict) -> the new row's id: row's columns but id (those the
--- input lacks are NULL), `set` overriding some
+-- insert(out, tbl, row, set, conflict) -> the new row's id and the number of rows inserted (0
+-- where `conflict` left it out): row's columns but id (those the input lacks are NULL), `set`
+-- overriding some
 local function insert(out, tbl, row, set, conflict)
   local names, marks, values = {}, {}, {}
   for _, c in ipairs(columns(out, tbl)) do
@@ -91,9 +92,9 @@ local function insert(out, tbl, row, set, conflict)
       names[n], marks[n], values[n] = c, "?", v
     end
   end
-  x(out, ("INSERT INTO %s(%s) VALUES (%s)%s"):format(tbl, table.concat(names, ", "), table.concat(marks, ", "),
+  local changed = x(out, ("INSERT INTO %s(%s) VALUES (%s)%s"):format(tbl, table.concat(names, ", "), table.concat(marks, ", "),
     conflict or ""), table.unpack(values, 1, #names))
-  return out.sql:last_insert_rowid()
+  return out.sql:last_insert_rowid(), changed
 end
 
 -- The identity of a row but its id (and the columns named in `but`): its columns as JSON.
@@ -109,7 +110,7 @@ end
 -- earlier inputs left: keys (eval_key -> { hash =, input =, problem = }), runs (identity -> id)
 local function merge_into(out, db, st)
   local have = tables_of(db)
-  local n = { runs = 0, evaluations = 0, duplicates = 0, runs_shared = 0 }
+  local n = { runs = 0, evaluations = 0, duplicates = 0, runs_shared = 0, generations = 0, generations_shared = 0 }
   local runmap = {}
   for _, r in ipairs(q(db, "SELECT * FROM runs ORDER BY id")) do
     local key = identity(r)
@@ -155,7 +156,8 @@ local function merge_into(out, db, st)
   end
   if have.generations then
     for _, g in ipairs(q(db, "SELECT * FROM generations ORDER BY id")) do
-      insert(out, "generations", g, nil, " ON CONFLICT(key) DO NOTHING")
+      local _, added = insert(out, "generations", g, nil, " ON CONFLICT(key) DO NOTHING")
+      if added > 0 then n.generations = n.generations + 1 else n.generations_shared = n.generations_shared + 1 end
     end
   end
   for _, tbl in ipairs{ "calibrations", "profiles" } do
@@ -183,8 +185,9 @@ local function remove_db(path)
   for _, s in ipairs{ "", "-wal", "-shm", "-journal" } do os.remove(path .. s) end
 end
 
--- merge(inputs, out) -> { inputs = { {path =, runs =, runs_shared =, evaluations =, duplicates =} }, runs =,
--- evaluations =, duplicates = }: the inputs merged into the new database `out`.
+-- merge(inputs, out) -> { inputs = { {path =, runs =, runs_shared =, evaluations =, duplicates =, generations =,
+-- generations_shared =} }, runs =, evaluations =, duplicates =, generations = }: the inputs merged into the
+-- new database `out`.
 function M.merge(inputs, out)
   M.check(inputs, out)
   local tmp = ("%s.merging-%d"):format(out, util.pid())
@@ -193,7 +196,7 @@ function M.merge(inputs, out)
   if not o then errors.database("%s", err) end
   o.path = out -- errors name the output as the user named it
   local st = { keys = {}, runs = {}, rows = {} }
-  local res = { inputs = {}, runs = 0, evaluations = 0, duplicates = 0 }
+  local res = { inputs = {}, runs = 0, evaluations = 0, duplicates = 0, generations = 0 }
   local ok, e = pcall(o.transaction, o, function()
     for i, p in ipairs(inputs) do
       local rok, rerr = store.read(p, function(db)
@@ -211,6 +214,7 @@ function M.merge(inputs, out)
     res.runs = res.runs + n.runs
     res.evaluations = res.evaluations + n.evaluations
     res.duplicates = res.duplicates + n.duplicates
+    res.generations = res.generations + n.generations
   end
   -- the last close checkpointed the log and removed it: the file holds everything
   local rok, rerr = os.rename(tmp, out)
@@ -219,15 +223,22 @@ function M.merge(inputs, out)
 end
 
 -- report(res, output, write): what `kreach results merge` prints, a line per input and the total
+-- (generations, kreach generate's requests, where there are any)
 function M.report(res, output, write)
-  for _, n in ipairs(res.inputs) do
-    write(("%s: %d run%s, %d evaluation%s (%d already in an earlier input, left out%s)\n"):format(n.path,
-      n.runs, n.runs == 1 and "" or "s", n.evaluations, n.evaluations == 1 and "" or "s", n.duplicates,
-      n.runs_shared > 0 and (", %d run%s shared"):format(n.runs_shared, n.runs_shared == 1 and "" or "s") or ""))
+  local function gens(g, shared)
+    if g == 0 and (shared or 0) == 0 then return "" end
+    return (", %d generation%s%s"):format(g, g == 1 and "" or "s",
+      (shared or 0) > 0 and (" (%d already in an earlier input)"):format(shared) or "")
   end
-  write(("merged %d database%s into %s: %d runs, %d evaluations, %d duplicate%s left out\n"):format(#res.inputs,
+  for _, n in ipairs(res.inputs) do
+    write(("%s: %d run%s, %d evaluation%s (%d already in an earlier input, left out%s)%s\n"):format(n.path,
+      n.runs, n.runs == 1 and "" or "s", n.evaluations, n.evaluations == 1 and "" or "s", n.duplicates,
+      n.runs_shared > 0 and (", %d run%s shared"):format(n.runs_shared, n.runs_shared == 1 and "" or "s") or "",
+      gens(n.generations, n.generations_shared)))
+  end
+  write(("merged %d database%s into %s: %d runs, %d evaluations, %d duplicate%s left out%s\n"):format(#res.inputs,
     #res.inputs == 1 and "" or "s", output, res.runs, res.evaluations, res.duplicates,
-    res.duplicates == 1 and "" or "s"))
+    res.duplicates == 1 and "" or "s", gens(res.generations)))
 end
 
 return M

@@ -201,7 +201,8 @@ local SPEC = { db = true, command = true, config = true, scope = true, items = t
 --              the evaluation), status(what) for the progress line
 --   reuse      a stored evaluation with the same key is reported instead of evaluating again
 --              (default true; --force sets it false). A resumed run reuses its own always.
---   resume     continue the newest interrupted ('running') run of this configuration
+--   resume     continue the newest interrupted ('running') run of this configuration ("or_begin":
+--              begin one when there is none, as a shard's task does: kreach slurm)
 --   db, command (argv, stored), log(line), tty, out (the progress's file), lines (a line per
 --   evaluation, default true), on_record(rec) (after each is stored)
 --   builds     { pool = (kreach.run.builds), job = function(item) -> argv, worker options of
@@ -247,8 +248,9 @@ function M.run(spec)
     local rconf_hash = M.hash(M.canonical(rconf))
     local run_id
     local own = {} -- eval_key -> the record this (resumed) run stored
-    if spec.resume then
-      local r = db:latest_run{ config_hash = rconf_hash, status = "running" }
+    local r = spec.resume and db:latest_run{ config_hash = rconf_hash, status = "running" }
+    if spec.resume == "or_begin" and not r then log(("no interrupted run of this shard in %s: beginning it"):format(db.path)) end
+    if spec.resume and (r or spec.resume ~= "or_begin") then
       if not r then
         errors.usage("nothing to resume in %s: no interrupted run of this command and configuration", db.path)
       end

@@ -166,6 +166,8 @@ end
 -- ahead of the GPU: kreach.run.builds; nil or 0: none, each candidate built by its GPU
 -- worker), pause_builds (default true: builds stopped while a call is timed), devices
 -- (kreach.run.devices.parse's: a GPU worker per device).
+-- policy, timing, measure (overrides), db (path), resume, force, shard ({ index, count }: --shard), timeout_s, memory_bytes, tty,
+-- command (argv), log (function(line)), out (a file for the progress).
 function M.run(o)
   local log = o.log or function(l) io.stderr:write(l, "\n") end
   local conf = M.resolve(o)
@@ -173,8 +175,12 @@ function M.run(o)
   conf.pytorch_note = nil
   local items, skipped = M.plan(o.target, o.candidates)
   for _, s in ipairs(skipped) do log("skipped: " .. s.why) end
+  -- --shard: this shard's pairs (kreach.run.plan's shards); one without any has nothing to do
+  local planned = #items
+  items = plan.select_shard(items, o.shard, plan.pair_key)
+  if o.shard then log(("shard %s: %d of the %d pairs"):format(plan.shard_text(o.shard), #items, planned)) end
   -- nothing to evaluate: said, and no device, database or run is touched
-  if #items == 0 then return { records = {}, skipped = skipped, nothing = true } end
+  if #items == 0 then return { records = {}, skipped = skipped, nothing = true, shard_empty = o.shard and planned > 0 } end
   log(("%d candidate%s to evaluate on %s%s"):format(#items, #items == 1 and "" or "s", o.target,
     #skipped > 0 and (" (%d skipped)"):format(#skipped) or ""))
   local eo = { dtype = conf.dtype, sizes = conf.sizes, policy = conf.policy, timing = conf.timing, no_lint = conf.no_lint,
@@ -345,12 +351,12 @@ end
 -- records, ... }, with planned: the number of problems), and its configuration: the baselines
 -- of o.target timed alone, each problem in a fresh worker, stored as it finishes (an
 -- evaluation without a candidate, verdict "baseline"; never reused). o: target, dtype, sizes,
--- timing, measure, torch (overrides), db, timeout_s, memory_bytes, lua_memory_bytes, command
+-- timing, measure, torch (overrides), db, resume, shard, timeout_s, memory_bytes, lua_memory_bytes, command
 -- (argv), log(line), on_config(conf) (called once the configuration is resolved, before the
 -- first problem), on_record(rec).
 function M.bench(o)
   local log = o.log or function(l) io.stderr:write(l, "\n") end
-  local items = plan.baselines(o.target)
+  local items = plan.select_shard(plan.baselines(o.target), o.shard, function(it) return plan.problem_key(it.problem_name) end)
   local conf = M.resolve{ dtype = o.dtype, sizes = o.sizes, timing = o.timing, measure = o.measure, torch = o.torch }
   conf.kind, conf.policy = "bench", nil
   if conf.pytorch_note then log(conf.pytorch_note) end
@@ -359,8 +365,8 @@ function M.bench(o)
   local to = { dtype = conf.dtype, sizes = conf.sizes, timing = conf.timing, measure = conf.measure, pytorch = conf.pytorch,
                timeout_s = o.timeout_s, memory_bytes = o.memory_bytes, lua_memory_bytes = o.lua_memory_bytes }
   local res = campaign.run{
-    db = o.db, command = o.command, config = conf, scope = { target = o.target }, items = items,
-    reuse = false, log = log, tty = o.tty, lines = false,
+    db = o.db, command = o.command, config = conf, scope = { target = o.target, shard = o.shard and plan.shard_text(o.shard) },
+    items = items, resume = o.resume and (o.shard and "or_begin" or true), reuse = false, log = log, tty = o.tty, lines = false,
     identify = plan.identify_baseline,
     evaluate = function(item, ctx)
       local t0 = core.now()

@@ -13,7 +13,8 @@
 -- Items come from the arguments: candidate files as given, directories expanded (a
 -- manifest.json's entries, or the files named <problem id>_<anything>.lua or .py), each matched
 -- to its problem of the target (a suite, or one problem). identify reads each file once and
--- hashes it: the item's key (kreach.run.campaign).
+-- hashes it: the item's key (kreach.run.campaign). --shard i/N keeps one shard of the items, cut
+-- by each item's own hash (below: select_shard, for eval, bench, generate and oracle).
 local campaign = require "kreach.run.campaign"
 local candidate = require "kreach.candidate"
 local fs = require "kreach.core.fs"
@@ -252,5 +253,61 @@ function M.identify_baseline(item)
   item.problem_hash = campaign.hash(assert(M.file_text(item.problem_path, MAX_PROBLEM_BYTES)))
   return { item.problem_hash, "baseline" }
 end
+
+-- ---- shards (--shard i/N: kreach slurm's job arrays, docs/cluster.md) ----
+--
+-- A campaign's work is cut into N shards by each unit's own key: the unit (a (problem,
+-- candidate) pair of kreach eval, a problem of kreach bench or oracle, a (problem, sample) of
+-- kreach generate) is in shard 1 + (H mod N), H the first 12 hex digits of the XXH3-128 hash
+-- (kreach.core.util.hash) of its key. So the N shards cover every unit exactly once, and a
+-- unit's shard depends on nothing but itself: candidates added between two submissions fall
+-- into shards of their own and move no other pair, so a shard's store still holds what it
+-- evaluated before and is asked only for the new pairs. The price is that the shards' sizes are
+-- even only on average (a unit is in each with probability 1/N).
+
+-- parse_shard(s) -> { index = i, count = N } from "i/N" (1 <= i <= N; shards count from 1), or
+-- nil and why not: argparse's converter for --shard.
+function M.parse_shard(s)
+  local i, n = tostring(s):match("^(%d+)/(%d+)$")
+  i, n = math.tointeger(tonumber(i)), math.tointeger(tonumber(n))
+  if not i or not n or n < 1 or i < 1 or i > n then
+    return nil, ("--shard takes i/N with 1 <= i <= N (shard i of N, counted from 1), not '%s'"):format(text.clean(tostring(s), 64))
+  end
+  return { index = i, count = n }
+end
+
+-- shard_text(shard) -> "i/N"
+function M.shard_text(shard) return ("%d/%d"):format(shard.index, shard.count) end
+
+-- shard_of(key, count) -> the shard (1 to count) the unit with this key is in.
+function M.shard_of(key, count)
+  return math.tointeger(tonumber(campaign.hash(key):sub(1, 12), 16) % count) + 1
+end
+
+-- select_shard(units, shard, key_of) -> the units (in their order) whose key_of(unit) is in
+-- shard ({ index, count }); all of them when shard is nil.
+function M.select_shard(units, shard, key_of)
+  if not shard then return units end
+  local out = {}
+  for _, u in ipairs(units) do
+    if M.shard_of(key_of(u), shard.count) == shard.index then out[#out + 1] = u end
+  end
+  return out
+end
+
+-- pair_key(item) -> the shard key of a kreach eval item: its problem's name and its candidate
+-- file's contents (their hash: the same file under two names is one pair, as its evaluation key
+-- makes it); a file that cannot be read is keyed by its path. The candidate is read here, bounded
+-- as identify reads it, and not kept.
+function M.pair_key(item)
+  local ctext = not item.invalid and M.file_text(item.candidate_path)
+  return table.concat({ "pair", item.problem_name, ctext and campaign.hash(ctext) or ("path " .. item.candidate_path) }, "\0")
+end
+
+-- problem_key(name) -> the shard key of a problem alone (kreach bench, kreach oracle).
+function M.problem_key(name) return "problem\0" .. name end
+
+-- sample_key(name, sample) -> the shard key of a problem's sample (kreach generate).
+function M.sample_key(name, sample) return ("sample\0%s\0%d"):format(name, sample) end
 
 return M
