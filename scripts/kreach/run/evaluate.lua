@@ -161,13 +161,11 @@ end
 
 -- run(o) -> { run_id, records, summary, skipped, db }, or { records = {}, skipped, nothing =
 -- true } when no candidate could be planned. o: target, candidates (paths), dtype, sizes,
--- policy, timing, measure (overrides), db (path), resume, force, timeout_s, memory_bytes, tty,
+-- policy, timing, measure (overrides), db (path), resume, force, shard ({ index, count }: --shard), timeout_s, memory_bytes, tty,
 -- command (argv), log (function(line)), out (a file for the progress), jobs (build workers
 -- ahead of the GPU: kreach.run.builds; nil or 0: none, each candidate built by its GPU
 -- worker), pause_builds (default true: builds stopped while a call is timed), devices
 -- (kreach.run.devices.parse's: a GPU worker per device).
--- policy, timing, measure (overrides), db (path), resume, force, shard ({ index, count }: --shard), timeout_s, memory_bytes, tty,
--- command (argv), log (function(line)), out (a file for the progress).
 function M.run(o)
   local log = o.log or function(l) io.stderr:write(l, "\n") end
   local conf = M.resolve(o)
@@ -198,8 +196,10 @@ function M.run(o)
   local pool = o.jobs and o.jobs > 0 and M.build_pool(items, eo, o) or nil
   local devs = o.devices and M.resolve_devices(o.devices, log) or nil
   local res = campaign.run{
-    db = o.db, command = o.command, config = conf, scope = { target = o.target, candidates = o.candidates },
-    items = items, resume = o.resume, reuse = not o.force, log = log, tty = o.tty, out = o.out,
+    db = o.db, command = o.command, config = conf, scope = { target = o.target, candidates = o.candidates,
+      shard = o.shard and plan.shard_text(o.shard) },
+    -- a shard's task runs the same line every time (kreach slurm): --resume begins its run when none was interrupted
+    items = items, resume = o.resume and (o.shard and "or_begin" or true), reuse = not o.force, log = log, tty = o.tty, out = o.out,
     identify = M.identify, builds = pool, devices = devs,
     evaluate = function(item, ctx) return M.evaluate(item, eo, ctx) end,
   }
