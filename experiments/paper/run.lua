@@ -4,7 +4,9 @@
 -- usage: kreach experiments/paper/run.lua [--data DIR] [--out DIR]   write the tables (Markdown and CSV)
 --        kreach experiments/paper/run.lua [--data DIR] --check DIR   make them in a temporary folder and
 --                                                                   compare with DIR (status 1 on a difference)
---        kreach experiments/paper/run.lua --collect                 print the GPU commands that make each data file
+--        kreach experiments/paper/run.lua --collect [--steps ...] [--model NAME] [--out DIR]
+--                                                                   run the GPU parts into --data first
+--                                                                   (experiments/paper/collect.lua); --dry-run prints them
 --
 -- --data (default experiments/paper/data): every *.jsonl there (kreach results export --format jsonl)
 -- is imported into one temporary results database (kreach.results.import), whose figures
@@ -27,6 +29,7 @@ local stats = require "kreach.stats"
 package.path = (arg[0]:match("^(.*)/[^/]*$") or ".") .. "/?.lua;" .. package.path
 local dlrm_tables = require "dlrm"
 local trivial_tables = require "trivial"
+local collect = require "collect"
 
 local here = arg[0]:match("^(.*)/[^/]*$") or "."
 local root = here .. "/../.."
@@ -39,7 +42,11 @@ local parser = argparse("kreach experiments/paper/run.lua", "The paper's tables,
 parser:option("--data", "The folder of the evaluations' JSON lines.", root .. "/experiments/paper/data")
 parser:option("--out", "The folder to write the tables to (made when missing).")
 parser:option("--check", "Make the tables in a temporary folder and compare them with this one.")
-parser:flag("--collect", "Print the GPU commands that make each data file (runs none of them).")
+parser:flag("--collect", "First run the GPU parts that make the data, into --data (experiments/paper/collect.lua).")
+parser:flag("--dry-run", "With --collect: print the commands instead of running them.")
+parser:option("--steps", "With --collect: only these steps (examples,dlrm,trivial,addressable,scale,model).")
+parser:option("--model", "With --collect: also generate and evaluate this model's candidates (a model API).")
+parser:option("--machine", "With --collect: the files' machine tag (default from the GPU's name: h100, h200...).")
 local args = parser:parse()
 
 local CF = report.csv_field
@@ -76,31 +83,44 @@ local DLRM_DATA = root .. "/experiments/dlrm/data"
 
 -- ---- --collect: what makes each data file ----
 
-local COLLECT = {
-  { "experiments/paper/data/<machine>-<date>-examples.jsonl",
-    { "kreach eval kernelbench-l1-repr examples --db paper.db",
-      "kreach results export --db paper.db --format jsonl -o experiments/paper/data/<machine>-<date>-examples.jsonl" } },
-  { "experiments/paper/data/<machine>-<date>-<model>.jsonl (the model study; none stored yet)",
-    { "kreach generate kernelbench-l1-repr --model <model> --samples 4 --eval --out gen/<model> --db paper-<model>.db   (a model API and a GPU; docs/generate.md)",
-      "kreach results export --db paper-<model>.db --format jsonl -o experiments/paper/data/<machine>-<date>-<model>.jsonl" } },
-  { "experiments/kernelbench/data/h200_conv_parity_cudnn.tsv, h200_conv_parity_tf32.tsv",
-    { "kreach bench kernelbench-l1-conv --budget 0.2   (per KREACH_CUDNN_SELECT; see each file's header)",
-      "kreach bench kernelbench-l1-conv --torch-tf32 --budget 0.2" } },
-  { "experiments/dlrm/data/h200_project.txt",
-    { "kreach experiments/dlrm/project.lua --db results.db > experiments/dlrm/data/h200_project.txt" } },
-  { "experiments/paper/data/<machine>-<date>-addressable.json (the addressable fraction)",
-    { "kreach experiments/addressable_fraction.lua --core --db af.db --json experiments/paper/data/<machine>-<date>-addressable.json" } },
-  { "experiments/paper/data/<machine>-<date>-scale.json (the model-scale sweep; experiments/scale/README.md)",
-    { "kreach experiments/scale/run.lua --db scale.db --out experiments/paper/data/<machine>-<date>-scale.json" } },
-}
-
 if args.collect then
-  print("experiments/paper/run.lua --collect: runs nothing; these commands, on a GPU machine from the repository root, make the data:")
-  for _, c in ipairs(COLLECT) do
-    print("\n" .. c[1])
-    for _, l in ipairs(c[2]) do print("  " .. l) end
+  -- the GPU parts first (experiments/paper/collect.lua), into --data; then the tables below
+  local kreach = require "kreach"
+  local steps = {}
+  for _, st in ipairs(collect.STEPS) do steps[st] = not args.steps end
+  if args.steps then
+    for w in args.steps:gmatch("[^,]+") do
+      local known = false
+      for _, st in ipairs(collect.STEPS) do known = known or st == w end
+      if not known then parser:error(("--steps: no step %q (the steps: %s)"):format(w, table.concat(collect.STEPS, ", "))) end
+      steps[w] = true
+    end
   end
-  os.exit(0)
+  local dev = kreach.device_or_nil and kreach.device_or_nil() or select(2, pcall(kreach.device))
+  local has_gpu = type(dev) == "table" and dev.name
+  local o = { kreach = kreach.executable(), data = args.dry_run and shown(args.data) or (real(args.data) or args.data), work = "$W", steps = steps, model = args.model,
+              date = os.date("!%Y-%m-%d"), device = has_gpu and dev.name or "<device>",
+              tag = args.machine or (has_gpu and collect.machine_tag(dev.name)) or "<machine>",
+              sources = args.data .. "/sources.tsv", log = function(l) io.stderr:write(l, "\n") end }
+  if args.dry_run then
+    print("# experiments/paper/run.lua --collect --dry-run: what --collect runs, in order (W: a scratch folder)")
+    for _, st in ipairs(collect.plan(o)) do
+      print("\n# " .. st.step)
+      for _, c in ipairs(st.cmds) do print(collect.command_text(c)) end
+    end
+    if not args.model then print("\n# model: kreach generate --eval for --model NAME (none given)") end
+    os.exit(0)
+  end
+  if not has_gpu then
+    io.stderr:write("experiments/paper/run.lua --collect: no GPU here (the collection measures on one); --collect --dry-run prints what it would run\n")
+    os.exit(77)
+  end
+  local tmp = os.tmpname(); os.remove(tmp); lfs.mkdir(tmp)
+  o.work = tmp
+  local status = collect.run(o)
+  os.execute("rm -rf '" .. tmp .. "'")
+  if status ~= 0 then os.exit(status) end
+  if not args.out and not args.check then os.exit(0) end
 end
 
 -- ---- Markdown and CSV ----
