@@ -18,15 +18,9 @@ for i = 2, #arg do jobs[#jobs + 1] = assert(math.tointeger(tonumber(arg[i])), "j
 if #jobs == 0 then jobs = { 1, 2 } end
 local ARCH = "sm_90"
 
-local EXAMPLES = { "001_matmul_tiled.lua", "023_softmax_online.lua", "026_gelu_float4.lua",
-                   "036_rmsnorm_columns.lua", "048_mean_columns.lua" }
+local EXAMPLES = common.LUA_EXAMPLES
 
-local function sh(cmd)
-  local p = assert(io.popen(cmd))
-  local out = p:read("a")
-  local ok = p:close()
-  return out, ok
-end
+local sh = common.sh
 
 local dir = sh("mktemp -d"):gsub("%s+$", "")
 -- the candidates: variant v of example e as <id>_v<v>.lua

@@ -28,20 +28,8 @@ local py = pair.find_python()
 local load_kind = arg[3] or (py and "py" or "lua")
 assert(load_kind == "lua" or (load_kind == "py" and py), "py builds need a python3 with CUDA PyTorch (KREACH_PYTHON)")
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
-local p = io.popen("mktemp -d")
-local dir = p:read("l")
-p:close()
+local read, write = common.read, common.write
+local dir = common.tmpdir()
 
 -- the timed candidates (those of timing_repro.lua)
 local cases = {

@@ -26,28 +26,10 @@ local jobs = {}
 for i = 3, #arg do jobs[#jobs + 1] = assert(math.tointeger(tonumber(arg[i])), "jobs must be whole numbers") end
 if #jobs == 0 then jobs = { 0, 1, 16 } end
 
-local function sh(cmd)
-  local p = assert(io.popen(cmd))
-  local out = p:read("a")
-  local ok = p:close()
-  return out, ok
-end
-local function tmpdir() return (sh("mktemp -d"):gsub("%s+$", "")) end
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
+local sh, tmpdir, read, write = common.sh, common.tmpdir, common.read, common.write
 
 -- the candidates
-local LUA_EXAMPLES = { "001_matmul_tiled.lua", "023_softmax_online.lua", "026_gelu_float4.lua",
-                       "036_rmsnorm_columns.lua", "048_mean_columns.lua" }
+local LUA_EXAMPLES = common.LUA_EXAMPLES
 local function make_lua(dir, n)
   for v = 1, n do
     local name = LUA_EXAMPLES[(v - 1) % #LUA_EXAMPLES + 1]

@@ -23,4 +23,34 @@ function M.result(name, value, unit, what)
   io.flush()
 end
 
+-- the campaign benchmarks' helpers (build_jobs, campaign_throughput, builds_beside)
+
+-- the five level-1 example candidates of examples/, which those benchmarks copy
+M.LUA_EXAMPLES = { "001_matmul_tiled.lua", "023_softmax_online.lua", "026_gelu_float4.lua",
+                   "036_rmsnorm_columns.lua", "048_mean_columns.lua" }
+
+-- sh(cmd) -> its standard output, and whether it succeeded
+function M.sh(cmd)
+  local p = assert(io.popen(cmd))
+  local out = p:read("a")
+  local ok = p:close()
+  return out, ok
+end
+
+-- tmpdir() -> a new temporary folder's path
+function M.tmpdir() return (M.sh("mktemp -d"):gsub("%s+$", "")) end
+
+function M.read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+function M.write(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+
 return M
