@@ -19,6 +19,8 @@ local json = require "kreach.json"
 local pair = require "kreach.run.pair"
 kreach.skip_without_device()
 
+-- each line as it is written: a run cut off by a time limit keeps what it printed
+io.stdout:setvbuf("line")
 local root = (arg[0]:match("^(.*)/[^/]*$") or ".") .. "/../.."
 local n_lua = math.tointeger(tonumber(arg[1] or "40")) or 40
 local n_py = math.tointeger(tonumber(arg[2] or "20")) or 20
