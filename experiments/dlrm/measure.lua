@@ -281,6 +281,7 @@ for _, name in ipairs(configs) do
 end
 if args.json then
   local f = assert(io.open(args.json, "w"))
-  f:write(cjson.encode({ results = results }), "\n")
+  local dev = kreach.device()
+  f:write(cjson.encode({ device = { name = dev.name, uuid = dev.uuid }, date = os.date("!%Y-%m-%d"), results = results }), "\n")
   f:close()
 end
