@@ -6,6 +6,9 @@ $ D=${TMPDIR:-/tmp}/kreach-report-t.$PPID; rm -rf $D; mkdir -p $D && kreach test
 ~ ^built	.*/s%.db$
 $ kreach report --db ${TMPDIR:-/tmp}/kreach-report-t.$PPID/s.db -o ${TMPDIR:-/tmp}/kreach-report-t.$PPID/r.html
 ~ ^/.*/kreach%-report%-t%.%d+/r%.html$
+# its progress, on standard error: plain lines off a terminal (kreach.progress), the inputs and each figure
+~ ^kreach report: 8 of 8 done %(100%%%) in
+! \r
 $ grep -c 'data-state="drawn"' ${TMPDIR:-/tmp}/kreach-report-t.$PPID/r.html; grep -o 'Not drawn: No profile in the store' ${TMPDIR:-/tmp}/kreach-report-t.$PPID/r.html
 = 4
 = Not drawn: No profile in the store

@@ -133,7 +133,9 @@ describe("kreach report", function()
     local html = dir .. "/report.html"
     local out, rc = kreach_cmd(("report --db %s --db %s --data %s -o %s"):format(q(s_db), q(c_db), q(data), q(html)))
     assert.equal(0, rc, out)
-    assert.equal(html .. "\n", out)
+    -- the path on standard output, last (the progress lines before it are standard error's)
+    assert.equal(html .. "\n", out:sub(-(#html + 1)))
+    assert.truthy(out:find("kreach report: 8 of 8 done (100%) in", 1, true), out)
     local shot = dir .. "/shot.png"
     local seen_text, crc = support.sh(("python3 %s %s %s --sort-header 'vs baseline' 2>&1"):format(q(driver), q(html), q(shot)))
     assert.equal(0, crc, seen_text)

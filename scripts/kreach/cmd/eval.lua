@@ -126,7 +126,7 @@ return {
       if #res.skipped > 0 then io.write(("%d candidate%s skipped (see above)\n"):format(#res.skipped, #res.skipped == 1 and "" or "s")) end
     end
     if args.report then
-      local files = report.make{ dbs = { res.db }, output = args.report,
+      local files = report.make{ dbs = { res.db }, output = args.report, progress = true,
                                  categories = function(paths) return catalog.load("problem", paths) end }
       local out = args.json and io.stderr or io.stdout -- under --json standard output holds the one JSON object
       out:write(("report: %s\n"):format(files[1]))

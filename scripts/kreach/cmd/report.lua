@@ -17,7 +17,7 @@ return {
   run = function(args)
     local dbs = args.db or {}
     if #dbs == 0 and not args.data then dbs = { cli.default_db() } end
-    local files = report.make{ dbs = dbs, data = args.data, profiles = args.profiles, output = args.output, format = args.format,
+    local files = report.make{ dbs = dbs, data = args.data, profiles = args.profiles, output = args.output, format = args.format, progress = true,
                                categories = function(paths) return catalog.load("problem", paths) end }
     for _, f in ipairs(files) do io.write(f, "\n") end
     return 0

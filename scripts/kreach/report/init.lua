@@ -13,27 +13,36 @@ local figures = require "kreach.report.figures"
 local gnuplot = require "kreach.report.gnuplot"
 local html = require "kreach.report.html"
 local markdown = require "kreach.report.markdown"
+local progress = require "kreach.progress"
 
 local M = {}
 
 M.FORMATS = { "html", "md" }
 
 -- build(o) -> { figures = { {name, title, caption, svg, data} | {name, title, missing} }, rows
--- (the per-problem table), notes, sources }. o is kreach.report.data.gather's. Raises a user
--- error when gnuplot cannot run or a named input cannot be read.
+-- (the per-problem table), notes, sources }. o is kreach.report.data.gather's, plus progress
+-- (true: kreach.progress's line on standard error, a step per input read and per figure drawn).
+-- Raises a user error when gnuplot cannot run or a named input cannot be read.
 function M.build(o)
   local ok, why = gnuplot.available()
   if not ok then errors.failed("kreach report: %s", why) end
+  -- the steps: reading the inputs, then each figure (their number known once read)
+  local t = o.progress and progress.new{ prefix = "kreach report", total = 1, every_pct = 25 } or nil
+  if t then t:start("reading the data") end
   local d = data.gather(o)
   local figs = figures.all(d)
+  if t then t.total = 1 + #figs; t:finished() end
   for _, f in ipairs(figs) do
+    if t then t:start(f.name) end
     if not f.missing then
       local svg, err = gnuplot.render{ name = f.name, script = f.script, blocks = f.blocks, data = f.data,
                                        width = f.width or 760, height = f.height or 400 }
-      if not svg then errors.failed("%s", err) end
+      if not svg then if t then t:close() end; errors.failed("%s", err) end
       f.svg = svg
     end
+    if t then t:finished() end
   end
+  if t then t:close() end
   return { figures = figs, rows = figures.table_rows(d), notes = d.notes, sources = d.sources, models = d.models }
 end
 
@@ -83,7 +92,7 @@ function M.check_output(path, dbs)
   return protect
 end
 
--- make{ dbs, data, profiles, categories (as build's), output = (the file), format = "html"|"md"
+-- make{ dbs, data, profiles, categories, progress (as build's), output = (the file), format = "html"|"md"
 -- (default: from the output's name, else html) } -> the files written: build and write in one,
 -- the databases read protected from being written over (kreach report, kreach eval --report)
 function M.make(o)
