@@ -10,8 +10,8 @@ $ kreach results export --db ${TMPDIR:-/tmp}/kreach-results-t.$PPID/r.db --forma
 $ kreach results export --db ${TMPDIR:-/tmp}/kreach-results-t.$PPID/r.db --format jsonl | wc -l
 ~ ^ *3$
 $ kreach results export --db ${TMPDIR:-/tmp}/kreach-results-t.$PPID/r.db --format csv
-= id,run_id,suite,problem_id,problem,candidate,candidate_hash,dtype,verdict,reason,kernelbench_allclose,baseline_ms,candidate_ms,speedup,speedup_lo,speedup_hi,pytorch_ms,pytorch_compiled_ms,speedup_pytorch,speedup_pytorch_lo,speedup_pytorch_hi,speedup_compiled,speedup_compiled_lo,speedup_compiled_hi,baseline_vs_pytorch,sol_fraction,throttled,time_method,other_stream_calls,timing_warnings,wall_s,finished_at
-~ ^1,1,kernelbench%-level1,19,19_ReLU,relu_v1,c1,f32,correct,,,0%.5,0%.25,2%.0,,,,,,,,,,,,,false,,,,,%d%d%d%d%-%d%d%-%d%dT[%d:]+Z$
+= id,run_id,suite,problem_id,problem,candidate,candidate_hash,dtype,verdict,reason,kernelbench_allclose,baseline_ms,candidate_ms,speedup,speedup_lo,speedup_hi,pytorch_ms,pytorch_compiled_ms,speedup_pytorch,speedup_pytorch_lo,speedup_pytorch_hi,speedup_compiled,speedup_compiled_lo,speedup_compiled_hi,baseline_vs_pytorch,sol_fraction,throttled,time_method,other_stream_calls,timing_warnings,wall_s,finished_at,model,harness,measured_here,source_file
+~ ^1,1,kernelbench%-level1,19,19_ReLU,relu_v1,c1,f32,correct,,,0%.5,0%.25,2%.0,,,,,,,,,,,,,false,,,,,%d%d%d%d%-%d%d%-%d%dT[%d:]+Z,m,,true,$
 ~ ^2,1,kernelbench%-level1,2,2_Matmul,"a ""quoted"", name",c2,bf16,compile_error,"nvrtc: error$
 ~ ^line 3",,,,,,,,,,,,,,,,,,,,,,%d%d%d%d%-
 ~ ^3,1,kernelbench%-level1,19,19_ReLU,,,f32,correct,,,0%.5,,,,,,,,

@@ -17,6 +17,8 @@ $ D=${TMPDIR:-/tmp}/kreach-import-t.$PPID; kreach results runs --db $D/r.db
 # the speedup against PyTorch is KernelBench's: the baseline's mean over the runtime (1.5 / 0.5)
 $ D=${TMPDIR:-/tmp}/kreach-import-t.$PPID; kreach results export --db $D/r.db --format csv
 ~ ^2,1,kernelbench%-l1,19,19_ReLU,gpt%-x sample 0,%x+,f32,correct,,,,0%.5,,,,1%.5,,3%.0,
+# an imported row says where it came from, in the CSV as in the JSON lines
+~ ^2,1,.*,gpt%-x,kernelbench,false,eval_results%.json$
 $ D=${TMPDIR:-/tmp}/kreach-import-t.$PPID; kreach results export --db $D/r.db --format jsonl
 ~ ^{.*"harness":"kernelbench",.*"measured_here":false,"model":"gpt%-x",.*"source_file":"eval_results%.json","source_hash":"%x+",.*"verdict":"incorrect"}$
 # importing the same file again is refused: nothing is counted twice

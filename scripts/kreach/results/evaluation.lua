@@ -108,10 +108,10 @@ M.FIELDS = {
   -- was named and its hash (kreach.results.import). The problem's and candidate's stored rows
   -- come with it, so that an export holds all an import needs: problem_hash and
   -- candidate_source.
-  { name = "model", kind = "text", list = true, column = "TEXT" },
-  { name = "harness", kind = "text", list = true, column = "TEXT" },
-  { name = "measured_here", kind = "bool", list = true, column = "INTEGER" },
-  { name = "source_file", kind = "text", column = "TEXT" },
+  { name = "model", kind = "text", list = true, column = "TEXT", csv = true },
+  { name = "harness", kind = "text", list = true, column = "TEXT", csv = true },
+  { name = "measured_here", kind = "bool", list = true, column = "INTEGER", csv = true },
+  { name = "source_file", kind = "text", column = "TEXT", csv = true },
   { name = "source_hash", kind = "text", column = "TEXT" },
   { name = "problem_hash", kind = "text", joined = "p.file_hash" },
   { name = "candidate_source", kind = "text", joined = "c.source" },
