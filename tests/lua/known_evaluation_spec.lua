@@ -145,10 +145,11 @@ describe("the record's exports, known answers", function()
     speedup_pytorch_hi = "4.25", speedup_compiled = "3.625", speedup_compiled_lo = "3.25",
     speedup_compiled_hi = "3.875", baseline_vs_pytorch = "0.5", sol_fraction = "0.375", throttled = "true",
     time_method = "kreach worker: events", other_stream_calls = "3", timing_warnings = "first warning; second warning",
-    wall_s = "7.5",
+    wall_s = "7.5", model = "", harness = "", measured_here = "", source_file = "",
   }
 
-  local function check_csv(lines, id, run_id, finished_at)
+  -- over: the columns that differ for this record (a stored one has its model and measured_here)
+  local function check_csv(lines, id, run_id, finished_at, over)
     assert.equals(2, #lines)
     local head, cells = {}, {}
     for h in (lines[1] .. ","):gmatch("([^,]*),") do head[#head + 1] = h end
@@ -157,6 +158,7 @@ describe("the record's exports, known answers", function()
     local want = {}
     for k, v in pairs(CSV) do want[k] = v end
     want.id, want.run_id, want.finished_at = id, run_id, finished_at
+    for k, v in pairs(over or {}) do want[k] = v end
     local got = {}
     for i, h in ipairs(head) do got[h] = cells[i] end
     assert.same(want, got)
@@ -222,7 +224,8 @@ describe("the record's exports, known answers", function()
     results.write("csv", data, function(...) for _, s in ipairs({ ... }) do out[#out + 1] = s end end)
     local lines = {}
     for l in table.concat(out):gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
-    check_csv(lines, tostring(id), tostring(rec.run_id), rec.finished_at)
+    -- stored by kreach itself: measured here, and the model the record names
+    check_csv(lines, tostring(id), tostring(rec.run_id), rec.finished_at, { model = "m", measured_here = "true" })
     out = {}
     results.write("kernelbench", data, function(...) for _, s in ipairs({ ... }) do out[#out + 1] = s end end)
     local kb = cjson.decode(table.concat(out))["19"][1]
