@@ -206,22 +206,14 @@ local described = descriptions(DATA)
 local data, categories, file_of = { rows = {}, models = {} }, {}, {}
 
 if #files > 0 then
-  local tmp = os.tmpname()
-  local db_path = tmp .. ".db"
   local paths = {}
   for i, f in ipairs(files) do paths[i] = DATA .. "/" .. f; file_of[paths[i]] = f end
-  local ok, err = pcall(function()
-    local prepared = import.prepare(paths, {})
-    local db = assert(store.open(db_path))
-    local iok, ierr = pcall(import.import, db, prepared, {})
-    db:close()
-    if not iok then error(ierr, 0) end
+  local ok, err = pcall(import.into_temporary, paths, function(db_path)
     local rok, opened, d = pcall(store.read, db_path, summary.read)
     if not rok then error(opened, 0) end
     if not opened then error(d, 0) end
     data = d
   end)
-  for _, suffix in ipairs{ "", ".db", ".db-wal", ".db-shm", ".db-journal" } do os.remove(tmp .. suffix) end
   if not ok then io.stderr:write("experiments/paper/run.lua: ", tostring(err), "\n"); os.exit(3) end
   -- each problem file's category, loaded in kreach's loader (the rows' paths are the repository's)
   categories = summary.categories(data.rows, function(ps)

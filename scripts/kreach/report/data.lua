@@ -6,7 +6,6 @@
 -- left empty; a file that is named and cannot be read is an error naming it. docs/report.md,
 -- "Inputs", gives the shapes.
 local lfs = require "lfs"
-local atomic = require "kreach.atomic"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
 local store = require "kreach.results.store"
@@ -179,16 +178,9 @@ function M.gather(o)
     local described = descriptions(dir)
     local files = list_dir(dir, "%.jsonl$")
     if #files > 0 then
-      local tmp = assert(atomic.tmpdir())
-      local db_path = tmp .. "/data.db"
       local paths = {}
       for i, f in ipairs(files) do paths[i] = dir .. "/" .. f end
-      local ok, err = pcall(function()
-        local prepared = import.prepare(paths, {})
-        local db = assert(store.open(db_path))
-        local iok, ierr = pcall(import.import, db, prepared, {})
-        db:close()
-        if not iok then error(ierr, 0) end
+      import.into_temporary(paths, function(db_path)
         local d = read_db(db_path, #(o.dbs or {}) + 1, dir, described)
         -- an imported row's problem path is the repository's, relative to its root
         for _, r in ipairs(d.rows) do
@@ -196,8 +188,6 @@ function M.gather(o)
         end
         merge(d)
       end)
-      atomic.remove_tree(tmp)
-      if not ok then error(err, 0) end
       for _, f in ipairs(files) do out.sources[#out.sources + 1] = described[f] and ("%s/%s (%s)"):format(dir, f, described[f]) or (dir .. "/" .. f) end
     end
     -- the DLRM measurement: dlrm-measure.json or <machine>-<date>-dlrm-measure.json, the last by

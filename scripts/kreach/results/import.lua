@@ -13,6 +13,7 @@
 -- database is as it was. An imported row says where it came from (harness, measured_here =
 -- false, source_file, source_hash) and points at a run of its own, status 'imported', whose
 -- config names the file and its hash; it is never taken for a measurement of kreach's.
+local atomic = require "kreach.atomic"
 local errors = require "kreach.errors"
 local json = require "kreach.json"
 local kinds = require "kreach.kinds"
@@ -20,6 +21,7 @@ local problem = require "kreach.problem"
 local util = require "kreach.core.util"
 local verdicts = require "kreach.verdict"
 local evaluation = require "kreach.results.evaluation"
+local store = require "kreach.results.store"
 
 local M = {}
 
@@ -399,6 +401,27 @@ function M.report(res, db, write)
       r.evaluations == 1 and "" or "s", r.file, r.harness, r.source_hash, db, #ids == 1 and "" or "s",
       table.concat(ids, ", ")))
   end
+end
+
+
+-- into_temporary(paths, fn) -> what fn(db_path) returns: the files imported, as `kreach results
+-- import` imports them, into a results database in a new private folder, which is removed
+-- afterwards whether fn returns or raises (its error raised again). For the readers of a data
+-- folder: experiments/paper/run.lua and kreach report --data.
+function M.into_temporary(paths, fn)
+  local tmp = assert(atomic.tmpdir())
+  local db_path = tmp .. "/data.db"
+  local res = table.pack(pcall(function()
+    local prepared = M.prepare(paths, {})
+    local db = assert(store.open(db_path))
+    local ok, err = pcall(M.import, db, prepared, {})
+    db:close()
+    if not ok then error(err, 0) end
+    return fn(db_path)
+  end))
+  atomic.remove_tree(tmp)
+  if not res[1] then error(res[2], 0) end
+  return table.unpack(res, 2, res.n)
 end
 
 return M
