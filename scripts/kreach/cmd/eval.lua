@@ -11,8 +11,8 @@ local evaluation = require "kreach.results.evaluation"
 local json = require "kreach.json"
 local plan = require "kreach.run.plan"
 local seal = require "kreach.run.seal"
-local util = require "kreach.core.util"
 local worker = require "kreach.run.worker"
+local progress = require "kreach.progress"
 local report = require "kreach.report"
 local catalog = require "kreach.problem.catalog"
 
@@ -98,7 +98,7 @@ return {
       target = args.target, candidates = args.candidates, dtype = args.dtype, sizes = sizes,
       policy = policy, timing = timing, measure = measure, torch = torch, db = args.db, resume = args.resume, shard = args.shard, no_lint = args.no_lint,
       jobs = jobs, pause_builds = not args.no_pause_builds, devices = devs,
-      force = args.force, timeout_s = args.timeout, memory_bytes = args.worker_memory, tty = util.isatty(2), command = argv,
+      force = args.force, timeout_s = args.timeout, memory_bytes = args.worker_memory, tty = progress.isatty(io.stderr), command = argv,
       log = function(l) io.stderr:write("kreach eval: ", l, "\n") end,
     }
     if res.shard_empty then

@@ -25,6 +25,7 @@ local providers = require "kreach.generate.providers"
 local extract = require "kreach.generate.extract"
 local prompt_mod = require "kreach.generate.prompt"
 local models = require "kreach.generate.models"
+local progress = require "kreach.progress"
 local progress_mod = require "kreach.generate.progress"
 local manifest = require "kreach.generate.manifest"
 local ev = require "kreach.run.evaluate"
@@ -371,7 +372,7 @@ function M.run(args)
     end
     self:open_out()
     self.tracker = progress_mod.new{ total = #asks, concurrency = args.concurrency, retries = args.retries,
-                                     tty = util.isatty(2), now = kcore.now, quiet = args.quiet }
+                                     tty = progress.isatty(io.stderr), now = kcore.now, quiet = args.quiet }
     if not self:ask(asks) then self.tracker:close(); break end
     self.tracker:close()
     self:write_candidates(tjobs)
