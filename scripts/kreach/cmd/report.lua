@@ -9,7 +9,7 @@ return {
   summary = "Write a report (HTML or Markdown with SVG figures) from results databases, data files and profiles.",
   parser = function(p)
     p:option("--db", "A results database (repeatable; default: $KREACH_DB, else results.db, when no --data is given)."):count("*")
-    p:option("--data", "A folder of kreach's JSON lines (kreach results export --format jsonl), with sources.tsv, dlrm*.json and addressable*.json (docs/report.md, \"Inputs\").")
+    p:option("--data", "A folder of kreach's JSON lines (kreach results export --format jsonl), with sources.tsv, *dlrm-measure.json and *addressable*.json (docs/report.md, \"Inputs\").")
     p:option("--profiles", "A profile report (kreach profile --json) or experiments/addressable_fraction.lua --json's file (repeatable)."):count("*")
     p:option("-o --output", "The file to write (report.html, or report.md with its SVGs beside it)."):argname("<file>"):count(1)
     p:option("--format", "html or md (default: from the output's name, else html).", nil):choices(report.FORMATS)

@@ -244,7 +244,7 @@ end
 function M.dlrm(d)
   local f = { name = "dlrm", title = "DLRM: projected against measured end-to-end gain" }
   if not d.dlrm then
-    f.missing = "No DLRM measurement among the data (a dlrm*.json in --data DIR, as experiments/dlrm/measure.lua --json FILE writes it, on a GPU)."
+    f.missing = "No DLRM measurement among the data (a *dlrm-measure.json in --data DIR, as experiments/dlrm/measure.lua --json FILE writes it, on a GPU)."
     return f
   end
   if #d.dlrm.points == 0 then
