@@ -5,7 +5,6 @@
 -- and the candidate file's text (docs/evaluation.md, "Storing and resuming"), on nothing else:
 -- a changed key evaluates again, the same key reuses what is stored.
 local campaign = require "kreach.run.campaign"
-local device = require "kreach.device"
 local ev = require "kreach.run.evaluate"
 local evaluation = require "kreach.results.evaluation"
 local store = require "kreach.results.store"
@@ -19,17 +18,14 @@ local SINK = { write = function() end, flush = function() end }
 local tmpdir, rm_tmpdirs = support.tmpdirs()
 
 describe("an evaluation's key", function()
-  local saved, dev, evaluated, dir, db_path, problem_path
+  local restore, dev, evaluated, dir, db_path, problem_path
   before_each(function()
-    saved = { require = device.require, calibration = campaign.calibration, evaluate = ev.evaluate }
     dev = { uuid = "GPU-11111111-2222-3333-4444-555555555555", name = "a stand-in" }
     evaluated = {}
-    device.require = function() return dev end
-    campaign.calibration = function() return nil end
-    ev.evaluate = function(item, o)
+    restore = support.stand_in_gpu(function() return dev end, function(item, o)
       evaluated[#evaluated + 1] = item.candidate_path
       return evaluation.finish(evaluation.new(item, o), { verdict = verdict.new("correct"), wall_s = 0 })
-    end
+    end)
     dir = tmpdir()
     db_path = dir .. "/results.db"
     problem_path = dir .. "/019_ReLU.lua"
@@ -37,7 +33,7 @@ describe("an evaluation's key", function()
     support.spit(dir .. "/a.lua", "-- candidate a, version 1\nreturn {}\n")
   end)
   after_each(function()
-    device.require, campaign.calibration, ev.evaluate = saved.require, saved.calibration, saved.evaluate
+    restore()
   end)
   teardown(rm_tmpdirs)
 

@@ -10,7 +10,6 @@ local core = require "kreach.core"
 local support = require "support"
 local progress = require "kreach.progress"
 local campaign = require "kreach.run.campaign"
-local device = require "kreach.device"
 local ev = require "kreach.run.evaluate"
 local evaluation = require "kreach.results.evaluation"
 local verdict = require "kreach.verdict"
@@ -196,20 +195,17 @@ end)
 -- tests/lua/store_resume_spec.lua runs it: a stand-in device and a stand-in for the workers'
 -- evaluation (which takes 2 s of a fake clock's time); the progress is the real one
 describe("kreach eval's progress through the campaign", function()
-  local saved, t
+  local restore, t
   before_each(function()
-    saved = { require = device.require, calibration = campaign.calibration, evaluate = ev.evaluate }
-    device.require = function() return { uuid = "GPU-0000-progress", name = "a stand-in" } end
-    campaign.calibration = function() return nil end
     t = 0
-    ev.evaluate = function(item, o, ctx)
+    restore = support.stand_in_gpu("GPU-0000-progress", function(item, o, ctx)
       ctx.status("correctness")
       t = t + 2
       return evaluation.finish(evaluation.new(item, o), { verdict = verdict.new("correct"), wall_s = 2 })
-    end
+    end)
   end)
   after_each(function()
-    device.require, campaign.calibration, ev.evaluate = saved.require, saved.calibration, saved.evaluate
+    restore()
   end)
 
   it("off a terminal: a line per evaluation with the time left; reused ones give none", function()

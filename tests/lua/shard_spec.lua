@@ -7,7 +7,6 @@
 -- with the same line (--resume: begun when nothing was interrupted, continued when it was), and
 -- the merge holding every pair exactly once; and the merge of kreach generate's shards.
 local campaign = require "kreach.run.campaign"
-local device = require "kreach.device"
 local ev = require "kreach.run.evaluate"
 local evaluation = require "kreach.results.evaluation"
 local merge = require "kreach.results.merge"
@@ -108,19 +107,16 @@ describe("--shard i/N", function()
 end)
 
 describe("kreach eval --shard", function()
-  local saved, dir, problem_path, cands, evaluated, die_at
+  local restore, dir, problem_path, cands, evaluated, die_at
   local SINK = { write = function() end, flush = function() end }
 
   before_each(function()
-    saved = { require = device.require, calibration = campaign.calibration, evaluate = ev.evaluate }
-    device.require = function() return { uuid = "GPU-0000-shard", name = "a stand-in" } end
-    campaign.calibration = function() return nil end
-    ev.evaluate = function(item, o)
+    restore = support.stand_in_gpu("GPU-0000-shard", function(item, o)
       local name = item.candidate_path:match("([^/]+)%.lua$")
       if name == die_at then error("killed while evaluating " .. name, 0) end
       evaluated[#evaluated + 1] = name
       return evaluation.finish(evaluation.new(item, o), { verdict = verdict.new("correct"), wall_s = 0 })
-    end
+    end)
     dir = support.tmpdir()
     problem_path = dir .. "/019_ReLU.lua"
     support.spit(problem_path, support.slurp("problems/kernelbench/level1/019_ReLU.lua"))
@@ -131,7 +127,7 @@ describe("kreach eval --shard", function()
     end
   end)
   after_each(function()
-    device.require, campaign.calibration, ev.evaluate = saved.require, saved.calibration, saved.evaluate
+    restore()
   end)
 
   -- a task's line: shard i of n into its own database, with --resume (as kreach slurm runs it)

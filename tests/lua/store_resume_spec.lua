@@ -4,8 +4,6 @@
 -- Then what `kreach eval --resume` and `--force` do with it, through kreach.run.evaluate.run without a
 -- GPU (a stand-in device, and a stub for the workers' evaluation that can die mid-run).
 local kreach = require "kreach"
-local campaign = require "kreach.run.campaign"
-local device = require "kreach.device"
 local errors = require "kreach.errors"
 local ev = require "kreach.run.evaluate"
 local evaluation = require "kreach.results.evaluation"
@@ -84,22 +82,19 @@ describe("a killed run", function()
 end)
 
 describe("kreach eval --resume and --force", function()
-  local saved, dir, db_path, problem_path, cands, evaluated, die_at
+  local restore, dir, db_path, problem_path, cands, evaluated, die_at
   local SINK = { write = function() end, flush = function() end }
   local dirs = {}
 
   before_each(function()
-    saved = { require = device.require, calibration = campaign.calibration, evaluate = ev.evaluate }
-    device.require = function() return { uuid = "GPU-0000-resume", name = "a stand-in" } end
-    campaign.calibration = function() return nil end
     -- the workers' evaluation: records what it evaluates; at die_at (a candidate's name) the
     -- process "dies" with that evaluation in flight (nothing of it stored, the run left open)
-    ev.evaluate = function(item, o)
+    restore = support.stand_in_gpu("GPU-0000-resume", function(item, o)
       local name = item.candidate_path:match("([^/]+)%.lua$")
       if name == die_at then error("killed while evaluating " .. name, 0) end
       evaluated[#evaluated + 1] = name
       return evaluation.finish(evaluation.new(item, o), { verdict = verdict.new("correct"), wall_s = 0 })
-    end
+    end)
     dir = support.tmpdir()
     dirs[#dirs + 1] = dir
     db_path = dir .. "/results.db"
@@ -112,7 +107,7 @@ describe("kreach eval --resume and --force", function()
     end
   end)
   after_each(function()
-    device.require, campaign.calibration, ev.evaluate = saved.require, saved.calibration, saved.evaluate
+    restore()
   end)
   teardown(function() for _, d in ipairs(dirs) do support.rm_tree(d) end end)
 

@@ -323,4 +323,24 @@ function M.http_server(script)
   return "http://127.0.0.1:" .. port, log, stop
 end
 
+
+-- stand_in_gpu(dev, evaluate) -> restore(): kreach eval's campaign without a GPU, for the specs of
+-- what the parent does (the store, resume, shards, the key, the progress): kreach.device.require
+-- gives `dev` (a table; a uuid for { uuid, name = "a stand-in" }; or a function returning the
+-- device, for a spec that changes it between runs), no calibration is taken, and
+-- kreach.run.evaluate.evaluate is `evaluate` (item, o, ctx) -> record; restore() puts all three back
+function M.stand_in_gpu(dev, evaluate)
+  local device = require "kreach.device"
+  local campaign = require "kreach.run.campaign"
+  local ev = require "kreach.run.evaluate"
+  local get = dev
+  if type(dev) == "table" then get = function() return dev end
+  elseif type(dev) ~= "function" then get = function() return { uuid = dev, name = "a stand-in" } end end
+  local saved = { device.require, campaign.calibration, ev.evaluate }
+  device.require = get
+  campaign.calibration = function() return nil end
+  ev.evaluate = evaluate
+  return function() device.require, campaign.calibration, ev.evaluate = saved[1], saved[2], saved[3] end
+end
+
 return M
