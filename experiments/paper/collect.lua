@@ -12,13 +12,17 @@
 --   model       kreach generate --eval for --model NAME (a model API: its key in the environment)
 -- A step that fails is named, the others still run, and the status is 1. Without a GPU nothing
 -- runs (status 77) unless --dry-run. Each new .jsonl gets a line in sources.tsv.
+local import = require "kreach.results.import"
+local text = require "kreach.text"
+
 local M = {}
 
 M.STEPS = { "examples", "dlrm", "trivial", "addressable", "scale", "model" }
 
+-- q(s) -> s as one shell word; the scratch folder's placeholder $W (--dry-run) left for the shell
 local function q(s)
-  if s:match("^[%w%./_=:,%-%$]+$") then return s end
-  return "'" .. s:gsub("'", "'\\''") .. "'"
+  if s:sub(1, 3) == "$W/" then return "$W/" .. text.shell_word(s:sub(4)) end
+  return text.shell_word(s)
 end
 
 -- machine_tag(name) -> "h100", "h200", "a100"... from a device name ("NVIDIA H100 80GB HBM3"),
@@ -84,7 +88,7 @@ function M.run(o)
       if r ~= true then ok = false; break end
     end
     if not ok then failed[#failed + 1] = s.step
-    elseif s.file and s.source then
+    elseif s.file and s.source and not import.descriptions(o.data)[s.file:match("[^/]*$")] then
       local f = assert(io.open(o.sources, "a"))
       f:write(s.file:match("[^/]*$"), "\t", s.source, "\n")
       f:close()

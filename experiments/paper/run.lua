@@ -36,6 +36,7 @@ local root = here .. "/../.."
 package.path = root .. "/experiments/scale/?.lua;" .. package.path
 local fitlib = require "fitlib"
 local kjson = require "kreach.json"
+local text = require "kreach.text"
 local profile_report = require "kreach.profile.report"
 
 local parser = argparse("kreach experiments/paper/run.lua", "The paper's tables, from stored data alone.")
@@ -63,7 +64,7 @@ end
 local function exists(path) return lfs.attributes(path) ~= nil end
 
 local function real(path)
-  local p = io.popen("realpath -e -- '" .. path:gsub("'", "'\\''") .. "' 2>/dev/null")
+  local p = io.popen("realpath -e -- " .. text.shell_quote(path) .. " 2>/dev/null")
   local r = p:read("l")
   p:close()
   return r
@@ -186,23 +187,8 @@ local function jsonl_files(dir)
   return t
 end
 
--- sources.tsv: file -> its description
-local function descriptions(dir)
-  local d = {}
-  local p = dir .. "/sources.tsv"
-  if exists(p) then
-    for line in read_file(p):gmatch("[^\n]+") do
-      if not line:match("^#") then
-        local f, what = line:match("^([^\t]+)\t(.+)$")
-        if f then d[f] = what end
-      end
-    end
-  end
-  return d
-end
-
 local files = jsonl_files(DATA)
-local described = descriptions(DATA)
+local described = import.descriptions(DATA)
 local data, categories, file_of = { rows = {}, models = {} }, {}, {}
 
 if #files > 0 then
@@ -421,16 +407,7 @@ do
   end
 end
 
--- ---- DLRM-Bench (experiments/paper/dlrm.lua) and the trivial scan (experiments/paper/trivial.lua) ----
-
-do
-  local ctx = { data = args.data, output = output, md_table = md_table, csv_table = csv_table, sources_line = sources_line,
-                shown = shown, index = index, exists = exists, read_file = read_file }
-  dlrm_tables.tables(ctx)
-  trivial_tables.tables(ctx)
-end
-
--- ---- the stored JSON of the profiling experiments ----
+-- ---- the stored JSON files, read alike by the tables below ----
 
 local function json_files(dir, suffix)
   local t = {}
@@ -447,6 +424,33 @@ local function fail(msg)
   os.exit(3)
 end
 
+-- read_json(path, field, what) -> the decoded document; a file that is not JSON, or whose `field`
+-- is not a table, stops the pipeline naming the file (status 3)
+local function read_json(path, field, what)
+  local ok, doc = pcall(kjson.decode, read_file(path))
+  if not ok then fail(("%s: not JSON: %s"):format(path, tostring(doc))) end
+  if type(doc) ~= "table" or type(doc[field]) ~= "table" then
+    fail(("%s: not %s (no %q)"):format(path, what, field))
+  end
+  return doc
+end
+
+-- no_data(name, what, why, w, c): the table <name>.md and .csv without data, saying what fills them
+local function no_data(name, what, why, w, c)
+  w("no data: ", why, ".\n")
+  c("# no data\n")
+  index[#index + 1] = { name .. ".md, " .. name .. ".csv", what, "no data: " .. why }
+end
+
+-- ---- DLRM-Bench (experiments/paper/dlrm.lua) and the trivial scan (experiments/paper/trivial.lua) ----
+
+do
+  local ctx = { data = DATA, output = output, md_table = md_table, csv_table = csv_table, sources_line = sources_line,
+                shown = shown, index = index, json_files = json_files, read_json = read_json, fail = fail, no_data = no_data }
+  dlrm_tables.tables(ctx)
+  trivial_tables.tables(ctx)
+end
+
 -- ---- the model-scale sweep (experiments/scale/run.lua's summaries) ----
 
 do
@@ -456,10 +460,7 @@ do
   w("# The model-scale sweep: the addressable share against model size\n\n")
   local list = json_files(DATA, "-scale.json")
   if #list == 0 then
-    local why = ("needs `kreach experiments/scale/run.lua --out %s/<machine>-<date>-scale.json` on a GPU (experiments/scale/README.md)"):format(data_shown)
-    w("no data: ", why, ".\n")
-    c("# no data\n")
-    index[#index + 1] = { name .. ".md, " .. name .. ".csv", what, "no data: " .. why }
+    no_data(name, what, ("needs `kreach experiments/scale/run.lua --out %s/<machine>-<date>-scale.json` on a GPU (experiments/scale/README.md)"):format(data_shown), w, c)
   else
     local srcs = {}
     for k, f in ipairs(list) do
@@ -493,10 +494,7 @@ do
   w("# The addressable fraction (the share of a workload's GPU time the problems cover)\n\n")
   local list = json_files(DATA, "-addressable.json")
   if #list == 0 then
-    local why = ("needs `kreach experiments/addressable_fraction.lua --json %s/<machine>-<date>-addressable.json` on a GPU"):format(data_shown)
-    w("no data: ", why, ".\n")
-    c("# no data\n")
-    index[#index + 1] = { name .. ".md, " .. name .. ".csv", what, "no data: " .. why }
+    no_data(name, what, ("needs `kreach experiments/addressable_fraction.lua --json %s/<machine>-<date>-addressable.json` on a GPU"):format(data_shown), w, c)
   else
     -- each model's verified speedups against PyTorch eager (models.md's "verified vs PyTorch")
     local speedups = {}
@@ -511,11 +509,7 @@ do
     local srcs, rows, crows, brows, bcrows = {}, {}, {}, {}, {}
     for _, f in ipairs(list) do
       local path = DATA .. "/" .. f
-      local ok, doc = pcall(kjson.decode, read_file(path))
-      if not ok then fail(("%s: not JSON: %s"):format(path, tostring(doc))) end
-      if type(doc) ~= "table" or type(doc.rows) ~= "table" then
-        fail(("%s: not experiments/addressable_fraction.lua's --json (no \"rows\")"):format(path))
-      end
+      local doc = read_json(path, "rows", "experiments/addressable_fraction.lua's --json")
       srcs[#srcs + 1] = data_shown .. "/" .. f
       local device = doc.device or "?"
       for i, r in ipairs(doc.rows) do

@@ -111,4 +111,12 @@ end
 -- shell_quote(s) -> s as one word for sh: in single quotes, a ' inside written '\''
 function M.shell_quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
+-- shell_word(s) -> s as one shell word: as it is where it holds nothing a shell would read, else
+-- quoted (shell_quote): readable command lines (kreach slurm's scripts, --collect --dry-run)
+function M.shell_word(s)
+  s = tostring(s)
+  if s ~= "" and s:match("^[%w%./_%-=:,+@%%]+$") then return s end
+  return M.shell_quote(s)
+end
+
 return M

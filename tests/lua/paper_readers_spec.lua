@@ -144,4 +144,30 @@ describe("experiments/paper/run.lua's scale and addressable readers", function()
     assert.equals(3, rc4, t4)
     assert.truthy(t4:find("bad-addressable.json: row 1 (w): no number for vendor_gpu", 1, true), t4)
   end)
+
+  it("says no data without DLRM or trivial-scan files, and stops at a broken one, naming it and the entry", function()
+    local t0, rc0, out0 = pipeline(data_dir({}))
+    assert.equals(0, rc0, t0)
+    for _, name in ipairs({ "dlrm-projection", "dlrm-measured", "trivial-scan" }) do
+      assert.truthy(support.slurp(out0 .. "/" .. name .. ".md"):find("\nno data: needs `kreach ", 1, true), name)
+      assert.equals("# no data\n", support.slurp(out0 .. "/" .. name .. ".csv"), name)
+    end
+    local cases = {
+      { "x-dlrm-project.json", "[1, 2]", "x-dlrm-project.json: not experiments/dlrm/project.lua's --json (no \"projections\")" },
+      { "x-dlrm-project.json", '{"projections": [{"steps": 10, "gpu_ms_per_step": 1, "wall_ms_per_step": 2, "gpu": {"claimed": 0.5}}]}',
+        "x-dlrm-project.json: projections[1].gpu: no number for share" },
+      { "x-dlrm-measure.json", '{"results": [{"step_ms": 1, "step_ci": [1, 2], "subs": [{"problem": 1, "measured": 1.1}]}]}',
+        "x-dlrm-measure.json: results[1].subs[1]: no number for op_speedup" },
+      { "x-dlrm-measure.json", '{"results": [{"step_ms": 1, "step_ci": [1, 2], "subs": [{"problem": 7}]}]}',
+        "x-dlrm-measure.json: results[1].subs[1]: neither measured nor a skip reason" },
+      { "x-trivial-f32.json", "{ oops", "x-trivial-f32.json: not JSON" },
+      { "x-trivial-f32.json", '{"kernelbench_tol": 0.0001, "problems": [], "passes": {"zeros": {"kb": ["23"]}}}',
+        "x-trivial-f32.json: passes.zeros.kb[1] is not a problem id" },
+    }
+    for _, case in ipairs(cases) do
+      local t, rc = pipeline(data_dir({ [case[1]] = case[2] }))
+      assert.equals(3, rc, t)
+      assert.truthy(t:find(case[3], 1, true), t)
+    end
+  end)
 end)

@@ -100,21 +100,6 @@ local function dlrm_of_file(path)
   return { file = path, points = points, skipped = skipped, device = device_name(v.device) }
 end
 
--- the descriptions of a data folder's files (sources.tsv: "file<TAB>words", # comments)
-local function descriptions(dir)
-  local d = {}
-  local f = io.open(dir .. "/sources.tsv", "rb")
-  if not f then return d end
-  for line in f:lines() do
-    if not line:match("^#") then
-      local file, what = line:match("^([^\t]+)\t(.+)$")
-      if file then d[file] = what end
-    end
-  end
-  f:close()
-  return d
-end
-
 local function list_dir(dir, pattern)
   local t = {}
   if lfs.attributes(dir, "mode") ~= "directory" then errors.load("--data %s: not a folder", dir) end
@@ -175,7 +160,7 @@ function M.gather(o)
   local root = o.root or "."
   if o.data then
     local dir = o.data
-    local described = descriptions(dir)
+    local described = import.descriptions(dir)
     local files = list_dir(dir, "%.jsonl$")
     if #files > 0 then
       local paths = {}

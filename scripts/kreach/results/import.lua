@@ -424,4 +424,21 @@ function M.into_temporary(paths, fn)
   return table.unpack(res, 2, res.n)
 end
 
+
+-- descriptions(dir) -> { [file] = words }: a data folder's sources.tsv ("file<TAB>words" a line,
+-- # comments), which names each file in the tables and captions; {} without one
+function M.descriptions(dir)
+  local d = {}
+  local f = io.open(dir .. "/sources.tsv", "rb")
+  if not f then return d end
+  for line in f:lines() do
+    if not line:match("^#") then
+      local file, what = line:match("^([^\t]+)\t(.+)$")
+      if file then d[file] = what end
+    end
+  end
+  f:close()
+  return d
+end
+
 return M

@@ -37,12 +37,8 @@ M.RESERVED = {
   ["--out"] = "each shard of generate writes its candidates to DIR/shards/shard-i/",
 }
 
--- word(s) -> s as one shell word: as it is where it holds nothing a shell would read, else quoted.
-function M.word(s)
-  s = tostring(s)
-  if s ~= "" and s:match("^[%w%./_%-=:,+@%%]+$") then return s end
-  return text.shell_quote(s)
-end
+-- word(s) -> s as one shell word (kreach.text.shell_word)
+M.word = text.shell_word
 
 local function words(list)
   local t = {}
