@@ -38,6 +38,14 @@ local function build_mc(path)
                 sol_fraction = sol, finished_at = "2026-12-01T10:00:00Z",
                 candidate = { hash = "hash-" .. id, name = id .. ".lua", path = "cands/" .. id .. ".lua",
                               source = "-- the source of " .. id .. " <b>&", origin = { model = "m-c" } } }
+    -- c3 is a hostile candidate's: its name, reason and source are markup that would load from the
+    -- network (127.0.0.1:9) or run script if the page did not escape them; the Chromium check
+    -- below sees every request and console message
+    if id == "c3" then
+      e.candidate.name = [[c3<img src="http://127.0.0.1:9/name" onerror="console.error('name')">.lua]]
+      e.reason = [[</pre></details></table><script>fetch("http://127.0.0.1:9/reason")</script>]]
+      e.candidate.source = [[</pre><script>console.error("source")</script><img src=http://127.0.0.1:9/source>]]
+    end
     if s then e.baseline_ms, e.speedup, e.speedup_lo, e.speedup_hi = ms * s[1], s[1], s[2], s[3] end
     db:record_evaluation(e)
   end
@@ -110,6 +118,14 @@ describe("kreach report", function()
     end
     assert.truthy(text:find("*Not drawn:* No candidate in the store has a speed-of-light fraction", 1, true))
     assert.truthy(text:find("| problem | model | candidate |", 1, true))
+    -- the hostile candidate's name and reason are text in the table, not markup a renderer runs
+    local cmd = dir .. "/md/c.md"
+    out, rc = kreach_cmd(("report --db %s -o %s"):format(q(c_db), q(cmd)))
+    assert.equal(0, rc, out)
+    local ctext = support.slurp(cmd)
+    assert.truthy(ctext:find("c3&lt;img src=", 1, true), ctext)
+    assert.truthy(ctext:find("&lt;script&gt;fetch(", 1, true), ctext)
+    assert.falsy(ctext:find("<img src=", 1, true) or ctext:find("<script>", 1, true))
   end)
 
   it("names a file it cannot read", function()
@@ -143,7 +159,12 @@ describe("kreach report", function()
     local keep = os.getenv("KREACH_REPORT_SHOT")
     if keep then support.sh(("cp %s %s"):format(q(shot), q(keep))) end
 
-    -- offline and clean
+    -- offline and clean; the hostile candidate's markup is on the page as text, not as markup
+    local page = support.slurp(html)
+    assert.truthy(page:find("c3&lt;img src=", 1, true), "the hostile name is not on the page")
+    assert.truthy(page:find("&lt;script&gt;fetch(", 1, true), "the hostile reason is not on the page")
+    assert.falsy(page:find("127.0.0.1:9/", 1, true) and page:find("<img src=\"http://127", 1, true))
+    assert.falsy(page:find("<script>fetch(", 1, true) or page:find("<script>console.error", 1, true))
     assert.same({}, seen.console)
     assert.equal(1, #seen.requests, table.concat(seen.requests, " "))
     assert.equal("file://" .. html, seen.requests[1])

@@ -8,7 +8,11 @@ local html = require "kreach.report.html"
 
 local M = {}
 
-local function cell(s) return (tostring(s):gsub("|", "\\|"):gsub("[\r\n]+", " ")) end
+-- a table cell: a candidate's words (its name, a reason) are text, never markup a renderer would
+-- run or load (&, < and > as entities), and never break the table (| escaped, lines joined)
+local function cell(s)
+  return (tostring(s):gsub("[&<>]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;" }):gsub("|", "\\|"):gsub("[\r\n]+", " "))
+end
 
 -- page(rep, svgs) -> the Markdown text; svgs: figure name -> the SVG file's name (beside the page)
 function M.page(rep, svgs)
